@@ -1,0 +1,105 @@
+# ordo — build, test, bench, install.
+#   make            build build/ordo, build/libordo.a, build/libordo.so
+#   make test       build and run every test suite (the CI command)
+#   make check      quick edit-compile-test loop: unit suite only, TEST=name filters
+#   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks (figures go to docs/benchmarks.md)
+#   make demo       build and run the end-to-end example
+#   make install    PREFIX=/usr/local (DESTDIR honoured)
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd
+VERSION := 0.1.0
+
+OPT      ?= -O2
+SANITIZE ?=
+CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $(OPT) $(SANITIZE)
+CFLAGS   += -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+LDFLAGS  := $(SANITIZE)
+
+LOADER_SRC := $(sort $(wildcard loader/*.c))
+CLI_SRC    := $(sort $(wildcard cli/*.c))
+TEST_SRC   := $(sort $(wildcard tests/*.c))
+MIGRATIONS := $(sort $(wildcard migrations/*.sql))
+
+LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps test check asan bench demo install clean
+all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
+
+# Dependencies: scripts/deps.sh installs missing Debian packages as root (or
+# names them); the pkg-config flags are then cached in config.mk, which make
+# regenerates before anything else.
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+-include $(BUILD)/config.mk
+endif
+$(BUILD)/config.mk: scripts/deps.sh Makefile
+	@scripts/deps.sh
+	@mkdir -p $(@D)
+	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))"; \
+	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } > $@
+deps: $(BUILD)/config.mk
+
+$(BUILD)/%.o: %.c $(BUILD)/config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -MMD -MP $(PKG_CFLAGS) -Iloader -c $< -o $@
+
+# Migrations are compiled in, so the binary never looks for them on disk.
+$(BUILD)/embed: scripts/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+$(BUILD)/gen/migrations.c: $(MIGRATIONS) $(BUILD)/embed
+	@mkdir -p $(@D)
+	$(BUILD)/embed ordo__migrations $(MIGRATIONS) > $@
+$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
+
+$(BUILD)/libordo.a: $(LOADER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/libordo.so: $(LOADER_OBJ)
+	$(CC) -shared -Wl,-soname,libordo.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(BUILD)/ordo: $(CLI_OBJ) $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
+$(BUILD)/test_ordo: $(TEST_OBJ) $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+$(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# The suite runs build/ordo as a subprocess for the CLI tests.
+test: all $(BUILD)/test_ordo
+	ORDO_BIN=$(BUILD)/ordo $(BUILD)/test_ordo
+check: $(BUILD)/ordo $(BUILD)/test_ordo
+	ORDO_BIN=$(BUILD)/ordo $(BUILD)/test_ordo $(TEST)
+asan:
+	$(MAKE) BUILD=build/asan OPT=-O1 \
+	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+bench: $(BUILD)/bench_ledger
+	$(BUILD)/bench_ledger
+
+demo: all $(BUILD)/record_run
+	BUILD=$(BUILD) scripts/demo.sh
+
+$(BUILD)/ordo.pc: scripts/ordo.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|' $< > $@
+install: all $(BUILD)/ordo.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(BUILD)/ordo $(DESTDIR)$(PREFIX)/bin/ordo
+	install -m 644 $(BUILD)/libordo.a $(DESTDIR)$(PREFIX)/lib/libordo.a
+	install -m 755 $(BUILD)/libordo.so $(DESTDIR)$(PREFIX)/lib/libordo.so.$(VERSION)
+	ln -sf libordo.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libordo.so.0
+	ln -sf libordo.so.0 $(DESTDIR)$(PREFIX)/lib/libordo.so
+	install -m 644 loader/ordo.h $(DESTDIR)$(PREFIX)/include/ordo.h
+	install -m 644 $(BUILD)/ordo.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ordo.pc
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,78 @@
+/* Internal declarations shared by libordo's files; not installed. */
+#ifndef ORDO_INTERNAL_H
+#define ORDO_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "ordo.h"
+
+#if defined(__GNUC__)
+#define ORDO_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define ORDO_PRINTF(f, a)
+#endif
+
+/* Prepared statements a ledger keeps for its lifetime (reused, reset). */
+enum ordo__stmt_id {
+    ORDO_STMT_STEP_INSERT,
+    ORDO_STMT_STEP_SELECT,
+    ORDO_STMT_STEP_FILL,
+    ORDO_STMT_EVENT_INSERT,
+    ORDO_STMT_COUNT
+};
+
+struct ordo_ledger {
+    sqlite3 *db;
+    char *path;
+    unsigned flags;
+    sqlite3_stmt *stmts[ORDO_STMT_COUNT];
+};
+
+/* Fills `err` (when not NULL) and returns `status`. */
+ordo_status ordo__error(ordo_error *err, ordo_status status, const char *fmt, ...)
+    ORDO_PRINTF(3, 4);
+
+/* Fills `err` from the connection's last SQLite error, prefixed by `what`,
+ * and returns the matching status (BUSY, NOTLEDGER, IO, DB). */
+ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *what);
+
+/* Clears `err` to ORDO_OK and returns ORDO_OK. */
+ordo_status ordo__ok(ordo_error *err);
+
+/* Returns the ledger's cached statement `id`, preparing it from `sql` on
+ * first use; NULL on failure with `err` filled. The caller resets it. */
+sqlite3_stmt *ordo__stmt(ordo_ledger *ledger, enum ordo__stmt_id id, const char *sql,
+                         ordo_error *err);
+
+/* Prepares a one-off statement; the caller finalizes it. */
+ordo_status ordo__prepare(ordo_ledger *ledger, const char *sql, sqlite3_stmt **stmt,
+                          ordo_error *err);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Rollback never fails loudly. */
+ordo_status ordo__begin(ordo_ledger *ledger, ordo_error *err);
+ordo_status ordo__commit(ordo_ledger *ledger, ordo_error *err);
+void ordo__rollback(ordo_ledger *ledger);
+
+/* Refuses writes on a read-only ledger. */
+ordo_status ordo__writable(ordo_ledger *ledger, ordo_error *err);
+
+/* Checks a run name or group tag: 1..255 bytes, valid UTF-8, no control
+ * characters. `what` names the field in the message. */
+ordo_status ordo__check_name(const char *name, const char *what, ordo_error *err);
+
+/* Checks that `text` is a JSON object; `what` names it in the message. */
+ordo_status ordo__check_json_object(const char *text, const char *what, ordo_error *err);
+
+/* Records a conflict event for a run and step (deduplicated by digest). */
+ordo_status ordo__conflict(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                           const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                           ordo_error *err);
+
+/* Copies `src` into the fixed buffer `dst` of `size` bytes (NULL → ""). */
+void ordo__copy(char *dst, size_t size, const char *src);
+
+/* strdup that returns NULL for NULL. */
+char *ordo__strdup(const char *s);
+
+#endif

@@ -1,0 +1,232 @@
+/* Opening and closing ledgers; connection settings; statement cache. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "migrate.h"
+
+#define BUSY_TIMEOUT_MS 10000
+#define PAGE_SIZE 16384 /* measured: keeps a 32-lane step row near its bytes */
+
+static ordo_status check_path(const char *path, unsigned flags, ordo_error *err)
+{
+    if (!path || !*path)
+        return ordo__error(err, ORDO_INVALID, "ledger path is empty");
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT && !(flags & (ORDO_OPEN_READONLY | ORDO_OPEN_NO_CREATE)))
+            return ORDO_OK;
+        if (errno == ENOENT)
+            return ordo__error(err, ORDO_NOTFOUND, "ledger '%s' does not exist", path);
+        return ordo__error(err, ORDO_IO, "ledger '%s': %s", path, strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode))
+        return ordo__error(err, ORDO_IO, "ledger '%s' is a directory, not a file", path);
+    return ORDO_OK;
+}
+
+static ordo_status exec(ordo_ledger *ledger, const char *sql, ordo_error *err)
+{
+    if (sqlite3_exec(ledger->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return ordo__db_error(ledger, err, sql);
+    return ORDO_OK;
+}
+
+/* Reads an integer pragma; NOTADB shows up here for a non-SQLite file. */
+static ordo_status pragma_int(ordo_ledger *ledger, const char *sql, int *value, ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(ledger, sql, &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *value = sqlite3_column_int(stmt, 0);
+    else
+        status = ordo__db_error(ledger, err, sql);
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+static ordo_status configure(ordo_ledger *ledger, ordo_error *err)
+{
+    sqlite3_busy_timeout(ledger->db, BUSY_TIMEOUT_MS);
+    ordo_status status = exec(ledger, "PRAGMA foreign_keys = ON", err);
+    if (status != ORDO_OK || (ledger->flags & ORDO_OPEN_READONLY))
+        return status;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA page_size = %d", PAGE_SIZE); /* new files only */
+    if ((status = exec(ledger, sql, err)) != ORDO_OK)
+        return status;
+    sqlite3_stmt *stmt = NULL;
+    if ((status = ordo__prepare(ledger, "PRAGMA journal_mode = WAL", &stmt, err)) != ORDO_OK)
+        return status;
+    if (sqlite3_step(stmt) != SQLITE_ROW)
+        status = ordo__db_error(ledger, err, "PRAGMA journal_mode = WAL");
+    else if (strcmp((const char *)sqlite3_column_text(stmt, 0), "wal") != 0)
+        status = ordo__error(err, ORDO_IO, "ledger '%s': cannot use WAL mode (got '%s')",
+                             ledger->path, (const char *)sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    if (status != ORDO_OK)
+        return status;
+    /* WAL + NORMAL: a committed transaction survives a process crash; on
+     * power loss the last transactions may roll back, never half-apply. */
+    return exec(ledger, "PRAGMA synchronous = NORMAL", err);
+}
+
+static ordo_status check_identity(ordo_ledger *ledger, int version, ordo_error *err)
+{
+    int app_id = 0, tables = 0;
+    ordo_status status = pragma_int(ledger, "PRAGMA application_id", &app_id, err);
+    if (status == ORDO_OK)
+        status = pragma_int(ledger, "SELECT count(*) FROM sqlite_schema", &tables, err);
+    if (status != ORDO_OK)
+        return status;
+    if (app_id != 0 && app_id != ORDO__APPLICATION_ID)
+        return ordo__error(err, ORDO_NOTLEDGER,
+                           "ledger '%s' is an SQLite database of another application "
+                           "(application_id %d)", ledger->path, app_id);
+    if ((version > 0 && app_id != ORDO__APPLICATION_ID) || (version == 0 && tables > 0))
+        return ordo__error(err, ORDO_NOTLEDGER,
+                           "ledger '%s' is an SQLite database but not an ordo ledger "
+                           "(schema version %d, %d schema objects)", ledger->path, version,
+                           tables);
+    int latest = ordo_schema_version_latest();
+    if (version > latest)
+        return ordo__error(err, ORDO_VERSION,
+                           "ledger '%s' has schema version %d, newer than this ordo's %d: "
+                           "use a newer ordo", ledger->path, version, latest);
+    return ORDO_OK;
+}
+
+static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
+{
+    int version = 0;
+    ordo_status status = pragma_int(ledger, "PRAGMA user_version", &version, err);
+    if (status == ORDO_NOTLEDGER)
+        return ordo__error(err, ORDO_NOTLEDGER,
+                           "ledger '%s' is not an SQLite database (or is damaged)",
+                           ledger->path);
+    if (status == ORDO_OK)
+        status = check_identity(ledger, version, err);
+    if (status == ORDO_OK)
+        status = configure(ledger, err);
+    if (status != ORDO_OK)
+        return status;
+    int latest = ordo_schema_version_latest();
+    if (version < latest && (ledger->flags & ORDO_OPEN_READONLY))
+        return ordo__error(err, ORDO_VERSION,
+                           "ledger '%s' has schema version %d, this ordo needs %d: "
+                           "run 'ordo migrate'", ledger->path, version, latest);
+    if (version < latest)
+        return ordo_ledger_migrate(ledger, NULL, NULL, err);
+    return ORDO_OK;
+}
+
+/* Opens a ledger; see ordo.h. */
+ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out,
+                             ordo_error *err)
+{
+    *out = NULL;
+    ordo_status status = check_path(path, flags, err);
+    if (status != ORDO_OK)
+        return status;
+    ordo_ledger *ledger = calloc(1, sizeof *ledger);
+    if (!ledger || !(ledger->path = ordo__strdup(path))) {
+        free(ledger);
+        return ordo__error(err, ORDO_NOMEM, "out of memory opening ledger '%s'", path);
+    }
+    ledger->flags = flags;
+    int open_flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE |
+                     ((flags & ORDO_OPEN_READONLY) ? SQLITE_OPEN_READONLY
+                                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path, &ledger->db, open_flags, NULL) != SQLITE_OK) {
+        status = ledger->db ? ordo__db_error(ledger, err, "cannot open")
+                            : ordo__error(err, ORDO_NOMEM, "out of memory opening '%s'", path);
+        ordo_ledger_close(ledger);
+        return status;
+    }
+    status = open_checked(ledger, err);
+    if (status != ORDO_OK) {
+        ordo_ledger_close(ledger);
+        return status;
+    }
+    *out = ledger;
+    return ordo__ok(err);
+}
+
+/* Closes a ledger and frees it. */
+void ordo_ledger_close(ordo_ledger *ledger)
+{
+    if (!ledger)
+        return;
+    for (int i = 0; i < ORDO_STMT_COUNT; i++)
+        sqlite3_finalize(ledger->stmts[i]);
+    sqlite3_close(ledger->db);
+    free(ledger->path);
+    free(ledger);
+}
+
+/* PRAGMA user_version of the open ledger; -1 if it cannot be read. */
+int ordo_ledger_schema_version(ordo_ledger *ledger)
+{
+    int version = -1;
+    if (pragma_int(ledger, "PRAGMA user_version", &version, NULL) != ORDO_OK)
+        return -1;
+    return version;
+}
+
+/* Cached statement `id`, prepared from `sql` on first use. */
+sqlite3_stmt *ordo__stmt(ordo_ledger *ledger, enum ordo__stmt_id id, const char *sql,
+                         ordo_error *err)
+{
+    if (!ledger->stmts[id] &&
+        ordo__prepare(ledger, sql, &ledger->stmts[id], err) != ORDO_OK)
+        return NULL;
+    return ledger->stmts[id];
+}
+
+/* Prepares a one-off statement. */
+ordo_status ordo__prepare(ordo_ledger *ledger, const char *sql, sqlite3_stmt **stmt,
+                          ordo_error *err)
+{
+    if (sqlite3_prepare_v2(ledger->db, sql, -1, stmt, NULL) != SQLITE_OK) {
+        *stmt = NULL;
+        return ordo__db_error(ledger, err, "prepare");
+    }
+    return ORDO_OK;
+}
+
+/* BEGIN IMMEDIATE: takes the write lock now, so a busy ledger waits here. */
+ordo_status ordo__begin(ordo_ledger *ledger, ordo_error *err)
+{
+    ordo_status status = ordo__writable(ledger, err);
+    return status != ORDO_OK ? status : exec(ledger, "BEGIN IMMEDIATE", err);
+}
+
+/* COMMIT; on failure the transaction is rolled back. */
+ordo_status ordo__commit(ordo_ledger *ledger, ordo_error *err)
+{
+    ordo_status status = exec(ledger, "COMMIT", err);
+    if (status != ORDO_OK)
+        ordo__rollback(ledger);
+    return status;
+}
+
+/* ROLLBACK if a transaction is open. */
+void ordo__rollback(ordo_ledger *ledger)
+{
+    if (!sqlite3_get_autocommit(ledger->db))
+        sqlite3_exec(ledger->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Refuses writes on a ledger opened read-only. */
+ordo_status ordo__writable(ordo_ledger *ledger, ordo_error *err)
+{
+    if (ledger->flags & ORDO_OPEN_READONLY)
+        return ordo__error(err, ORDO_INVALID, "ledger '%s' is open read-only", ledger->path);
+    return ORDO_OK;
+}

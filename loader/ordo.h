@@ -1,0 +1,339 @@
+/*
+ * ordo.h — the one public header of libordo.
+ *
+ * libordo is an elastically deterministic data loader that records what it
+ * feeds (recipes, lane plans, checkpoints, a SHA-256 digest of every global
+ * batch) into a SQLite ledger. This header is all the CLI, the server and
+ * outside programs may use.
+ *
+ * Conventions
+ *  - Every fallible function returns an ordo_status; ORDO_OK is 0. When `err`
+ *    is not NULL it receives the status and a message naming the thing and
+ *    the number that was wrong.
+ *  - Memory a function hands to the caller is released with the matching
+ *    *_free function (or ordo_free for plain buffers); pointers in input
+ *    structs are borrowed for the duration of the call only.
+ *  - An ordo_ledger is one SQLite connection: use it from one thread at a
+ *    time; open one per thread. There is no global state.
+ *  - Digests are 32 raw bytes inside the API and 64 lowercase hex characters
+ *    at its edges (CLI, JSON).
+ */
+#ifndef ORDO_H
+#define ORDO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ORDO_VERSION_STRING "0.1.0"
+
+#define ORDO_DIGEST_SIZE 32
+#define ORDO_DIGEST_HEX_SIZE 65 /* 64 characters and a NUL */
+#define ORDO_ERROR_MESSAGE_SIZE 512
+#define ORDO_NAME_MAX 255 /* longest run name or group tag, in bytes */
+#define ORDO_STEP_MAX INT64_C(1000000000000) /* largest step number accepted */
+#define ORDO_SOURCES_MAX 4096 /* most per-source token counts in one step */
+
+/* Status codes: XX(NAME, short_name, description). */
+#define ORDO_STATUS_MAP(XX)                                                    \
+    XX(OK, "ok", "success")                                                    \
+    XX(INVALID, "invalid", "invalid argument or input")                        \
+    XX(NOMEM, "nomem", "out of memory")                                        \
+    XX(IO, "io", "input/output error")                                         \
+    XX(DB, "db", "database error")                                             \
+    XX(NOTLEDGER, "not_ledger", "file is not an ordo ledger")                  \
+    XX(VERSION, "version", "ledger schema version not supported")              \
+    XX(NOTFOUND, "not_found", "not found")                                     \
+    XX(CONFLICT, "conflict", "conflicts with what is recorded")                \
+    XX(BUSY, "busy", "database is locked by another writer")
+
+typedef enum ordo_status {
+#define ORDO_STATUS_ENUM(name, short_name, text) ORDO_##name,
+    ORDO_STATUS_MAP(ORDO_STATUS_ENUM)
+#undef ORDO_STATUS_ENUM
+} ordo_status;
+
+/* The outcome of a failed call: its status and a human message. */
+typedef struct ordo_error {
+    ordo_status status;
+    char message[ORDO_ERROR_MESSAGE_SIZE];
+} ordo_error;
+
+/* Short machine name of a status ("not_found"); static string. */
+const char *ordo_status_name(ordo_status status);
+
+/* One-line description of a status; static string. */
+const char *ordo_status_text(ordo_status status);
+
+/* Releases a buffer libordo allocated for the caller (NULL is fine). */
+void ordo_free(void *ptr);
+
+/* ---- digests ---------------------------------------------------------- */
+
+/* SHA-256 of `len` bytes at `data` into `out`. */
+void ordo_sha256(const void *data, size_t len, unsigned char out[ORDO_DIGEST_SIZE]);
+
+/* Writes the 64 lowercase hex characters of a digest and a NUL into `hex`. */
+void ordo_digest_to_hex(const unsigned char digest[ORDO_DIGEST_SIZE],
+                        char hex[ORDO_DIGEST_HEX_SIZE]);
+
+/* Parses exactly 64 hex characters (either case) from the NUL-terminated
+ * `hex`; anything else is ORDO_INVALID with the length or offending offset. */
+ordo_status ordo_digest_from_hex(const char *hex, unsigned char digest[ORDO_DIGEST_SIZE],
+                                 ordo_error *err);
+
+/* Batch digest of a step (design §7): SHA-256 over the `lanes` lane digests
+ * (32 bytes each, lane order) concatenated. */
+void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
+                       unsigned char out[ORDO_DIGEST_SIZE]);
+
+/* ---- ledger ----------------------------------------------------------- */
+
+typedef struct ordo_ledger ordo_ledger;
+
+/* Flags for ordo_ledger_open. */
+#define ORDO_OPEN_READONLY 0x1u /* never create, migrate or write */
+#define ORDO_OPEN_NO_CREATE 0x2u /* the file must exist already */
+
+/* Opens (creating and migrating to the newest schema unless READONLY or
+ * NO_CREATE say otherwise) the ledger at `path`. Every connection gets WAL,
+ * a busy timeout and foreign_keys=ON. Refuses a file that is not SQLite,
+ * an SQLite file that is not a ledger, and a ledger whose schema is newer
+ * than this library (the message names both versions). A READONLY open of a
+ * ledger that needs migrating fails with ORDO_VERSION. The caller owns
+ * *ledger and closes it with ordo_ledger_close. */
+ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **ledger,
+                             ordo_error *err);
+
+/* Closes the connection and frees the ledger (NULL is fine). */
+void ordo_ledger_close(ordo_ledger *ledger);
+
+/* Applies any pending migrations, each in its own transaction; *from and
+ * *to (either may be NULL) receive the versions before and after. */
+ordo_status ordo_ledger_migrate(ordo_ledger *ledger, int *from, int *to, ordo_error *err);
+
+/* The ledger's schema version (PRAGMA user_version). */
+int ordo_ledger_schema_version(ordo_ledger *ledger);
+
+/* The newest schema version this library knows (number of migrations). */
+int ordo_schema_version_latest(void);
+
+/* ---- recipes ---------------------------------------------------------- */
+
+/* Canonicalizes a recipe: parses `json` (`len` bytes; duplicate keys are
+ * refused), which must be an object, and re-serializes it with sorted keys
+ * and no insignificant whitespace. *canonical (may be NULL) is owned by the
+ * caller (ordo_free); id receives the hex SHA-256 of the canonical text. */
+ordo_status ordo_recipe_canonicalize(const char *json, size_t len, char **canonical,
+                                     char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err);
+
+/* Stores a recipe under its id (idempotent) and writes the id. */
+ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
+                            char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err);
+
+/* Reads a recipe's canonical JSON; *canonical is owned by the caller. */
+ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
+                            ordo_error *err);
+
+/* ---- runs and segments ------------------------------------------------ */
+
+/* What a new run is. Strings are borrowed. */
+typedef struct ordo_run_spec {
+    const char *name;        /* 1..255 bytes of UTF-8, no control characters */
+    const char *recipe_id;   /* 64 hex; the recipe must be in the ledger */
+    const char *group_tag;   /* ablation group, or NULL */
+    const char *baseline;    /* name of the run this one is checked against, or NULL */
+    int lanes;               /* the recipe's lane count L, >= 1 */
+    const char *digest_kind; /* NULL or "ordo" for ordo digests; else a foreign kind */
+} ordo_run_spec;
+
+/* A run as read back. All fields are copies owned by the struct. */
+typedef struct ordo_run_info {
+    int64_t id;
+    char name[ORDO_NAME_MAX + 1];
+    char recipe_id[ORDO_DIGEST_HEX_SIZE];
+    char recipe_name[ORDO_NAME_MAX + 1]; /* "" when the recipe has no name */
+    char group_tag[ORDO_NAME_MAX + 1];   /* "" when none */
+    char baseline[ORDO_NAME_MAX + 1];    /* "" when none */
+    char digest_kind[32];
+    char created_at[32];
+    int lanes;
+    int world_size;      /* world size of the latest segment, 0 when none */
+    int64_t segments;    /* number of segments */
+    int64_t steps;       /* steps recorded */
+    int64_t first_step;  /* 0 when no steps */
+    int64_t last_step;   /* 0 when no steps */
+    int64_t checkpoints; /* checkpoints recorded */
+    int64_t conflicts;   /* conflict events */
+} ordo_run_info;
+
+/* Creates a run and writes its id. Creating a run that exists with the same
+ * recipe, lanes, group, baseline and digest kind is a no-op that returns its
+ * id; with anything different it is ORDO_CONFLICT naming the difference. */
+ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int64_t *run_id,
+                            ordo_error *err);
+
+/* Reads one run by name. */
+ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
+                         ordo_error *err);
+
+/* Reads every run, ordered by id. *runs is owned by the caller (ordo_free);
+ * it is NULL when *count is 0. */
+ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
+                           ordo_error *err);
+
+/* What a new segment is. lane_ranks[l] is the rank that owns lane l. */
+typedef struct ordo_segment_spec {
+    int world_size;          /* W >= 1 */
+    int64_t start_step;      /* first step of the segment, >= 1 */
+    int lanes;               /* entries in lane_ranks */
+    const int *lane_ranks;   /* [lanes] owning rank of each lane */
+    const char *lane_binding; /* "logical" (default when NULL) or "rank" */
+    const char *workers;     /* worker settings as a JSON object, or NULL */
+    const char *host;        /* where it runs, or NULL */
+    int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
+} ordo_segment_spec;
+
+/* A segment as read back; lane_plan is JSON ([[lanes of rank 0], …]). */
+typedef struct ordo_segment_info {
+    int64_t id;
+    int ordinal; /* 0 for the first segment of its run */
+    int world_size;
+    int lanes;
+    char lane_binding[16];
+    int64_t start_step;
+    int64_t end_step; /* last step: the closing step, or for the open segment
+                         the last step recorded in its range (start-1 if none) */
+    int open;         /* 1 for the run's latest segment */
+    int64_t resumed_from;
+    char *lane_plan;  /* owned; freed by ordo_segments_free */
+    char *workers;    /* owned, NULL when none */
+    char *host;       /* owned, NULL when none */
+    char created_at[32];
+} ordo_segment_info;
+
+/* Adds a segment to a run and writes its id. Validates (design §3) that the
+ * lanes match the run (logical binding) or equal the world size (rank
+ * binding), that L % W == 0, and that the plan gives every rank exactly L/W
+ * lanes. start_step must be after the previous segment's start; the previous
+ * segment is closed at start_step - 1. A resume event is recorded for every
+ * segment after the first. */
+ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
+                             int64_t *segment_id, ordo_error *err);
+
+/* Reads a run's segments in order; free with ordo_segments_free. */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
+                               size_t *count, ordo_error *err);
+
+/* Frees what ordo_segments_list returned. */
+void ordo_segments_free(ordo_segment_info *segments, size_t count);
+
+/* ---- steps ------------------------------------------------------------ */
+
+/* One step. On input every pointer is borrowed for the call; on output (scan
+ * callback) they are valid only until the callback returns. */
+typedef struct ordo_step {
+    int64_t step;                                /* 1 .. ORDO_STEP_MAX */
+    unsigned char batch_digest[ORDO_DIGEST_SIZE];
+    const unsigned char *lane_digests;           /* lane_count × 32 bytes, or NULL */
+    int lane_count;                              /* 0 when lane_digests is NULL */
+    int64_t tokens;                              /* -1 when unknown */
+    int64_t pad_tokens;                          /* -1 when unknown */
+    const int64_t *source_tokens;                /* per-source tokens, or NULL */
+    int source_count;
+    int has_loss;
+    double loss;                                 /* finite when has_loss */
+    const char *metrics;                         /* JSON object text, or NULL */
+} ordo_step;
+
+/* Sets a step to "nothing known" except its number. */
+void ordo_step_init(ordo_step *step, int64_t number);
+
+/* How a batch of step reports was taken. */
+typedef struct ordo_record_result {
+    size_t inserted;            /* new steps */
+    size_t unchanged;           /* same digest as recorded: no-op (empty fields filled) */
+    size_t conflicts;           /* different digest: kept as a conflict event */
+    int64_t first_conflict_step; /* 0 when none */
+} ordo_record_result;
+
+/* Records `count` steps of a run in one transaction: all of them or, on any
+ * error, none. Each step is validated first (step >= 1, a segment covering
+ * it, lane count equal to that segment's lanes, batch digest equal to the
+ * digest of the lane digests when both are given, finite loss, metrics a
+ * JSON object). A step already recorded with the same digests is a no-op
+ * (fields recorded as unknown are filled in); with different digests it is
+ * kept as a conflict event and never overwrites the first report. */
+ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
+                              size_t count, ordo_record_result *result, ordo_error *err);
+
+/* Called for each step of a scan, in step order; return non-zero to stop. */
+typedef int (*ordo_step_fn)(const ordo_step *step, void *context);
+
+/* Calls `fn` for each recorded step of a run with from <= step <= to. */
+ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
+                            ordo_step_fn fn, void *context, ordo_error *err);
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+/* A checkpoint as read back. */
+typedef struct ordo_checkpoint {
+    int64_t step;
+    int lanes;
+    size_t state_size;
+    unsigned char *state; /* owned, NULL in listings; freed by ordo_checkpoint_free */
+    char created_at[32];
+} ordo_checkpoint;
+
+/* Records the checkpoint taken after `step` was consumed: `lanes` lanes'
+ * replay state, `state_size` bytes in lane order. Idempotent: the same state
+ * again is a no-op; a different state for a recorded step is a conflict
+ * event and ORDO_CONFLICT. */
+ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
+                                   const void *state, size_t state_size, ordo_error *err);
+
+/* Reads the checkpoint at `step`, or with step 0 the latest one, state
+ * included; free with ordo_checkpoint_free. */
+ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                ordo_checkpoint *checkpoint, ordo_error *err);
+
+/* Lists a run's checkpoints in step order without their state; the array is
+ * owned by the caller (ordo_free). */
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
+                                  ordo_checkpoint **checkpoints, size_t *count, ordo_error *err);
+
+/* Frees the state a checkpoint owns (not the struct itself). */
+void ordo_checkpoint_free(ordo_checkpoint *checkpoint);
+
+/* ---- events ----------------------------------------------------------- */
+
+/* An event as read back. */
+typedef struct ordo_event {
+    int64_t id;
+    int64_t step; /* 0 when the event is not about one step */
+    char kind[24];
+    char *detail; /* JSON object, owned; freed by ordo_events_free */
+    char created_at[32];
+} ordo_event;
+
+/* Records an event of `kind` ("resume", "divergence", "replay_mismatch",
+ * "skip"; conflicts are recorded by the step and checkpoint calls) with a
+ * JSON object `detail` (NULL for {}). */
+ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                              const char *kind, const char *detail, ordo_error *err);
+
+/* Lists a run's events in id order, only those of `kind` unless it is NULL. */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                             ordo_event **events, size_t *count, ordo_error *err);
+
+/* Frees what ordo_events_list returned. */
+void ordo_events_free(ordo_event *events, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORDO_H */

@@ -1,0 +1,140 @@
+-- 0001: the ledger's first schema (design §8).
+-- Digests are stored as 32-byte BLOBs (hex only at the edges); a step's lane
+-- digests are one BLOB of lanes × 32 bytes, so a step row costs little more
+-- than its bytes. Times are UTC ISO-8601 text and never feed into data.
+
+PRAGMA application_id = 1869767791; -- 'ordo'
+
+-- A recipe is identified by the SHA-256 of its canonical JSON.
+CREATE TABLE recipes (
+    id         TEXT PRIMARY KEY CHECK (length(id) = 64),
+    name       TEXT,
+    canonical  TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) STRICT, WITHOUT ROWID;
+
+-- One input file, identified by its content; chunk_table is the encoded list
+-- of independently readable chunks (offsets, lengths, record counts).
+CREATE TABLE shards (
+    id          INTEGER PRIMARY KEY,
+    path        TEXT NOT NULL,
+    sha256      BLOB NOT NULL CHECK (length(sha256) = 32),
+    size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
+    records     INTEGER NOT NULL CHECK (records >= 0),
+    chunks      INTEGER NOT NULL CHECK (chunks >= 0),
+    chunk_table BLOB NOT NULL,
+    indexed_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (path, sha256)
+) STRICT;
+
+-- Which shards, in which order, make up each source of a recipe.
+CREATE TABLE recipe_shards (
+    recipe_id TEXT NOT NULL REFERENCES recipes (id),
+    source    TEXT NOT NULL,
+    position  INTEGER NOT NULL CHECK (position >= 0),
+    shard_id  INTEGER NOT NULL REFERENCES shards (id),
+    PRIMARY KEY (recipe_id, source, position)
+) STRICT, WITHOUT ROWID;
+
+-- Tokens per byte measured once per recipe and source on a seeded sample.
+CREATE TABLE token_estimates (
+    recipe_id       TEXT NOT NULL REFERENCES recipes (id),
+    source          TEXT NOT NULL,
+    tokens_per_byte REAL NOT NULL CHECK (tokens_per_byte > 0),
+    sample_records  INTEGER NOT NULL CHECK (sample_records >= 0),
+    sample_bytes    INTEGER NOT NULL CHECK (sample_bytes >= 0),
+    sample_tokens   INTEGER NOT NULL CHECK (sample_tokens >= 0),
+    PRIMARY KEY (recipe_id, source)
+) STRICT, WITHOUT ROWID;
+
+-- A training job's data stream. lanes is the recipe's L; digest_kind says
+-- which digests it reports ('ordo' lane/batch digests, or a foreign kind
+-- that is compared only with its own kind).
+CREATE TABLE runs (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
+    recipe_id   TEXT NOT NULL REFERENCES recipes (id),
+    group_tag   TEXT CHECK (group_tag IS NULL OR length(group_tag) BETWEEN 1 AND 255),
+    baseline_id INTEGER REFERENCES runs (id),
+    lanes       INTEGER NOT NULL CHECK (lanes >= 1),
+    digest_kind TEXT NOT NULL DEFAULT 'ordo',
+    created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) STRICT;
+CREATE INDEX runs_by_recipe ON runs (recipe_id, group_tag);
+
+-- A stretch of a run at one world size. lane_plan is the rank → lanes
+-- assignment as JSON ([[lanes of rank 0], [lanes of rank 1], …]). end_step
+-- is NULL while the segment is the run's open, latest one.
+CREATE TABLE segments (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs (id),
+    ordinal      INTEGER NOT NULL CHECK (ordinal >= 0),
+    world_size   INTEGER NOT NULL CHECK (world_size >= 1),
+    lanes        INTEGER NOT NULL CHECK (lanes >= 1),
+    lane_binding TEXT NOT NULL CHECK (lane_binding IN ('logical', 'rank')),
+    start_step   INTEGER NOT NULL CHECK (start_step >= 1),
+    end_step     INTEGER CHECK (end_step IS NULL OR end_step >= start_step - 1),
+    resumed_from INTEGER CHECK (resumed_from IS NULL OR resumed_from >= 1),
+    lane_plan    TEXT NOT NULL,
+    workers      TEXT,
+    host         TEXT,
+    created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (run_id, ordinal)
+) STRICT;
+
+-- Checkpoint after step `step` was consumed: the per-lane replay state
+-- (flush epoch, samples delivered, work-source cursors), lanes records long.
+CREATE TABLE checkpoints (
+    run_id     INTEGER NOT NULL REFERENCES runs (id),
+    step       INTEGER NOT NULL CHECK (step >= 1),
+    lanes      INTEGER NOT NULL CHECK (lanes >= 1),
+    lane_state BLOB NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (run_id, step)
+) STRICT, WITHOUT ROWID;
+
+-- One row per step of a run. lane_digests holds lanes × 32 bytes in lane
+-- order (NULL when only a whole-step digest was reported); source_tokens is
+-- the per-source token counts, 8-byte little-endian each, in recipe source
+-- order; metrics is a JSON object of further scalars.
+CREATE TABLE steps (
+    run_id        INTEGER NOT NULL REFERENCES runs (id),
+    step          INTEGER NOT NULL CHECK (step >= 1),
+    batch_digest  BLOB NOT NULL CHECK (length(batch_digest) = 32),
+    lane_digests  BLOB CHECK (lane_digests IS NULL OR
+                              (length(lane_digests) > 0 AND length(lane_digests) % 32 = 0)),
+    tokens        INTEGER CHECK (tokens IS NULL OR tokens >= 0),
+    pad_tokens    INTEGER CHECK (pad_tokens IS NULL OR pad_tokens >= 0),
+    source_tokens BLOB CHECK (source_tokens IS NULL OR length(source_tokens) % 8 = 0),
+    loss          REAL,
+    metrics       TEXT,
+    UNIQUE (run_id, step)
+) STRICT;
+
+-- What happened besides steps: conflicts (a step re-reported with another
+-- digest; the first report stays), resumes, divergences, replay mismatches.
+-- digest is the reported digest of a conflict, so a retried report does not
+-- add a second event.
+CREATE TABLE events (
+    id         INTEGER PRIMARY KEY,
+    run_id     INTEGER REFERENCES runs (id),
+    step       INTEGER CHECK (step IS NULL OR step >= 1),
+    kind       TEXT NOT NULL CHECK (kind IN ('conflict', 'resume', 'divergence',
+                                             'replay_mismatch', 'skip')),
+    digest     BLOB CHECK (digest IS NULL OR length(digest) = 32),
+    detail     TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+) STRICT;
+CREATE INDEX events_by_run ON events (run_id, kind, step);
+CREATE UNIQUE INDEX events_once ON events (run_id, kind, step, digest)
+    WHERE digest IS NOT NULL;
+
+-- API tokens: only the SHA-256 of the secret is kept.
+CREATE TABLE api_tokens (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
+    role       TEXT NOT NULL CHECK (role IN ('writer', 'reader')),
+    token_hash BLOB NOT NULL UNIQUE CHECK (length(token_hash) = 32),
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    revoked_at TEXT
+) STRICT;

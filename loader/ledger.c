@@ -121,7 +121,7 @@ static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
         return ordo__error(err, ORDO_VERSION,
                            "ledger '%s' has schema version %d, this ordo needs %d: "
                            "run 'ordo migrate'", ledger->path, version, latest);
-    if (version < latest)
+    if (version < latest && !(ledger->flags & ORDO_OPEN_NO_MIGRATE))
         return ordo_ledger_migrate(ledger, NULL, NULL, err);
     return ORDO_OK;
 }

@@ -97,9 +97,10 @@ typedef struct ordo_ledger ordo_ledger;
 /* Flags for ordo_ledger_open. */
 #define ORDO_OPEN_READONLY 0x1u /* never create, migrate or write */
 #define ORDO_OPEN_NO_CREATE 0x2u /* the file must exist already */
+#define ORDO_OPEN_NO_MIGRATE 0x4u /* leave an older schema for ordo_ledger_migrate */
 
-/* Opens (creating and migrating to the newest schema unless READONLY or
- * NO_CREATE say otherwise) the ledger at `path`. Every connection gets WAL,
+/* Opens (creating and migrating to the newest schema unless READONLY,
+ * NO_CREATE or NO_MIGRATE say otherwise) the ledger at `path`. Every connection gets WAL,
  * a busy timeout and foreign_keys=ON. Refuses a file that is not SQLite,
  * an SQLite file that is not a ledger, and a ledger whose schema is newer
  * than this library (the message names both versions). A READONLY open of a

@@ -1,0 +1,78 @@
+/* ordo runs: list the runs in the ledger. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char runs_help[] =
+    "usage: ordo runs [--db PATH] [--json]\n\n"
+    "Lists every run: its recipe, group, lanes, current world size, segments,\n"
+    "steps recorded and conflicts.\n\n"
+    "  --db PATH   the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --json      print a JSON array instead of a table\n"
+    "  -h, --help  this help\n";
+
+static void print_table(const ordo_run_info *runs, size_t count)
+{
+    if (count == 0) {
+        printf("no runs\n");
+        return;
+    }
+    printf("%-24s %-12s %-12s %5s %5s %4s %8s %-17s %9s\n", "RUN", "RECIPE", "GROUP", "LANES",
+           "WORLD", "SEGS", "STEPS", "RANGE", "CONFLICTS");
+    for (size_t i = 0; i < count; i++) {
+        const ordo_run_info *r = &runs[i];
+        char range[48] = "-";
+        if (r->steps)
+            snprintf(range, sizeof range, "%lld-%lld", (long long)r->first_step,
+                     (long long)r->last_step);
+        printf("%-24s %-12.12s %-12s %5d %5d %4lld %8lld %-17s %9lld\n", r->name, r->recipe_id,
+               r->group_tag[0] ? r->group_tag : "-", r->lanes, r->world_size,
+               (long long)r->segments, (long long)r->steps, range, (long long)r->conflicts);
+    }
+}
+
+/* Entry point of `ordo runs`. */
+int cmd_runs(int argc, char **argv)
+{
+    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
+                                            {"json", no_argument, NULL, 'j'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+    const char *db = NULL;
+    int json = 0, opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'd')
+            db = optarg;
+        else if (opt == 'j')
+            json = 1;
+        else if (opt == 'h')
+            return fputs(runs_help, stdout), EXIT_OK;
+        else
+            return cli_usage_error("runs", "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    if (optind < argc)
+        return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);
+    ordo_ledger *ledger = cli_open("runs", db, ORDO_OPEN_READONLY);
+    if (!ledger)
+        return EXIT_FAILURE_;
+    ordo_run_info *runs = NULL;
+    size_t count = 0;
+    ordo_error err;
+    ordo_status status = ordo_runs_list(ledger, &runs, &count, &err);
+    ordo_ledger_close(ledger);
+    if (status != ORDO_OK)
+        return cli_fail("runs", &err);
+    int rc = EXIT_OK;
+    if (json) {
+        json_t *array = json_array();
+        for (size_t i = 0; i < count; i++)
+            json_array_append_new(array, cli_run_json(&runs[i]));
+        rc = cli_print_json(array);
+    } else {
+        print_table(runs, count);
+    }
+    ordo_free(runs);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/* ordo show RUN: one run with its segments, checkpoints, events, steps. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char show_help[] =
+    "usage: ordo show RUN [--db PATH] [--json] [--steps FROM:TO]\n\n"
+    "Shows a run: its recipe, segments (world size, step range, lane plan),\n"
+    "checkpoints and events (conflicts, resumes, divergences).\n\n"
+    "  --db PATH        the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --json           print one JSON object instead of text\n"
+    "  --steps FROM:TO  also list the recorded steps in that range (or one step N)\n"
+    "  -h, --help       this help\n";
+
+typedef struct {
+    ordo_run_info run;
+    ordo_segment_info *segments;
+    size_t segment_count;
+    ordo_checkpoint *checkpoints;
+    size_t checkpoint_count;
+    ordo_event *events;
+    size_t event_count;
+} run_view;
+
+static int parse_step(const char *text, int64_t *value)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > ORDO_STEP_MAX)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+/* "FROM:TO" or "N"; 0 on success. */
+static int parse_range(const char *text, int64_t *from, int64_t *to)
+{
+    char buffer[64];
+    if (strlen(text) >= sizeof buffer)
+        return -1;
+    strcpy(buffer, text);
+    char *colon = strchr(buffer, ':');
+    if (!colon)
+        return parse_step(buffer, from) || (*to = *from, 0);
+    *colon = '\0';
+    return parse_step(buffer, from) || parse_step(colon + 1, to) || *from > *to ? -1 : 0;
+}
+
+static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *view,
+                             ordo_error *err)
+{
+    ordo_status status = ordo_run_get(ledger, name, &view->run, err);
+    if (status == ORDO_OK)
+        status = ordo_segments_list(ledger, view->run.id, &view->segments, &view->segment_count,
+                                    err);
+    if (status == ORDO_OK)
+        status = ordo_checkpoints_list(ledger, view->run.id, &view->checkpoints,
+                                       &view->checkpoint_count, err);
+    if (status == ORDO_OK)
+        status = ordo_events_list(ledger, view->run.id, NULL, &view->events, &view->event_count,
+                                  err);
+    return status;
+}
+
+static void free_view(run_view *view)
+{
+    ordo_segments_free(view->segments, view->segment_count);
+    ordo_free(view->checkpoints);
+    ordo_events_free(view->events, view->event_count);
+}
+
+static void print_run(const ordo_run_info *r)
+{
+    printf("run          %s (id %lld)\n", r->name, (long long)r->id);
+    printf("recipe       %s%s%s%s\n", r->recipe_id, r->recipe_name[0] ? " (" : "", r->recipe_name,
+           r->recipe_name[0] ? ")" : "");
+    printf("group        %s\n", r->group_tag[0] ? r->group_tag : "-");
+    printf("baseline     %s\n", r->baseline[0] ? r->baseline : "-");
+    printf("lanes        %d\n", r->lanes);
+    printf("digest kind  %s\n", r->digest_kind);
+    if (r->steps)
+        printf("steps        %lld recorded, %lld..%lld\n", (long long)r->steps,
+               (long long)r->first_step, (long long)r->last_step);
+    else
+        printf("steps        none recorded\n");
+    printf("conflicts    %lld\n", (long long)r->conflicts);
+    printf("created      %s\n", r->created_at);
+}
+
+static void print_view(const run_view *v)
+{
+    print_run(&v->run);
+    printf("\nsegments (%zu)\n", v->segment_count);
+    if (v->segment_count)
+        printf("  %3s %5s %5s %-8s %-23s %8s  %s\n", "#", "WORLD", "LANES", "BINDING", "STEPS",
+               "RESUMED", "LANE PLAN (rank: lanes)");
+    for (size_t i = 0; i < v->segment_count; i++) {
+        const ordo_segment_info *s = &v->segments[i];
+        char steps[48], resumed[24] = "-";
+        snprintf(steps, sizeof steps, "%lld-%lld%s", (long long)s->start_step,
+                 (long long)s->end_step, s->open ? " (open)" : "");
+        if (s->resumed_from)
+            snprintf(resumed, sizeof resumed, "%lld", (long long)s->resumed_from);
+        printf("  %3d %5d %5d %-8s %-23s %8s  %s\n", s->ordinal, s->world_size, s->lanes,
+               s->lane_binding, steps, resumed, s->lane_plan);
+    }
+    printf("\ncheckpoints (%zu)\n", v->checkpoint_count);
+    for (size_t i = 0; i < v->checkpoint_count; i++)
+        printf("  step %-10lld %d lanes, %zu bytes (%.1f per lane)\n",
+               (long long)v->checkpoints[i].step, v->checkpoints[i].lanes,
+               v->checkpoints[i].state_size,
+               (double)v->checkpoints[i].state_size / v->checkpoints[i].lanes);
+    printf("\nevents (%zu)\n", v->event_count);
+    for (size_t i = 0; i < v->event_count; i++)
+        printf("  step %-10lld %-16s %s\n", (long long)v->events[i].step, v->events[i].kind,
+               v->events[i].detail);
+}
+
+static int print_step_text(const ordo_step *s, void *context)
+{
+    (void)context;
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(s->batch_digest, hex);
+    printf("  %-10lld %s", (long long)s->step, hex);
+    if (s->tokens >= 0)
+        printf("  tokens %lld", (long long)s->tokens);
+    if (s->has_loss)
+        printf("  loss %.6g", s->loss);
+    printf("\n");
+    return 0;
+}
+
+static int append_step_json(const ordo_step *s, void *context)
+{
+    return json_array_append_new((json_t *)context, cli_step_json(s));
+}
+
+static json_t *view_json(const run_view *v)
+{
+    json_t *segments = json_array(), *checkpoints = json_array(), *events = json_array();
+    for (size_t i = 0; i < v->segment_count; i++)
+        json_array_append_new(segments, cli_segment_json(&v->segments[i]));
+    for (size_t i = 0; i < v->checkpoint_count; i++)
+        json_array_append_new(checkpoints, cli_checkpoint_json(&v->checkpoints[i]));
+    for (size_t i = 0; i < v->event_count; i++)
+        json_array_append_new(events, cli_event_json(&v->events[i]));
+    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_run_json(&v->run), "segments", segments,
+                     "checkpoints", checkpoints, "events", events);
+}
+
+static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *range)
+{
+    run_view view = {0};
+    ordo_error err;
+    if (load_view(ledger, name, &view, &err) != ORDO_OK) {
+        free_view(&view);
+        return cli_fail("show", &err);
+    }
+    json_t *root = json ? view_json(&view) : NULL;
+    if (!json)
+        print_view(&view);
+    ordo_status status = ORDO_OK;
+    if (range && json) {
+        json_t *steps = json_array();
+        json_object_set_new(root, "steps", steps);
+        status = ordo_steps_scan(ledger, view.run.id, range[0], range[1], append_step_json,
+                                 steps, &err);
+    } else if (range) {
+        printf("\nsteps %lld..%lld\n", (long long)range[0], (long long)range[1]);
+        status = ordo_steps_scan(ledger, view.run.id, range[0], range[1], print_step_text, NULL,
+                                 &err);
+    }
+    free_view(&view);
+    if (status != ORDO_OK) {
+        json_decref(root);
+        return cli_fail("show", &err);
+    }
+    return json ? cli_print_json(root) : EXIT_OK;
+}
+
+/* Entry point of `ordo show`. */
+int cmd_show(int argc, char **argv)
+{
+    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
+                                            {"json", no_argument, NULL, 'j'},
+                                            {"steps", required_argument, NULL, 's'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+    const char *db = NULL;
+    int json = 0, opt, has_range = 0;
+    int64_t range[2] = {0, 0};
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'd')
+            db = optarg;
+        else if (opt == 'j')
+            json = 1;
+        else if (opt == 's' && parse_range(optarg, &range[0], &range[1]) == 0)
+            has_range = 1;
+        else if (opt == 's')
+            return cli_usage_error("show", "--steps '%s' must be FROM:TO or N with 1 <= FROM <= TO",
+                                   optarg);
+        else if (opt == 'h')
+            return fputs(show_help, stdout), EXIT_OK;
+        else
+            return cli_usage_error("show", "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    if (optind >= argc)
+        return cli_usage_error("show", "which run? (ordo show RUN)");
+    if (optind + 1 < argc)
+        return cli_usage_error("show", "unexpected argument '%s'", argv[optind + 1]);
+    ordo_ledger *ledger = cli_open("show", db, ORDO_OPEN_READONLY);
+    if (!ledger)
+        return EXIT_FAILURE_;
+    int rc = show(ledger, argv[optind], json, has_range ? range : NULL);
+    ordo_ledger_close(ledger);
+    return rc;
+}

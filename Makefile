@@ -28,7 +28,7 @@ LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan bench demo install clean
+.PHONY: all deps test check asan bench demo install clean schema
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: scripts/deps.sh installs missing Debian packages as root (or
@@ -103,3 +103,6 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+schema: $(BUILD)/ordo
+	BUILD=$(BUILD) scripts/schema.sh

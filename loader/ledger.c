@@ -51,9 +51,34 @@ static ordo_status pragma_int(ordo_ledger *ledger, const char *sql, int *value, 
     return status;
 }
 
+/* Switches a ledger to WAL. The switch needs a moment with no other
+ * connection in the file, which the busy handler does not wait for (it
+ * would deadlock), so a busy answer is retried with a short backoff. */
+static ordo_status use_wal(ordo_ledger *ledger, ordo_error *err)
+{
+    for (int waited_ms = 0;; waited_ms += 5) {
+        sqlite3_stmt *stmt = NULL;
+        ordo_status status = ordo__prepare(ledger, "PRAGMA journal_mode = WAL", &stmt, err);
+        if (status != ORDO_OK)
+            return status;
+        int rc = sqlite3_step(stmt);
+        const char *mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(stmt, 0) : NULL;
+        if (mode && strcmp(mode, "wal") == 0)
+            status = ORDO_OK;
+        else if (mode)
+            status = ordo__error(err, ORDO_IO, "ledger '%s': cannot use WAL mode (got '%s')",
+                                 ledger->path, mode);
+        else
+            status = ordo__db_error(ledger, err, "PRAGMA journal_mode = WAL");
+        sqlite3_finalize(stmt);
+        if (status != ORDO_BUSY || waited_ms >= BUSY_TIMEOUT_MS)
+            return status;
+        sqlite3_sleep(5);
+    }
+}
+
 static ordo_status configure(ordo_ledger *ledger, ordo_error *err)
 {
-    sqlite3_busy_timeout(ledger->db, BUSY_TIMEOUT_MS);
     ordo_status status = exec(ledger, "PRAGMA foreign_keys = ON", err);
     if (status != ORDO_OK || (ledger->flags & ORDO_OPEN_READONLY))
         return status;
@@ -61,16 +86,7 @@ static ordo_status configure(ordo_ledger *ledger, ordo_error *err)
     snprintf(sql, sizeof sql, "PRAGMA page_size = %d", PAGE_SIZE); /* new files only */
     if ((status = exec(ledger, sql, err)) != ORDO_OK)
         return status;
-    sqlite3_stmt *stmt = NULL;
-    if ((status = ordo__prepare(ledger, "PRAGMA journal_mode = WAL", &stmt, err)) != ORDO_OK)
-        return status;
-    if (sqlite3_step(stmt) != SQLITE_ROW)
-        status = ordo__db_error(ledger, err, "PRAGMA journal_mode = WAL");
-    else if (strcmp((const char *)sqlite3_column_text(stmt, 0), "wal") != 0)
-        status = ordo__error(err, ORDO_IO, "ledger '%s': cannot use WAL mode (got '%s')",
-                             ledger->path, (const char *)sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-    if (status != ORDO_OK)
+    if ((status = use_wal(ledger, err)) != ORDO_OK)
         return status;
     /* WAL + NORMAL: a committed transaction survives a process crash; on
      * power loss the last transactions may roll back, never half-apply. */
@@ -105,13 +121,18 @@ static ordo_status check_identity(ordo_ledger *ledger, int version, ordo_error *
 static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
 {
     int version = 0;
-    ordo_status status = pragma_int(ledger, "PRAGMA user_version", &version, err);
-    if (status == ORDO_NOTLEDGER)
-        return ordo__error(err, ORDO_NOTLEDGER,
-                           "ledger '%s' is not an SQLite database (or is damaged)",
-                           ledger->path);
+    sqlite3_busy_timeout(ledger->db, BUSY_TIMEOUT_MS);
+    /* One read transaction, so version and contents are seen together even
+     * while another process is creating the same ledger. */
+    ordo_status status = exec(ledger, "BEGIN", err);
+    if (status == ORDO_OK)
+        status = pragma_int(ledger, "PRAGMA user_version", &version, err);
+    if (status == ORDO_NOTLEDGER && sqlite3_errcode(ledger->db) == SQLITE_NOTADB)
+        status = ordo__error(err, ORDO_NOTLEDGER, "ledger '%s' is not an SQLite database",
+                             ledger->path);
     if (status == ORDO_OK)
         status = check_identity(ledger, version, err);
+    ordo__rollback(ledger);
     if (status == ORDO_OK)
         status = configure(ledger, err);
     if (status != ORDO_OK)

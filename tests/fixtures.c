@@ -1,0 +1,81 @@
+/* Shared set-up for the ledger tests. */
+#include <sqlite3.h>
+
+#include "fixtures.h"
+
+const char fixture_recipe[] =
+    "{\"name\": \"fixture\", \"seed\": 7, \"seq_len\": 8, \"global_batch\": 32, \"lanes\": 32,"
+    " \"sources\": [{\"name\": \"web\", \"weight\": 1.0}]}";
+
+ordo_ledger *fixture_open(const char *name)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(test_path(name), 0, &ledger, &err), &err);
+    return ledger;
+}
+
+int64_t fixture_run(ordo_ledger *ledger, const char *name, int lanes, int world)
+{
+    ordo_error err;
+    char id[ORDO_DIGEST_HEX_SIZE];
+    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err), &err);
+    ordo_run_spec spec = {.name = name, .recipe_id = id, .lanes = lanes};
+    int64_t run = 0, segment = 0;
+    ASSERT_OK(ordo_run_create(ledger, &spec, &run, &err), &err);
+    int *ranks = malloc(sizeof *ranks * (size_t)lanes);
+    ASSERT(ranks != NULL);
+    for (int lane = 0; lane < lanes; lane++)
+        ranks[lane] = lane % world;
+    ordo_segment_spec seg = {.world_size = world, .start_step = 1, .lanes = lanes,
+                             .lane_ranks = ranks};
+    ASSERT_OK(ordo_segment_add(ledger, run, &seg, &segment, &err), &err);
+    free(ranks);
+    return run;
+}
+
+void fixture_step(ordo_step *step, int64_t number, int lanes, unsigned char *lanes_buffer,
+                  unsigned seed)
+{
+    ordo_step_init(step, number);
+    for (int lane = 0; lane < lanes; lane++) {
+        char text[64];
+        int n = snprintf(text, sizeof text, "%u/%lld/%d", seed, (long long)number, lane);
+        ordo_sha256(text, (size_t)n, lanes_buffer + (size_t)lane * ORDO_DIGEST_SIZE);
+    }
+    step->lane_digests = lanes_buffer;
+    step->lane_count = lanes;
+    ordo_batch_digest(lanes_buffer, lanes, step->batch_digest);
+}
+
+long long fixture_count(const char *db_path, const char *table, int64_t run_id)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE run_id = %lld", table,
+             (long long)run_id);
+    return fixture_int(db_path, sql);
+}
+
+long long fixture_int(const char *db_path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    ASSERT(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
+        test_fail(__FILE__, __LINE__, "%s: %s", sql, sqlite3_errmsg(db));
+    ASSERT(sqlite3_step(stmt) == SQLITE_ROW);
+    long long count = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return count;
+}
+
+void fixture_sql(const char *db_path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    ASSERT(sqlite3_open(db_path, &db) == SQLITE_OK);
+    char *message = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK)
+        test_fail(__FILE__, __LINE__, "%s: %s", sql, message ? message : "?");
+    sqlite3_close(db);
+}

@@ -1,0 +1,34 @@
+/* Shared set-up for the ledger tests. */
+#ifndef ORDO_TEST_FIXTURES_H
+#define ORDO_TEST_FIXTURES_H
+
+#include "harness.h"
+#include "ordo.h"
+
+/* A recipe body used by most tests. */
+extern const char fixture_recipe[];
+
+/* Opens (creating) a ledger in the test directory; aborts on failure. */
+ordo_ledger *fixture_open(const char *name);
+
+/* Puts fixture_recipe and creates run `name` with `lanes` lanes and a first
+ * logical segment at world size `world` from step 1 (lane l → rank l % W). */
+int64_t fixture_run(ordo_ledger *ledger, const char *name, int lanes, int world);
+
+/* Fills a step with deterministic lane digests (from `seed`, step, lane)
+ * into `lanes_buffer` (lanes × 32 bytes) and the matching batch digest. */
+void fixture_step(ordo_step *step, int64_t number, int lanes, unsigned char *lanes_buffer,
+                  unsigned seed);
+
+/* Number of rows in `table` for run `run_id` (via a separate read-only
+ * SQLite connection, so it sees only what was committed). */
+long long fixture_count(const char *db_path, const char *table, int64_t run_id);
+
+/* The integer the first row of `sql` yields, read through a plain
+ * read-only SQLite connection. */
+long long fixture_int(const char *db_path, const char *sql);
+
+/* Runs one SQL statement on the file through a plain SQLite connection. */
+void fixture_sql(const char *db_path, const char *sql);
+
+#endif

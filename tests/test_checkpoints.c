@@ -1,0 +1,104 @@
+/* Checkpoints and events. */
+#include "fixtures.h"
+
+TEST(checkpoints_record_get_list)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 32, 4);
+    ordo_error err;
+    unsigned char state[32 * 12];
+    for (size_t i = 0; i < sizeof state; i++)
+        state[i] = (unsigned char)(i * 7);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 100, 32, state, sizeof state, &err), &err);
+    state[0] = 99;
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 200, 32, state, sizeof state, &err), &err);
+    ordo_checkpoint c;
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 0, &c, &err), &err);
+    ASSERT_EQ_INT(c.step, 200);
+    ASSERT_EQ_INT(c.lanes, 32);
+    ASSERT_EQ_INT(c.state_size, sizeof state);
+    ASSERT(memcmp(c.state, state, sizeof state) == 0);
+    ordo_checkpoint_free(&c);
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 100, &c, &err), &err);
+    ASSERT_EQ_INT(c.step, 100);
+    ASSERT_EQ_INT(c.state[0], 0);
+    ordo_checkpoint_free(&c);
+    ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 150, &c, &err), ORDO_NOTFOUND, &err);
+    ASSERT_CONTAINS(err.message, "no checkpoint at step 150");
+    ordo_checkpoint *list = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_INT(list[0].step, 100);
+    ASSERT_EQ_INT(list[1].step, 200);
+    ASSERT(list[0].state == NULL);
+    ordo_free(list);
+    ordo_ledger_close(ledger);
+}
+
+TEST(checkpoint_is_idempotent_and_conflicts_are_kept)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    ordo_error err;
+    unsigned char state[16] = {1, 2, 3};
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 10, 4, state, sizeof state, &err), &err);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 10, 4, state, sizeof state, &err), &err);
+    unsigned char other[16] = {9};
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 10, 4, other, sizeof other, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "step 10");
+    ordo_checkpoint c;
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 10, &c, &err), &err);
+    ASSERT_EQ_INT(c.state[0], 1);
+    ordo_checkpoint_free(&c);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "checkpoints", run), 1);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"),
+                              "SELECT count(*) FROM events WHERE kind = 'conflict' AND step = 10"),
+                  1);
+}
+
+TEST(checkpoint_bad_input)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    ordo_error err;
+    unsigned char state[8] = {0};
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 0, 4, state, 8, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 0");
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 5, 0, state, 8, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 5, 4, state, 0, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run + 9, 5, 4, state, 8, &err), ORDO_NOTFOUND,
+                  &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM checkpoints"), 0);
+}
+
+TEST(events_record_and_filter)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    ordo_error err;
+    ASSERT_OK(ordo_event_record(ledger, run, 12, "divergence", "{\"baseline\": \"x\"}", &err),
+              &err);
+    ASSERT_OK(ordo_event_record(ledger, run, 0, "skip", NULL, &err), &err);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "conflict", NULL, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "party", NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "'party'");
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "skip", "not json", &err), ORDO_INVALID, &err);
+    ordo_event *events = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_events_list(ledger, run, NULL, &events, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_STR(events[0].kind, "divergence");
+    ASSERT_EQ_INT(events[0].step, 12);
+    ASSERT_EQ_STR(events[1].kind, "skip");
+    ASSERT_EQ_INT(events[1].step, 0);
+    ASSERT_EQ_STR(events[1].detail, "{}");
+    ordo_events_free(events, count);
+    ASSERT_OK(ordo_events_list(ledger, run, "skip", &events, &count, &err), &err);
+    ASSERT_EQ_INT(count, 1);
+    ordo_events_free(events, count);
+    ordo_ledger_close(ledger);
+}

@@ -1,0 +1,212 @@
+/* Runs and segments: creation, idempotency, lane plan validation. */
+#include "fixtures.h"
+
+static void recipe(ordo_ledger *ledger, char id[ORDO_DIGEST_HEX_SIZE])
+{
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err), &err);
+}
+
+TEST(run_create_get_list)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id);
+    ordo_error err;
+    int64_t base = 0, other = 0, again = 0;
+    ordo_run_spec spec = {.name = "base", .recipe_id = id, .group_tag = "ablation-a", .lanes = 32};
+    ASSERT_OK(ordo_run_create(ledger, &spec, &base, &err), &err);
+    ordo_run_spec spec2 = {.name = "other", .recipe_id = id, .group_tag = "ablation-a",
+                           .baseline = "base", .lanes = 32};
+    ASSERT_OK(ordo_run_create(ledger, &spec2, &other, &err), &err);
+    ASSERT(base != other);
+    ASSERT_OK(ordo_run_create(ledger, &spec2, &again, &err), &err);
+    ASSERT_EQ_INT(again, other);
+
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "other", &info, &err), &err);
+    ASSERT_EQ_STR(info.name, "other");
+    ASSERT_EQ_STR(info.recipe_id, id);
+    ASSERT_EQ_STR(info.recipe_name, "fixture");
+    ASSERT_EQ_STR(info.group_tag, "ablation-a");
+    ASSERT_EQ_STR(info.baseline, "base");
+    ASSERT_EQ_STR(info.digest_kind, "ordo");
+    ASSERT_EQ_INT(info.lanes, 32);
+    ASSERT_EQ_INT(info.steps, 0);
+    ASSERT_EQ_INT(info.segments, 0);
+
+    ordo_run_info *runs = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_runs_list(ledger, &runs, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_STR(runs[0].name, "base");
+    ASSERT_EQ_STR(runs[1].name, "other");
+    ordo_free(runs);
+    ASSERT_STATUS(ordo_run_get(ledger, "nope", &info, &err), ORDO_NOTFOUND, &err);
+    ASSERT_CONTAINS(err.message, "'nope'");
+    ordo_ledger_close(ledger);
+}
+
+TEST(run_create_conflicts_and_bad_specs)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id);
+    ordo_error err;
+    int64_t run = 0;
+    ordo_run_spec spec = {.name = "r", .recipe_id = id, .lanes = 32};
+    ASSERT_OK(ordo_run_create(ledger, &spec, &run, &err), &err);
+    spec.lanes = 16;
+    ASSERT_STATUS(ordo_run_create(ledger, &spec, &run, &err), ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "another lanes");
+    spec.lanes = 32;
+    spec.group_tag = "g";
+    ASSERT_STATUS(ordo_run_create(ledger, &spec, &run, &err), ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "group tag");
+
+    ordo_run_spec bad = {.name = "x", .recipe_id = id, .lanes = 0};
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "lanes (0)");
+    bad.lanes = 8;
+    bad.name = "";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    bad.name = "tab\there";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "control character (0x09) at byte 3");
+    bad.name = "bad\xff";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "UTF-8");
+    char long_name[300];
+    memset(long_name, 'n', 299);
+    long_name[299] = '\0';
+    bad.name = long_name;
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "299 bytes");
+    bad.name = "x";
+    bad.baseline = "missing";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_NOTFOUND, &err);
+    ASSERT_CONTAINS(err.message, "'missing'");
+    bad.baseline = "x";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    bad.baseline = NULL;
+    bad.recipe_id = "1234";
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "recipe id");
+    char unknown[ORDO_DIGEST_HEX_SIZE];
+    memset(unknown, 'b', 64);
+    unknown[64] = '\0';
+    bad.recipe_id = unknown;
+    ASSERT_STATUS(ordo_run_create(ledger, &bad, &run, &err), ORDO_NOTFOUND, &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
+}
+
+static ordo_status add(ordo_ledger *ledger, int64_t run, int world, int64_t start,
+                       const int *ranks, int lanes, const char *binding, ordo_error *err)
+{
+    ordo_segment_spec spec = {.world_size = world, .start_step = start, .lanes = lanes,
+                              .lane_ranks = ranks, .lane_binding = binding};
+    int64_t id = 0;
+    return ordo_segment_add(ledger, run, &spec, &id, err);
+}
+
+TEST(segment_lane_plan_validation_names_the_numbers)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 32, 4);
+    ordo_error err;
+    int ranks[32];
+    for (int lane = 0; lane < 32; lane++)
+        ranks[lane] = lane % 12;
+    ASSERT_STATUS(add(ledger, run, 12, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "lanes (32) must be divisible by world size (12)");
+    for (int lane = 0; lane < 32; lane++)
+        ranks[lane] = lane % 8;
+    ranks[5] = 9;
+    ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "lane 5 is assigned to rank 9, outside world size 8");
+    ranks[5] = 0;
+    ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "rank 0 owns 5 lanes, expected 4");
+    ranks[5] = 5;
+    ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 16, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "16 lanes but the run has 32");
+    ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, "rank", &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, "sideways", &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(add(ledger, run, 0, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(add(ledger, run, 8, 0, ranks, 32, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(add(ledger, run + 100, 8, 10, ranks, 32, NULL, &err), ORDO_NOTFOUND, &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "segments", run), 1);
+}
+
+TEST(segment_resume_closes_previous_and_records_event)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 32, 4);
+    ordo_error err;
+    int ranks[32];
+    for (int lane = 0; lane < 32; lane++)
+        ranks[lane] = lane / 4; /* blocks of 4 lanes per rank */
+    ordo_segment_spec spec = {.world_size = 8, .start_step = 51, .lanes = 32, .lane_ranks = ranks,
+                              .workers = "{\"read\": 2, \"tokenize\": 4}", .host = "node-7",
+                              .resumed_from = 50};
+    int64_t id = 0;
+    ASSERT_OK(ordo_segment_add(ledger, run, &spec, &id, &err), &err);
+    ordo_segment_info *segs = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_INT(segs[0].world_size, 4);
+    ASSERT_EQ_INT(segs[0].start_step, 1);
+    ASSERT_EQ_INT(segs[0].end_step, 50);
+    ASSERT_EQ_INT(segs[0].open, 0);
+    ASSERT_EQ_STR(segs[0].lane_plan, "[[0,4,8,12,16,20,24,28],[1,5,9,13,17,21,25,29],"
+                                     "[2,6,10,14,18,22,26,30],[3,7,11,15,19,23,27,31]]");
+    ASSERT_EQ_INT(segs[1].world_size, 8);
+    ASSERT_EQ_INT(segs[1].open, 1);
+    ASSERT_EQ_INT(segs[1].end_step, 50); /* nothing recorded yet: start - 1 */
+    ASSERT_EQ_INT(segs[1].resumed_from, 50);
+    ASSERT_EQ_STR(segs[1].lane_binding, "logical");
+    ASSERT_EQ_STR(segs[1].host, "node-7");
+    ASSERT_CONTAINS(segs[1].lane_plan, "[[0,1,2,3],[4,5,6,7],");
+    ASSERT_CONTAINS(segs[1].workers, "\"tokenize\"");
+    ordo_segments_free(segs, count);
+
+    ordo_event *events = NULL;
+    ASSERT_OK(ordo_events_list(ledger, run, "resume", &events, &count, &err), &err);
+    ASSERT_EQ_INT(count, 1);
+    ASSERT_EQ_INT(events[0].step, 51);
+    ASSERT_CONTAINS(events[0].detail, "\"from_world_size\":4");
+    ASSERT_CONTAINS(events[0].detail, "\"to_world_size\":8");
+    ordo_events_free(events, count);
+
+    spec.start_step = 40; /* before the segment at 51 */
+    spec.resumed_from = 0;
+    ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "before the previous segment's (51)");
+    spec.start_step = 60;
+    spec.workers = "[1]";
+    ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);
+    spec.workers = NULL;
+    spec.resumed_from = 60;
+    ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);
+    ordo_ledger_close(ledger);
+}
+
+TEST(rank_bound_segment_has_one_lane_per_rank)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    ordo_error err;
+    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    ASSERT_OK(add(ledger, run, 8, 20, ranks, 8, "rank", &err), &err);
+    ordo_segment_info *segs = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_STR(segs[1].lane_binding, "rank");
+    ASSERT_EQ_INT(segs[1].lanes, 8);
+    ordo_segments_free(segs, count);
+    ordo_ledger_close(ledger);
+}

@@ -3,6 +3,7 @@
 #   make test       build and run every test suite (the CI command)
 #   make check      quick edit-compile-test loop: unit suite only, TEST=name filters
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make tsan       the suite under ThreadSanitizer
 #   make bench      benchmarks (figures go to docs/benchmarks.md)
 #   make demo       build and run the end-to-end example
 #   make install    PREFIX=/usr/local (DESTDIR honoured)
@@ -28,7 +29,7 @@ LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan bench demo install clean schema
+.PHONY: all deps test check asan tsan bench demo install clean schema
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: scripts/deps.sh installs missing Debian packages as root (or
@@ -80,6 +81,9 @@ check: $(BUILD)/ordo $(BUILD)/test_ordo
 asan:
 	$(MAKE) BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+tsan:
+	$(MAKE) BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
 bench: $(BUILD)/bench_ledger
 	$(BUILD)/bench_ledger

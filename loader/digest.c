@@ -1,8 +1,26 @@
 /* SHA-256 (OpenSSL libcrypto), hex forms, batch digests (design §7). */
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* OpenSSL 3 looks an algorithm up (under a lock) on every EVP_sha256()
+ * digest; fetching it once per process took that off the step hot path.
+ * The fetched method is immutable and shared, never freed. */
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static EVP_MD *sha256_method;
+
+static void fetch_sha256(void)
+{
+    sha256_method = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+    pthread_once(&sha256_once, fetch_sha256);
+    return sha256_method ? sha256_method : EVP_sha256();
+}
 
 /* SHA-256 of a buffer via OpenSSL's one-shot EVP_Digest. */
 void ordo_sha256(const void *data, size_t len, unsigned char out[ORDO_DIGEST_SIZE])
@@ -10,8 +28,18 @@ void ordo_sha256(const void *data, size_t len, unsigned char out[ORDO_DIGEST_SIZ
     unsigned int out_len = 0;
     /* EVP_Digest with SHA-256 only fails on allocation failure inside
      * OpenSSL; a zeroed digest then never matches a real one. */
-    if (!EVP_Digest(data, len, out, &out_len, EVP_sha256(), NULL))
+    if (!EVP_Digest(data, len, out, &out_len, sha256(), NULL))
         memset(out, 0, ORDO_DIGEST_SIZE);
+}
+
+/* SHA-256 with a context the caller keeps (no allocation per digest). */
+void ordo__sha256_with(EVP_MD_CTX *ctx, const void *data, size_t len,
+                       unsigned char out[ORDO_DIGEST_SIZE])
+{
+    unsigned int out_len = 0;
+    if (!ctx || !EVP_DigestInit_ex2(ctx, sha256(), NULL) || !EVP_DigestUpdate(ctx, data, len) ||
+        !EVP_DigestFinal_ex(ctx, out, &out_len))
+        ordo_sha256(data, len, out);
 }
 
 /* 64 lowercase hex characters and a NUL. */

@@ -2,6 +2,7 @@
 #ifndef ORDO_INTERNAL_H
 #define ORDO_INTERNAL_H
 
+#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 
@@ -27,7 +28,20 @@ struct ordo_ledger {
     char *path;
     unsigned flags;
     sqlite3_stmt *stmts[ORDO_STMT_COUNT];
+    EVP_MD_CTX *digest_ctx; /* reused for the batch digest checks */
 };
+
+/* SHA-256 through a reused context (falls back to ordo_sha256). */
+void ordo__sha256_with(EVP_MD_CTX *ctx, const void *data, size_t len,
+                       unsigned char out[ORDO_DIGEST_SIZE]);
+
+/* The steps table's rowid: run id in the high bits, step in the low 40
+ * (ORDO_STEP_MAX < 2^40; run ids stay below 2^23). */
+#define ORDO__STEP_BITS 40
+#define ORDO__STEP_KEY(run_id, step) ((int64_t)(run_id) * ((int64_t)1 << ORDO__STEP_BITS) + (step))
+
+/* SQL for a run's whole key range, given the run id as `r`. */
+#define ORDO__SQL_STEP_KEYS(r) "BETWEEN (" r " << 40) + 1 AND (" r " << 40) + 1099511627775"
 
 /* Fills `err` (when not NULL) and returns `status`. */
 ordo_status ordo__error(ordo_error *err, ordo_status status, const char *fmt, ...)

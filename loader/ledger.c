@@ -161,6 +161,7 @@ ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out
         return ordo__error(err, ORDO_NOMEM, "out of memory opening ledger '%s'", path);
     }
     ledger->flags = flags;
+    ledger->digest_ctx = EVP_MD_CTX_new(); /* NULL is tolerated: slower path */
     int open_flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE |
                      ((flags & ORDO_OPEN_READONLY) ? SQLITE_OPEN_READONLY
                                                    : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -187,6 +188,7 @@ void ordo_ledger_close(ordo_ledger *ledger)
     for (int i = 0; i < ORDO_STMT_COUNT; i++)
         sqlite3_finalize(ledger->stmts[i]);
     sqlite3_close(ledger->db);
+    EVP_MD_CTX_free(ledger->digest_ctx);
     free(ledger->path);
     free(ledger);
 }

@@ -10,9 +10,11 @@
     "coalesce((SELECT world_size FROM segments s WHERE s.run_id = r.id "             \
     "          ORDER BY ordinal DESC LIMIT 1), 0), "                                  \
     "(SELECT count(*) FROM segments s WHERE s.run_id = r.id), "                       \
-    "(SELECT count(*) FROM steps t WHERE t.run_id = r.id), "                          \
-    "coalesce((SELECT min(step) FROM steps t WHERE t.run_id = r.id), 0), "            \
-    "coalesce((SELECT max(step) FROM steps t WHERE t.run_id = r.id), 0), "            \
+    "(SELECT count(*) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id") "), "     \
+    "coalesce((SELECT min(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
+    ") - (r.id << 40), 0), "                                                          \
+    "coalesce((SELECT max(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
+    ") - (r.id << 40), 0), "                                                          \
     "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "                    \
     "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = 'conflict') "  \
     "FROM runs r JOIN recipes rc ON rc.id = r.recipe_id "                            \

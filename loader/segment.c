@@ -269,8 +269,9 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
     ordo_status status = ordo__prepare(
         ledger,
         "SELECT id, ordinal, world_size, lanes, lane_binding, start_step, end_step, "
-        "coalesce((SELECT max(step) FROM steps t WHERE t.run_id = s.run_id "
-        "          AND t.step >= s.start_step), s.start_step - 1), "
+        "coalesce((SELECT max(key) FROM steps t WHERE t.key BETWEEN (s.run_id << 40) + "
+        "s.start_step AND (s.run_id << 40) + 1099511627775) - (s.run_id << 40), "
+        "s.start_step - 1), "
         "coalesce(resumed_from, 0), lane_plan, workers, host, created_at "
         "FROM segments s WHERE run_id = ?1 ORDER BY ordinal",
         &stmt, err);

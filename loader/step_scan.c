@@ -66,13 +66,16 @@ ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, i
     ordo_status status = ordo__prepare(
         ledger,
         "SELECT step, batch_digest, lane_digests, tokens, pad_tokens, source_tokens, loss, "
-        "metrics FROM steps WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3 ORDER BY step",
+        "metrics FROM steps WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
         &stmt, err);
     if (status != ORDO_OK)
         return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, from);
-    sqlite3_bind_int64(stmt, 3, to);
+    if (from < 1)
+        from = 1;
+    if (to > ORDO_STEP_MAX)
+        to = ORDO_STEP_MAX;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run_id, from));
+    sqlite3_bind_int64(stmt, 2, ORDO__STEP_KEY(run_id, to));
     scan_buffers buffers = {0};
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {

@@ -51,7 +51,7 @@ CREATE TABLE token_estimates (
 -- which digests it reports ('ordo' lane/batch digests, or a foreign kind
 -- that is compared only with its own kind).
 CREATE TABLE runs (
-    id          INTEGER PRIMARY KEY,
+    id          INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 8388607), -- fits a step key
     name        TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
     recipe_id   TEXT NOT NULL REFERENCES recipes (id),
     group_tag   TEXT CHECK (group_tag IS NULL OR length(group_tag) BETWEEN 1 AND 255),
@@ -93,22 +93,30 @@ CREATE TABLE checkpoints (
     PRIMARY KEY (run_id, step)
 ) STRICT, WITHOUT ROWID;
 
--- One row per step of a run. lane_digests holds lanes × 32 bytes in lane
--- order (NULL when only a whole-step digest was reported); source_tokens is
--- the per-source token counts, 8-byte little-endian each, in recipe source
--- order; metrics is a JSON object of further scalars.
+-- One row per step of a run, keyed by run_id * 2^40 + step in the rowid:
+-- one B-tree, no separate (run_id, step) index, a run's steps stored
+-- together in step order (measured: recording runs at ~0.9 of a bare
+-- insert instead of ~0.75 with a unique index). run_id and step are
+-- virtual columns of the key, computed only when read. This table is the
+-- hot path, so its rules (run exists, step range, 32-byte digests, lane
+-- count of the segment, batch digest = SHA-256 of the lane digests,
+-- counts >= 0) are checked by the recording code inside the write
+-- transaction rather than by foreign keys and CHECKs (measured: those cost
+-- 10-15% of the insert rate). lane_digests holds lanes × 32 bytes in lane
+-- order (NULL when only a whole-step digest was reported); source_tokens
+-- is the per-source token counts, 8-byte little-endian each, in recipe
+-- source order; metrics is a JSON object of further scalars.
 CREATE TABLE steps (
-    run_id        INTEGER NOT NULL REFERENCES runs (id),
-    step          INTEGER NOT NULL CHECK (step >= 1),
-    batch_digest  BLOB NOT NULL CHECK (length(batch_digest) = 32),
-    lane_digests  BLOB CHECK (lane_digests IS NULL OR
-                              (length(lane_digests) > 0 AND length(lane_digests) % 32 = 0)),
-    tokens        INTEGER CHECK (tokens IS NULL OR tokens >= 0),
-    pad_tokens    INTEGER CHECK (pad_tokens IS NULL OR pad_tokens >= 0),
-    source_tokens BLOB CHECK (source_tokens IS NULL OR length(source_tokens) % 8 = 0),
+    key           INTEGER PRIMARY KEY,
+    run_id        INTEGER GENERATED ALWAYS AS (key >> 40) VIRTUAL,
+    step          INTEGER GENERATED ALWAYS AS (key & 1099511627775) VIRTUAL,
+    batch_digest  BLOB NOT NULL,
+    lane_digests  BLOB,
+    tokens        INTEGER,
+    pad_tokens    INTEGER,
+    source_tokens BLOB,
     loss          REAL,
-    metrics       TEXT,
-    UNIQUE (run_id, step)
+    metrics       TEXT
 ) STRICT;
 
 -- What happened besides steps: conflicts (a step re-reported with another

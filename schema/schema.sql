@@ -38,7 +38,7 @@ CREATE TABLE token_estimates (
     PRIMARY KEY (recipe_id, source)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE runs (
-    id          INTEGER PRIMARY KEY,
+    id          INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 8388607), -- fits a step key
     name        TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
     recipe_id   TEXT NOT NULL REFERENCES recipes (id),
     group_tag   TEXT CHECK (group_tag IS NULL OR length(group_tag) BETWEEN 1 AND 255),
@@ -73,17 +73,16 @@ CREATE TABLE checkpoints (
     PRIMARY KEY (run_id, step)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE steps (
-    run_id        INTEGER NOT NULL REFERENCES runs (id),
-    step          INTEGER NOT NULL CHECK (step >= 1),
-    batch_digest  BLOB NOT NULL CHECK (length(batch_digest) = 32),
-    lane_digests  BLOB CHECK (lane_digests IS NULL OR
-                              (length(lane_digests) > 0 AND length(lane_digests) % 32 = 0)),
-    tokens        INTEGER CHECK (tokens IS NULL OR tokens >= 0),
-    pad_tokens    INTEGER CHECK (pad_tokens IS NULL OR pad_tokens >= 0),
-    source_tokens BLOB CHECK (source_tokens IS NULL OR length(source_tokens) % 8 = 0),
+    key           INTEGER PRIMARY KEY,
+    run_id        INTEGER GENERATED ALWAYS AS (key >> 40) VIRTUAL,
+    step          INTEGER GENERATED ALWAYS AS (key & 1099511627775) VIRTUAL,
+    batch_digest  BLOB NOT NULL,
+    lane_digests  BLOB,
+    tokens        INTEGER,
+    pad_tokens    INTEGER,
+    source_tokens BLOB,
     loss          REAL,
-    metrics       TEXT,
-    UNIQUE (run_id, step)
+    metrics       TEXT
 ) STRICT;
 CREATE TABLE events (
     id         INTEGER PRIMARY KEY,

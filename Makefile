@@ -75,15 +75,15 @@ $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
 test: all $(BUILD)/test_ordo
-	ORDO_BIN=$(BUILD)/ordo $(BUILD)/test_ordo
+	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	ORDO_BIN=$(BUILD)/ordo $(BUILD)/test_ordo $(TEST)
 asan:
-	$(MAKE) BUILD=build/asan OPT=-O1 \
+	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
 tsan:
-	$(MAKE) BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
+	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
 bench: $(BUILD)/bench_ledger
 	$(BUILD)/bench_ledger

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test suite and prints the total as its closing line:
+# "N passed, N failed"; exits non-zero when anything failed.
+#   BUILD=dir      the build to test (default build)
+#   SANITIZED=1    skip suites that link outside the sanitized build
+set -uo pipefail
+build=${BUILD:-build}
+passed=0 failed=0
+
+run_suite() {
+  local name=$1; shift
+  echo "== $name"
+  local out
+  out=$("$@" 2>&1 | tee /dev/stderr | tail -n 1)
+  if [[ $out =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    passed=$((passed + BASH_REMATCH[1]))
+    failed=$((failed + BASH_REMATCH[2]))
+  else
+    echo "$name: did not finish with a result line" >&2
+    failed=$((failed + 1))
+  fi
+}
+
+run_suite unit env ORDO_BIN="$build/ordo" "$build/test_ordo" "$@"
+if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
+  run_suite install env BUILD="$build" tests/install.sh
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -10,7 +10,7 @@
     "coalesce((SELECT world_size FROM segments s WHERE s.run_id = r.id "             \
     "          ORDER BY ordinal DESC LIMIT 1), 0), "                                  \
     "(SELECT count(*) FROM segments s WHERE s.run_id = r.id), "                       \
-    "(SELECT count(*) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id") "), "     \
+    "r.step_count, "                                                                   \
     "coalesce((SELECT min(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
     ") - (r.id << 40), 0), "                                                          \
     "coalesce((SELECT max(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \

@@ -282,6 +282,22 @@ static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_st
     return status;
 }
 
+static ordo_status add_step_count(ordo_ledger *ledger, int64_t run_id, int64_t inserted,
+                                  ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "UPDATE runs SET step_count = step_count + ?2 WHERE id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, inserted);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "counting steps");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                                  size_t count, record_state *state, ordo_record_result *result,
                                  ordo_error *err)
@@ -300,6 +316,8 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
         status = ordo__error(err, ORDO_INVALID,
                              "step %lld: batch digest is not the digest of its %d lane digests",
                              (long long)steps[bad].step, steps[bad].lane_count);
+    if (status == ORDO_OK && result->inserted > 0)
+        status = add_step_count(ledger, run_id, (int64_t)result->inserted, err);
     return status;
 }
 

@@ -49,7 +49,9 @@ CREATE TABLE token_estimates (
 
 -- A training job's data stream. lanes is the recipe's L; digest_kind says
 -- which digests it reports ('ordo' lane/batch digests, or a foreign kind
--- that is compared only with its own kind).
+-- that is compared only with its own kind). step_count is the number of
+-- its steps rows, kept by the recording transaction (count(*) would read
+-- every step row of the run).
 CREATE TABLE runs (
     id          INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 8388607), -- fits a step key
     name        TEXT NOT NULL UNIQUE CHECK (length(name) BETWEEN 1 AND 255),
@@ -58,6 +60,7 @@ CREATE TABLE runs (
     baseline_id INTEGER REFERENCES runs (id),
     lanes       INTEGER NOT NULL CHECK (lanes >= 1),
     digest_kind TEXT NOT NULL DEFAULT 'ordo',
+    step_count  INTEGER NOT NULL DEFAULT 0 CHECK (step_count >= 0),
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT;
 CREATE INDEX runs_by_recipe ON runs (recipe_id, group_tag);

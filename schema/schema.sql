@@ -45,6 +45,7 @@ CREATE TABLE runs (
     baseline_id INTEGER REFERENCES runs (id),
     lanes       INTEGER NOT NULL CHECK (lanes >= 1),
     digest_kind TEXT NOT NULL DEFAULT 'ordo',
+    step_count  INTEGER NOT NULL DEFAULT 0 CHECK (step_count >= 0),
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT;
 CREATE INDEX runs_by_recipe ON runs (recipe_id, group_tag);

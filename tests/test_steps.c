@@ -7,6 +7,11 @@
 
 #define LANES 32
 
+/* Runs whose kept step count differs from their steps rows. */
+#define COUNTS_DISAGREE                                                             \
+    "SELECT count(*) FROM runs r WHERE step_count != "                              \
+    "(SELECT count(*) FROM steps t WHERE t.run_id = r.id)"
+
 typedef struct {
     ordo_step *steps;
     unsigned char *lanes;
@@ -114,6 +119,7 @@ TEST(same_step_same_digest_is_a_no_op)
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps WHERE loss = 2.5"),
                   50);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "events", run), 0);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), COUNTS_DISAGREE), 0);
     /* A whole-step report without lane digests of the same step agrees too. */
     b.steps[0].lane_digests = NULL;
     b.steps[0].lane_count = 0;
@@ -160,6 +166,7 @@ TEST(different_digest_is_a_conflict_and_never_overwrites)
     ordo_run_info info;
     ASSERT_OK(ordo_run_get(ledger, "r", &info, &err), &err);
     ASSERT_EQ_INT(info.conflicts, 10);
+    ASSERT_EQ_INT(info.steps, 20);
     free_batch(&first);
     free_batch(&second);
     ordo_ledger_close(ledger);
@@ -181,6 +188,7 @@ static void expect_refused(void (*breaker)(ordo_step *), const char *needle)
     ASSERT_EQ_INT(result.inserted, 0);
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "steps", run), 0);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), COUNTS_DISAGREE), 0);
     free_batch(&b);
 }
 
@@ -308,6 +316,7 @@ TEST(concurrent_writers_with_their_own_connections)
         if (args[i].status != ORDO_OK)
             test_fail(__FILE__, __LINE__, "writer %s: %s", args[i].name, args[i].message);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps"), 4000);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), COUNTS_DISAGREE), 0);
     /* Both runs saw the same data: same digests step for step. */
     ASSERT_EQ_INT(fixture_int(test_path("l.db"),
                               "SELECT count(*) FROM steps a JOIN steps b ON a.step = b.step "

@@ -51,5 +51,11 @@ json_t *cli_step_json(const ordo_step *step);
 int cmd_migrate(int argc, char **argv);
 int cmd_runs(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_index(int argc, char **argv);
+int cmd_recipe(int argc, char **argv);
+int cmd_shard(int argc, char **argv);
 
 #endif

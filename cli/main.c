@@ -8,6 +8,12 @@ static const cli_command commands[] = {
     {"migrate", cmd_migrate, "create the ledger or bring its schema up to date"},
     {"runs", cmd_runs, "list the runs in the ledger"},
     {"show", cmd_show, "show one run: segments, lane plans, checkpoints, events, steps"},
+    {"shard", cmd_shard, "turn .txt/.jsonl files into multi-frame .jsonl.zst shards"},
+    {"recipe", cmd_recipe, "recipe check FILE: validate a recipe and print its id"},
+    {"index", cmd_index, "index a recipe's shards and token estimates into the ledger"},
+    {"run", cmd_run, "play a data-parallel job and record every step"},
+    {"resume", cmd_resume, "continue a run from a checkpoint at another world size"},
+    {"compare", cmd_compare, "compare two runs step by step"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -139,6 +139,156 @@ ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
 ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
                             ordo_error *err);
 
+/* ---- recipes as the loader reads them ------------------------------------ */
+
+/* A validated recipe with its shards resolved (globs expanded, every file's
+ * SHA-256 known) and, once indexed, its plan: chunk tables and tokens per
+ * byte per source. Read-only after ordo_recipe_index; may be shared by
+ * several loaders. */
+typedef struct ordo_recipe ordo_recipe;
+
+/* Flags for ordo_recipe_parse. */
+#define ORDO_RECIPE_VERIFY_SHARDS 0x1u /* re-hash recorded shards, refuse changes */
+
+/* Reads a recipe file (JSON), validates it, expands each source's path
+ * globs relative to the file's folder (sorted bytewise) and hashes every
+ * shard. Unknown keys are refused with the key named. *recipe is owned by
+ * the caller (ordo_recipe_free). */
+ordo_status ordo_recipe_load(const char *path, ordo_recipe **recipe, ordo_error *err);
+
+/* Parses recipe JSON: a user recipe (sources with "paths" globs, resolved in
+ * data_root) or a resolved one as stored in the ledger (sources with
+ * "shards"; with ORDO_RECIPE_VERIFY_SHARDS every shard is re-hashed and a
+ * changed file is refused, naming it). */
+ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
+                              unsigned flags, ordo_recipe **recipe, ordo_error *err);
+
+/* Frees a recipe (NULL is fine). */
+void ordo_recipe_free(ordo_recipe *recipe);
+
+/* The recipe's id (64 hex) and canonical resolved JSON; owned by it. */
+const char *ordo_recipe_id(const ordo_recipe *recipe);
+const char *ordo_recipe_canonical(const ordo_recipe *recipe);
+
+/* The numbers that fix the data (design §3). */
+typedef struct ordo_recipe_info {
+    const char *name;   /* owned by the recipe; "" when unnamed */
+    uint64_t seed;
+    int seq_len;        /* tokens per sample */
+    int global_batch;   /* samples per step, B */
+    int lanes;          /* L */
+    int flush_every;    /* chunks per lane between flush sentinels */
+    int shuffle_window; /* samples; 0 disables shuffling */
+    int source_count;
+    int vocab_size;     /* ids 0 .. vocab_size-1, specials included */
+    uint32_t eot_id, pad_id;
+} ordo_recipe_info;
+
+/* Fills `info` from the recipe. */
+void ordo_recipe_describe(const ordo_recipe *recipe, ordo_recipe_info *info);
+
+/* Name of source `index` (owned by the recipe), NULL when out of range. */
+const char *ordo_recipe_source_name(const ordo_recipe *recipe, int index);
+
+/* What a recipe source holds (plan fields are 0 before indexing). */
+typedef struct ordo_source_info {
+    const char *name; /* owned by the recipe */
+    double weight;    /* as written */
+    int shards;
+    uint64_t bytes;   /* shard file bytes */
+    uint64_t chunks, records, skipped;
+    double tokens_per_byte; /* measured on sample_records documents */
+    uint64_t sample_records;
+} ordo_source_info;
+
+/* Fills `info` for source `index`; ORDO_INVALID when out of range. */
+ordo_status ordo_recipe_source(const ordo_recipe *recipe, int index, ordo_source_info *info,
+                               ordo_error *err);
+
+/* Called while indexing: bytes done of bytes total. */
+typedef void (*ordo_progress_fn)(uint64_t done, uint64_t total, void *context);
+
+/* Makes the recipe's plan: chunk tables of every shard (validating every
+ * record: a malformed one is an error naming file and byte offset; empty
+ * documents are counted skips) and tokens per byte of every source,
+ * measured on a seeded sample. With a ledger, reuses what it holds for the
+ * same shard contents and recipe, and stores what it computed, together
+ * with the recipe itself. `progress` may be NULL. */
+ordo_status ordo_recipe_index(ordo_recipe *recipe, ordo_ledger *ledger, ordo_progress_fn progress,
+                              void *context, ordo_error *err);
+
+/* ---- the loader ---------------------------------------------------------- */
+
+/* One data-parallel rank's loader over the lanes it owns. */
+typedef struct ordo_loader ordo_loader;
+
+/* How a loader runs. Nothing here changes the data, except lane_binding:
+ * "logical" (default) gives the recipe's L lanes, rank r owning lanes
+ * [r*L/W, (r+1)*L/W); "rank" is the standard rank-sharded loader kept for
+ * contrast (one lane per rank; resumed at another world size it re-shards
+ * the remaining data, so batches change). */
+typedef struct ordo_loader_options {
+    int rank;
+    int world_size;
+    int read_workers;       /* >= 1 */
+    int tokenize_workers;   /* >= 1 */
+    int prefetch;           /* chunks in flight per lane, 0 for the default */
+    const char *lane_binding;
+    const void *resume;     /* a checkpoint of every lane (ordo_loader_checkpoint
+                               of all ranks joined by ordo_checkpoint_merge), or NULL */
+    size_t resume_size;
+    int unordered;          /* debug only: hand chunks on as they finish,
+                               breaking determinism (for the benchmark) */
+} ordo_loader_options;
+
+/* A rank's batch for one step: rows = lanes owned × B/L samples, lane by
+ * lane in lane order. Pointers stay valid until the next call. */
+typedef struct ordo_batch {
+    int64_t step;                     /* 1 for the first batch */
+    int rows, seq_len;
+    const uint32_t *tokens;           /* [rows][seq_len] */
+    const uint8_t *doc_start;         /* [rows][seq_len]: 1 where a document starts */
+    int lane_count;
+    const int *lanes;                 /* global lane numbers, ascending */
+    const unsigned char *lane_digests; /* lane_count × 32 bytes (design §7) */
+    int64_t pad_tokens;               /* padding tokens in this batch */
+    int source_count;
+    const int64_t *source_tokens;     /* tokens per recipe source in this batch */
+} ordo_batch;
+
+/* The rank owning `lane` of L at world size W under logical binding. */
+int ordo_lane_rank(int lanes, int world_size, int lane);
+
+/* Opens a loader for an indexed recipe. Refuses, naming the numbers, a
+ * world size that does not divide the lanes (logical) or the global batch
+ * (rank), a rank outside the world, and a resume state of another recipe
+ * shape. The recipe must outlive the loader. */
+ordo_status ordo_loader_open(const ordo_recipe *recipe, const ordo_loader_options *options,
+                             ordo_loader **loader, ordo_error *err);
+
+/* Produces the next batch (step numbers continue from a resumed state). */
+ordo_status ordo_loader_next(ordo_loader *loader, ordo_batch *batch, ordo_error *err);
+
+/* The state of this rank's lanes after the last batch it returned:
+ * *state (caller frees with ordo_free) is a checkpoint of those lanes. */
+ordo_status ordo_loader_checkpoint(ordo_loader *loader, unsigned char **state, size_t *size,
+                                   ordo_error *err);
+
+/* Stops the workers and frees the loader (NULL is fine). */
+void ordo_loader_close(ordo_loader *loader);
+
+/* Joins the checkpoints of all ranks of one step into one state covering
+ * every lane (what the ledger stores and a resume takes). *merged is owned
+ * by the caller (ordo_free). */
+ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size_t *sizes,
+                                  int count, unsigned char **merged, size_t *size,
+                                  ordo_error *err);
+
+/* Describes a checkpoint: its lanes, the step it follows, and the
+ * bytes per lane. */
+ordo_status ordo_checkpoint_describe(const void *state, size_t size, int *lanes, int64_t *step,
+                                     ordo_error *err);
+
 /* ---- runs and segments ------------------------------------------------ */
 
 /* What a new run is. Strings are borrowed. */
@@ -149,6 +299,7 @@ typedef struct ordo_run_spec {
     const char *baseline;    /* name of the run this one is checked against, or NULL */
     int lanes;               /* the recipe's lane count L, >= 1 */
     const char *digest_kind; /* NULL or "ordo" for ordo digests; else a foreign kind */
+    const char *data_root;   /* folder of the recipe's relative shard paths, or NULL */
 } ordo_run_spec;
 
 /* A run as read back. All fields are copies owned by the struct. */
@@ -161,6 +312,7 @@ typedef struct ordo_run_info {
     char baseline[ORDO_NAME_MAX + 1];    /* "" when none */
     char digest_kind[32];
     char created_at[32];
+    char data_root[4096]; /* "" when not recorded */
     int lanes;
     int world_size;      /* world size of the latest segment, 0 when none */
     int64_t segments;    /* number of segments */
@@ -277,6 +429,30 @@ typedef int (*ordo_step_fn)(const ordo_step *step, void *context);
 /* Calls `fn` for each recorded step of a run with from <= step <= to. */
 ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
                             ordo_step_fn fn, void *context, ordo_error *err);
+
+/* ---- comparing runs ---------------------------------------------------- */
+
+/* How two runs' steps agree, over the steps both recorded. */
+typedef struct ordo_compare_result {
+    int64_t steps_compared;       /* steps present in both runs */
+    int64_t matched, diverged;
+    int64_t first_divergent_step; /* 0 when none */
+    int64_t only_a, only_b;       /* steps recorded by one run only */
+    size_t range_count;
+    int64_t (*ranges)[2];         /* divergent step ranges [from, to], owned */
+    size_t lane_count;
+    int *lanes;                   /* lanes that differ in some diverged step, owned */
+    int comparable;               /* 0 when the digest kinds differ */
+} ordo_compare_result;
+
+/* Compares runs `a` and `b` step by step by batch digest (and, where both
+ * recorded lane digests of the same lane count, lane by lane). Free the
+ * result with ordo_compare_result_free. */
+ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
+                              ordo_compare_result *result, ordo_error *err);
+
+/* Frees what a compare result owns. */
+void ordo_compare_result_free(ordo_compare_result *result);
 
 /* ---- checkpoints ------------------------------------------------------ */
 

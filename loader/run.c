@@ -16,7 +16,8 @@
     "coalesce((SELECT max(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
     ") - (r.id << 40), 0), "                                                          \
     "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "                    \
-    "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = 'conflict') "  \
+    "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = 'conflict'), " \
+    "coalesce(r.data_root, '') "                                                      \
     "FROM runs r JOIN recipes rc ON rc.id = r.recipe_id "                            \
     "LEFT JOIN runs b ON b.id = r.baseline_id "
 
@@ -47,6 +48,7 @@ static void read_run(sqlite3_stmt *stmt, ordo_run_info *info)
     info->last_step = sqlite3_column_int64(stmt, 13);
     info->checkpoints = sqlite3_column_int64(stmt, 14);
     info->conflicts = sqlite3_column_int64(stmt, 15);
+    ordo__copy(info->data_root, sizeof info->data_root, text_column(stmt, 16));
 }
 
 /* Reads one run by name. */
@@ -196,7 +198,7 @@ static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec,
     if (status == ORDO_OK)
         status = ordo__prepare(ledger,
                                "INSERT INTO runs (name, recipe_id, group_tag, baseline_id, lanes, "
-                               "digest_kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                               "digest_kind, data_root) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                                &stmt, err);
     if (status != ORDO_OK)
         return status;
@@ -208,6 +210,7 @@ static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec,
         sqlite3_bind_int64(stmt, 4, baseline_id);
     sqlite3_bind_int(stmt, 5, spec->lanes);
     sqlite3_bind_text(stmt, 6, spec->digest_kind ? spec->digest_kind : "ordo", -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 7, spec->data_root, -1, SQLITE_STATIC);
     if (sqlite3_step(stmt) == SQLITE_DONE)
         *run_id = sqlite3_last_insert_rowid(ledger->db);
     else

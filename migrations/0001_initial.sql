@@ -13,18 +13,24 @@ CREATE TABLE recipes (
     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT, WITHOUT ROWID;
 
--- One input file, identified by its content; chunk_table is the encoded list
--- of independently readable chunks (offsets, lengths, record counts).
+-- One input file's index, identified by its content and by what shapes the
+-- index (the text field read, lines per chunk of a plain .jsonl file; 0 for
+-- formats whose chunks are intrinsic). chunk_table holds per chunk four
+-- 8-byte little-endian numbers: offset, length in the file, length of its
+-- records, records. skipped counts empty documents left out.
 CREATE TABLE shards (
-    id          INTEGER PRIMARY KEY,
-    path        TEXT NOT NULL,
-    sha256      BLOB NOT NULL CHECK (length(sha256) = 32),
-    size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
-    records     INTEGER NOT NULL CHECK (records >= 0),
-    chunks      INTEGER NOT NULL CHECK (chunks >= 0),
-    chunk_table BLOB NOT NULL,
-    indexed_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-    UNIQUE (path, sha256)
+    id            INTEGER PRIMARY KEY,
+    path          TEXT NOT NULL,
+    sha256        BLOB NOT NULL CHECK (length(sha256) = 32),
+    text_field    TEXT NOT NULL,
+    chunk_records INTEGER NOT NULL CHECK (chunk_records >= 0),
+    size_bytes    INTEGER NOT NULL CHECK (size_bytes >= 0),
+    records       INTEGER NOT NULL CHECK (records >= 0),
+    skipped       INTEGER NOT NULL CHECK (skipped >= 0),
+    chunks        INTEGER NOT NULL CHECK (chunks >= 0),
+    chunk_table   BLOB NOT NULL CHECK (length(chunk_table) = 32 * chunks),
+    indexed_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (path, sha256, text_field, chunk_records)
 ) STRICT;
 
 -- Which shards, in which order, make up each source of a recipe.
@@ -49,7 +55,9 @@ CREATE TABLE token_estimates (
 
 -- A training job's data stream. lanes is the recipe's L; digest_kind says
 -- which digests it reports ('ordo' lane/batch digests, or a foreign kind
--- that is compared only with its own kind). step_count is the number of
+-- that is compared only with its own kind). data_root is the folder the
+-- recipe's relative shard paths were resolved in (not part of the data:
+-- moving a corpus keeps its recipe id). step_count is the number of
 -- its steps rows, kept by the recording transaction (count(*) would read
 -- every step row of the run).
 CREATE TABLE runs (
@@ -60,6 +68,7 @@ CREATE TABLE runs (
     baseline_id INTEGER REFERENCES runs (id),
     lanes       INTEGER NOT NULL CHECK (lanes >= 1),
     digest_kind TEXT NOT NULL DEFAULT 'ordo',
+    data_root   TEXT,
     step_count  INTEGER NOT NULL DEFAULT 0 CHECK (step_count >= 0),
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT;

@@ -11,15 +11,18 @@ CREATE TABLE recipes (
     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE shards (
-    id          INTEGER PRIMARY KEY,
-    path        TEXT NOT NULL,
-    sha256      BLOB NOT NULL CHECK (length(sha256) = 32),
-    size_bytes  INTEGER NOT NULL CHECK (size_bytes >= 0),
-    records     INTEGER NOT NULL CHECK (records >= 0),
-    chunks      INTEGER NOT NULL CHECK (chunks >= 0),
-    chunk_table BLOB NOT NULL,
-    indexed_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
-    UNIQUE (path, sha256)
+    id            INTEGER PRIMARY KEY,
+    path          TEXT NOT NULL,
+    sha256        BLOB NOT NULL CHECK (length(sha256) = 32),
+    text_field    TEXT NOT NULL,
+    chunk_records INTEGER NOT NULL CHECK (chunk_records >= 0),
+    size_bytes    INTEGER NOT NULL CHECK (size_bytes >= 0),
+    records       INTEGER NOT NULL CHECK (records >= 0),
+    skipped       INTEGER NOT NULL CHECK (skipped >= 0),
+    chunks        INTEGER NOT NULL CHECK (chunks >= 0),
+    chunk_table   BLOB NOT NULL CHECK (length(chunk_table) = 32 * chunks),
+    indexed_at    TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (path, sha256, text_field, chunk_records)
 ) STRICT;
 CREATE TABLE recipe_shards (
     recipe_id TEXT NOT NULL REFERENCES recipes (id),
@@ -45,6 +48,7 @@ CREATE TABLE runs (
     baseline_id INTEGER REFERENCES runs (id),
     lanes       INTEGER NOT NULL CHECK (lanes >= 1),
     digest_kind TEXT NOT NULL DEFAULT 'ordo',
+    data_root   TEXT,
     step_count  INTEGER NOT NULL DEFAULT 0 CHECK (step_count >= 0),
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 ) STRICT;

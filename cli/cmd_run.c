@@ -1,0 +1,318 @@
+/* ordo run / ordo resume: the job simulator's commands. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+
+static const char run_help[] =
+    "usage: ordo run RECIPE --name NAME --world-size W --steps N [options]\n\n"
+    "Plays a data-parallel job of W ranks in lockstep, each a loader over its\n"
+    "lanes, and records every step's lane digests and batch digest, the segment\n"
+    "with its lane plan, and checkpoints. Indexes the recipe first if needed.\n"
+    "Steps are numbered from 1; step N is the last.\n\n"
+    "  --db PATH               the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --name NAME             the run to record\n"
+    "  --world-size W          data-parallel ranks\n"
+    "  --steps N               last step\n"
+    "  --checkpoint-every K    checkpoint every K steps (and always at step N)\n"
+    "  --workers read=R,tokenize=T   workers per operator (default 1 each)\n"
+    "  --lane-binding logical|rank   logical lanes (default) or the standard\n"
+    "                          rank-sharded loader, kept for contrast\n"
+    "  --group TAG             ablation group\n"
+    "  --baseline RUN          run this one is checked against\n"
+    "  --quiet                 no summary line\n"
+    "  -h, --help              this help\n";
+
+static const char resume_help[] =
+    "usage: ordo resume NAME --world-size W --steps N [options]\n\n"
+    "Continues run NAME from its latest checkpoint (or the one at --from-step)\n"
+    "at a new world size, as a new segment, until step N. Every shard is\n"
+    "re-hashed first; a changed file refuses the resume. With --as NEW the\n"
+    "continuation is recorded as a new run NEW whose baseline is NAME.\n\n"
+    "  --db PATH               the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --world-size W          data-parallel ranks from now on\n"
+    "  --steps N               last step\n"
+    "  --from-step S           resume from the checkpoint at step S\n"
+    "  --as NEW                record the continuation as a new run\n"
+    "  --checkpoint-every K    checkpoint every K steps (and always at step N)\n"
+    "  --workers read=R,tokenize=T   workers per operator (default 1 each)\n"
+    "  --quiet                 no summary line\n"
+    "  -h, --help              this help\n";
+
+typedef struct {
+    const char *db, *name, *group, *baseline, *binding, *as, *target;
+    int world_size, read_workers, tokenize_workers, quiet;
+    int64_t steps, checkpoint_every, from_step;
+} run_args;
+
+static int parse_count(const char *text, int64_t max, int64_t *value)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > max)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+static const struct option run_options[] = {
+        {"db", required_argument, NULL, 'd'},        {"name", required_argument, NULL, 'n'},
+        {"world-size", required_argument, NULL, 'w'}, {"steps", required_argument, NULL, 's'},
+        {"checkpoint-every", required_argument, NULL, 'k'},
+        {"workers", required_argument, NULL, 'W'},   {"lane-binding", required_argument, NULL, 'b'},
+        {"group", required_argument, NULL, 'g'},     {"baseline", required_argument, NULL, 'B'},
+        {"from-step", required_argument, NULL, 'f'}, {"as", required_argument, NULL, 'a'},
+        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0}};
+
+static const char *option_name(int opt)
+{
+    for (const struct option *o = run_options; o->name; o++)
+        if (o->val == opt)
+            return o->name;
+    return "?";
+}
+
+static int parse_args(const char *command, int argc, char **argv, run_args *a)
+{
+    int resume = strcmp(command, "resume") == 0, opt;
+    int64_t world = 0;
+    memset(a, 0, sizeof *a);
+    a->read_workers = a->tokenize_workers = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
+        int bad = 0;
+        switch (opt) {
+        case 'd': a->db = optarg; break;
+        case 'n': bad = resume; a->name = optarg; break;
+        case 'w': bad = parse_count(optarg, 65536, &world); a->world_size = (int)world; break;
+        case 's': bad = parse_count(optarg, ORDO_STEP_MAX, &a->steps); break;
+        case 'k': bad = parse_count(optarg, ORDO_STEP_MAX, &a->checkpoint_every); break;
+        case 'f': bad = !resume || parse_count(optarg, ORDO_STEP_MAX, &a->from_step); break;
+        case 'W': bad = job_parse_workers(optarg, &a->read_workers, &a->tokenize_workers); break;
+        case 'b': bad = resume; a->binding = optarg; break;
+        case 'g': bad = resume; a->group = optarg; break;
+        case 'B': bad = resume; a->baseline = optarg; break;
+        case 'a': bad = !resume; a->as = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(resume ? resume_help : run_help, stdout); return -1;
+        default:
+            return cli_usage_error(command, "unknown or incomplete option '%s'",
+                                   argv[optind - 1]);
+        }
+        if (bad)
+            return cli_usage_error(command, "--%s %s'%s'", option_name(opt),
+                                   optarg ? "has a bad value " : "does not apply here ",
+                                   optarg ? optarg : "");
+    }
+    if (optind + 1 != argc)
+        return cli_usage_error(command, optind >= argc ? "which %s?" : "unexpected argument '%s'",
+                               optind >= argc ? (resume ? "run" : "recipe") : argv[optind + 1]);
+    a->target = argv[optind];
+    if (!resume && !a->name)
+        return cli_usage_error(command, "--name is required");
+    if (!a->world_size || !a->steps)
+        return cli_usage_error(command, "--world-size and --steps are required");
+    if (a->binding && strcmp(a->binding, "logical") && strcmp(a->binding, "rank"))
+        return cli_usage_error(command, "--lane-binding must be 'logical' or 'rank'");
+    return 0;
+}
+
+static void index_progress(uint64_t done, uint64_t total, void *context)
+{
+    (void)context;
+    job_progress("indexing", done, total);
+}
+
+static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, const job *j,
+                       int64_t start, int64_t resumed_from)
+{
+    int lanes = 0;
+    int *plan = job_lane_plan(j->recipe, j->world_size, j->rank_bound, &lanes);
+    char workers[64], host[256] = "";
+    snprintf(workers, sizeof workers, "{\"read\":%d,\"tokenize\":%d}", j->read_workers,
+             j->tokenize_workers);
+    gethostname(host, sizeof host - 1);
+    ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
+                              .lane_ranks = plan, .lane_binding = j->rank_bound ? "rank" : "logical",
+                              .workers = workers, .host = host[0] ? host : NULL,
+                              .resumed_from = resumed_from};
+    int64_t id = 0;
+    ordo_error err;
+    ordo_status status = plan ? ordo_segment_add(ledger, run, &spec, &id, &err) : ORDO_NOMEM;
+    free(plan);
+    if (status != ORDO_OK)
+        return status == ORDO_NOMEM ? EXIT_FAILURE_ : cli_fail(command, &err);
+    return EXIT_OK;
+}
+
+static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a,
+                     const char *data_root, job *j)
+{
+    ordo_error err;
+    if (ordo_recipe_index(recipe, ledger, a->quiet ? NULL : index_progress, NULL, &err) != ORDO_OK)
+        return cli_fail("run", &err);
+    ordo_recipe_info info;
+    ordo_recipe_describe(recipe, &info);
+    ordo_run_spec spec = {.name = a->name, .recipe_id = ordo_recipe_id(recipe),
+                          .group_tag = a->group, .baseline = a->baseline,
+                          .lanes = j->rank_bound ? a->world_size : info.lanes,
+                          .data_root = data_root};
+    ordo_run_info existing;
+    if (ordo_run_get(ledger, a->name, &existing, &err) == ORDO_OK)
+        return fprintf(stderr, "ordo run: run '%s' already exists (use 'ordo resume')\n",
+                       a->name), EXIT_FAILURE_;
+    /* Validate the job shape before recording anything. */
+    ordo_loader *probe = NULL;
+    ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
+                             .tokenize_workers = 1, .lane_binding = a->binding};
+    if (ordo_loader_open(recipe, &o, &probe, &err) != ORDO_OK)
+        return cli_fail("run", &err);
+    ordo_loader_close(probe);
+    if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
+        return cli_fail("run", &err);
+    return add_segment("run", ledger, j->run_id, j, 1, 0);
+}
+
+static char *folder_of(const char *path)
+{
+    char *real = realpath(path, NULL);
+    char *slash = real ? strrchr(real, '/') : NULL;
+    if (slash == real && real)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    return real;
+}
+
+/* Entry point of `ordo run`. */
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_args("run", argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? EXIT_OK : rc;
+    ordo_recipe *recipe = NULL;
+    ordo_error err;
+    if (ordo_recipe_load(a.target, &recipe, &err) != ORDO_OK)
+        return cli_fail("run", &err);
+    ordo_ledger *ledger = cli_open("run", a.db, 0);
+    char *root = folder_of(a.target);
+    job j = {.ledger = ledger, .recipe = recipe, .run_name = a.name, .world_size = a.world_size,
+             .rank_bound = a.binding && strcmp(a.binding, "rank") == 0,
+             .read_workers = a.read_workers, .tokenize_workers = a.tokenize_workers,
+             .last_step = a.steps, .checkpoint_every = a.checkpoint_every, .quiet = a.quiet};
+    rc = ledger && root ? start_run(ledger, recipe, &a, root, &j) : EXIT_FAILURE_;
+    if (rc == EXIT_OK)
+        rc = job_play("run", &j);
+    free(root);
+    ordo_ledger_close(ledger);
+    ordo_recipe_free(recipe);
+    return rc;
+}
+
+/* The run to continue, its recipe re-read from the ledger with every shard
+ * re-hashed, and the checkpoint to continue from. */
+typedef struct {
+    ordo_run_info run;
+    ordo_recipe *recipe;
+    ordo_checkpoint checkpoint;
+    int rank_bound;
+} resume_source;
+
+static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *src)
+{
+    ordo_error err;
+    char *canonical = NULL;
+    ordo_segment_info *segments = NULL;
+    size_t count = 0;
+    if (ordo_run_get(ledger, a->target, &src->run, &err) != ORDO_OK ||
+        ordo_checkpoint_get(ledger, src->run.id, a->from_step, &src->checkpoint, &err) != ORDO_OK ||
+        ordo_segments_list(ledger, src->run.id, &segments, &count, &err) != ORDO_OK ||
+        ordo_recipe_get(ledger, src->run.recipe_id, &canonical, &err) != ORDO_OK)
+        return cli_fail("resume", &err);
+    src->rank_bound = count > 0 && strcmp(segments[count - 1].lane_binding, "rank") == 0;
+    ordo_segments_free(segments, count);
+    ordo_status status = ordo_recipe_parse(canonical, strlen(canonical),
+                                           src->run.data_root[0] ? src->run.data_root : ".",
+                                           ORDO_RECIPE_VERIFY_SHARDS, &src->recipe, &err);
+    ordo_free(canonical);
+    if (status == ORDO_OK)
+        status = ordo_recipe_index(src->recipe, ledger, NULL, NULL, &err);
+    if (status != ORDO_OK)
+        return fprintf(stderr, "ordo resume: refused: %s\n", err.message), EXIT_FAILURE_;
+    if (a->steps <= src->checkpoint.step)
+        return cli_usage_error("resume", "--steps %lld is not after the checkpoint at step %lld",
+                               (long long)a->steps, (long long)src->checkpoint.step);
+    return EXIT_OK;
+}
+
+/* The run that records the continuation: the same one, or a fork. */
+static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src,
+                      job *j)
+{
+    ordo_error err;
+    j->run_id = src->run.id;
+    j->run_name = src->run.name;
+    if (a->as) {
+        ordo_run_spec spec = {.name = a->as, .recipe_id = src->run.recipe_id,
+                              .group_tag = src->run.group_tag[0] ? src->run.group_tag : NULL,
+                              .baseline = src->run.name, .lanes = src->run.lanes,
+                              .data_root = src->run.data_root[0] ? src->run.data_root : NULL};
+        ordo_run_info existing;
+        if (ordo_run_get(ledger, a->as, &existing, &err) == ORDO_OK)
+            return fprintf(stderr, "ordo resume: run '%s' already exists\n", a->as),
+                   EXIT_FAILURE_;
+        if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK ||
+            ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
+                                   src->checkpoint.state, src->checkpoint.state_size,
+                                   &err) != ORDO_OK)
+            return cli_fail("resume", &err);
+        j->run_name = a->as;
+    }
+    return add_segment("resume", ledger, j->run_id, j, src->checkpoint.step + 1,
+                       src->checkpoint.step);
+}
+
+/* Entry point of `ordo resume`. */
+int cmd_resume(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_args("resume", argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? EXIT_OK : rc;
+    ordo_ledger *ledger = cli_open("resume", a.db, 0);
+    resume_source src = {0};
+    rc = ledger ? load_source(ledger, &a, &src) : EXIT_FAILURE_;
+    job j = {.ledger = ledger, .recipe = src.recipe, .world_size = a.world_size,
+             .rank_bound = src.rank_bound, .read_workers = a.read_workers,
+             .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
+             .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
+             .resume_size = src.checkpoint.state_size, .quiet = a.quiet};
+    if (rc == EXIT_OK) {
+        /* Validate the new world size before recording anything. */
+        ordo_loader *probe = NULL;
+        ordo_error err;
+        ordo_loader_options o = {.rank = 0, .world_size = a.world_size, .read_workers = 1,
+                                 .tokenize_workers = 1,
+                                 .lane_binding = src.rank_bound ? "rank" : "logical",
+                                 .resume = src.checkpoint.state,
+                                 .resume_size = src.checkpoint.state_size};
+        if (ordo_loader_open(src.recipe, &o, &probe, &err) != ORDO_OK)
+            rc = cli_fail("resume", &err);
+        ordo_loader_close(probe);
+    }
+    if (rc == EXIT_OK)
+        rc = target_run(ledger, &a, &src, &j);
+    if (rc == EXIT_OK)
+        rc = job_play("resume", &j);
+    ordo_checkpoint_free(&src.checkpoint);
+    ordo_recipe_free(src.recipe);
+    ordo_ledger_close(ledger);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/* The job simulator: plays every rank's loader in lockstep and records each
+ * step's lane digests and batch digest, and the checkpoints. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+
+#define RECORD_BATCH 256
+
+typedef struct {
+    const job *j;
+    ordo_loader **loaders;
+    int lanes;              /* lanes of the whole job */
+    int source_count;
+    ordo_step *steps;       /* pending records */
+    unsigned char *digests; /* RECORD_BATCH × lanes × 32 */
+    int64_t *sources;       /* RECORD_BATCH × source_count */
+    size_t pending;
+    int64_t checkpoint_bytes;
+} player;
+
+/* Progress on stderr, only for a terminal. */
+void job_progress(const char *what, uint64_t done, uint64_t total)
+{
+    if (!isatty(2) || total == 0)
+        return;
+    int width = 30, filled = (int)((double)done / (double)total * width);
+    fprintf(stderr, "\r%-10s [%.*s%*s] %llu/%llu", what, filled,
+            "##############################", width - filled, "", (unsigned long long)done,
+            (unsigned long long)total);
+    if (done >= total)
+        fputc('\n', stderr);
+}
+
+int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers)
+{
+    char buffer[128];
+    if (strlen(text) >= sizeof buffer)
+        return -1;
+    strcpy(buffer, text);
+    for (char *part = strtok(buffer, ","); part; part = strtok(NULL, ",")) {
+        char *eq = strchr(part, '=');
+        char *end = NULL;
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        long n = strtol(eq + 1, &end, 10);
+        if (!*(eq + 1) || *end || n < 1 || n > 256)
+            return -1;
+        if (strcmp(part, "read") == 0)
+            *read_workers = (int)n;
+        else if (strcmp(part, "tokenize") == 0)
+            *tokenize_workers = (int)n;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, int *lanes)
+{
+    ordo_recipe_info info;
+    ordo_recipe_describe(recipe, &info);
+    *lanes = rank_bound ? world_size : info.lanes;
+    int *plan = malloc((size_t)*lanes * sizeof *plan);
+    for (int l = 0; plan && l < *lanes; l++)
+        plan[l] = rank_bound ? l : ordo_lane_rank(info.lanes, world_size, l);
+    return plan;
+}
+
+static int flush_records(const char *command, player *p)
+{
+    if (p->pending == 0)
+        return EXIT_OK;
+    ordo_record_result result;
+    ordo_error err;
+    if (ordo_steps_record(p->j->ledger, p->j->run_id, p->steps, p->pending, &result, &err) !=
+        ORDO_OK)
+        return cli_fail(command, &err);
+    if (result.conflicts)
+        fprintf(stderr, "ordo %s: %zu steps differ from what run '%s' recorded before "
+                        "(first: step %lld); kept as conflicts\n",
+                command, result.conflicts, p->j->run_name,
+                (long long)result.first_conflict_step);
+    p->pending = 0;
+    return EXIT_OK;
+}
+
+static int checkpoint(const char *command, player *p, int64_t step)
+{
+    int world = p->j->world_size, rc = flush_records(command, p);
+    unsigned char **states = calloc((size_t)world, sizeof *states);
+    size_t *sizes = calloc((size_t)world, sizeof *sizes);
+    ordo_error err = {0};
+    ordo_status status = states && sizes ? ORDO_OK : ORDO_NOMEM;
+    for (int r = 0; rc == EXIT_OK && status == ORDO_OK && r < world; r++)
+        status = ordo_loader_checkpoint(p->loaders[r], &states[r], &sizes[r], &err);
+    unsigned char *merged = NULL;
+    size_t size = 0;
+    if (rc == EXIT_OK && status == ORDO_OK)
+        status = ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world,
+                                       &merged, &size, &err);
+    if (rc == EXIT_OK && status == ORDO_OK)
+        status = ordo_checkpoint_record(p->j->ledger, p->j->run_id, step, p->lanes, merged,
+                                        size, &err);
+    for (int r = 0; states && r < world; r++)
+        ordo_free(states[r]);
+    free(states);
+    free(sizes);
+    ordo_free(merged);
+    p->checkpoint_bytes = (int64_t)size;
+    if (rc == EXIT_OK && status != ORDO_OK)
+        rc = err.message[0] ? cli_fail(command, &err) : EXIT_FAILURE_;
+    return rc;
+}
+
+/* One step: every rank's batch, lane digests placed by lane number. */
+static int play_step(const char *command, player *p)
+{
+    ordo_step *s = &p->steps[p->pending];
+    unsigned char *digests = p->digests + p->pending * (size_t)p->lanes * ORDO_DIGEST_SIZE;
+    int64_t *sources = p->sources + p->pending * (size_t)p->source_count;
+    int64_t step = 0, tokens = 0, pad = 0;
+    memset(sources, 0, (size_t)p->source_count * sizeof *sources);
+    for (int r = 0; r < p->j->world_size; r++) {
+        ordo_batch b;
+        ordo_error err;
+        if (ordo_loader_next(p->loaders[r], &b, &err) != ORDO_OK)
+            return cli_fail(command, &err);
+        for (int i = 0; i < b.lane_count; i++)
+            memcpy(digests + (size_t)b.lanes[i] * ORDO_DIGEST_SIZE,
+                   b.lane_digests + (size_t)i * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
+        for (int i = 0; i < b.source_count; i++)
+            sources[i] += b.source_tokens[i];
+        tokens += (int64_t)b.rows * b.seq_len;
+        pad += b.pad_tokens;
+        step = b.step;
+    }
+    ordo_step_init(s, step);
+    s->lane_digests = digests;
+    s->lane_count = p->lanes;
+    ordo_batch_digest(digests, p->lanes, s->batch_digest);
+    s->tokens = tokens;
+    s->pad_tokens = pad;
+    s->source_tokens = sources;
+    s->source_count = p->source_count;
+    p->pending++;
+    return EXIT_OK;
+}
+
+static int open_loaders(const char *command, player *p)
+{
+    const job *j = p->j;
+    for (int r = 0; r < j->world_size; r++) {
+        ordo_loader_options o = {.rank = r, .world_size = j->world_size,
+                                 .read_workers = j->read_workers,
+                                 .tokenize_workers = j->tokenize_workers,
+                                 .lane_binding = j->rank_bound ? "rank" : "logical",
+                                 .resume = j->resume, .resume_size = j->resume_size};
+        ordo_error err;
+        if (ordo_loader_open(j->recipe, &o, &p->loaders[r], &err) != ORDO_OK)
+            return cli_fail(command, &err);
+    }
+    return EXIT_OK;
+}
+
+static int play(const char *command, player *p, int64_t first)
+{
+    const job *j = p->j;
+    int rc = open_loaders(command, p);
+    for (int64_t step = first; rc == EXIT_OK && step <= j->last_step; step++) {
+        rc = play_step(command, p);
+        if (rc == EXIT_OK && p->pending == RECORD_BATCH)
+            rc = flush_records(command, p);
+        int due = j->checkpoint_every > 0 && step % j->checkpoint_every == 0;
+        if (rc == EXIT_OK && (due || step == j->last_step))
+            rc = checkpoint(command, p, step);
+        if (!j->quiet)
+            job_progress("steps", (uint64_t)(step - first + 1),
+                         (uint64_t)(j->last_step - first + 1));
+    }
+    if (rc == EXIT_OK)
+        rc = flush_records(command, p);
+    return rc;
+}
+
+int job_play(const char *command, const job *j)
+{
+    ordo_recipe_info info;
+    ordo_recipe_describe(j->recipe, &info);
+    int64_t first = 1;
+    ordo_error err;
+    if (j->resume && ordo_checkpoint_describe(j->resume, j->resume_size, NULL, &first, &err) !=
+                         ORDO_OK)
+        return cli_fail(command, &err);
+    first = j->resume ? first + 1 : 1;
+    player p = {j, calloc((size_t)j->world_size, sizeof(ordo_loader *)),
+                j->rank_bound ? j->world_size : info.lanes, info.source_count, NULL, NULL,
+                NULL, 0, 0};
+    p.steps = calloc(RECORD_BATCH, sizeof *p.steps);
+    p.digests = malloc(RECORD_BATCH * (size_t)p.lanes * ORDO_DIGEST_SIZE);
+    p.sources = malloc(RECORD_BATCH * (size_t)(p.source_count ? p.source_count : 1) *
+                       sizeof *p.sources);
+    int rc = p.loaders && p.steps && p.digests && p.sources ? play(command, &p, first)
+                                                            : EXIT_FAILURE_;
+    for (int r = 0; p.loaders && r < j->world_size; r++)
+        ordo_loader_close(p.loaders[r]);
+    free(p.loaders);
+    free(p.steps);
+    free(p.digests);
+    free(p.sources);
+    if (rc == EXIT_OK && !j->quiet)
+        printf("run %s: steps %lld-%lld at world size %d (%s lanes), checkpoint %lld bytes "
+               "(%.1f per lane)\n", j->run_name, (long long)first, (long long)j->last_step,
+               j->world_size, j->rank_bound ? "rank-bound" : "logical",
+               (long long)p.checkpoint_bytes, (double)p.checkpoint_bytes / p.lanes);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* The job simulator: W data-parallel ranks in lockstep, recording into the
+ * ledger (shared by `ordo run` and `ordo resume`). */
+#ifndef ORDO_CLI_JOB_H
+#define ORDO_CLI_JOB_H
+
+#include "cli.h"
+
+typedef struct job {
+    ordo_ledger *ledger;
+    const ordo_recipe *recipe;
+    int64_t run_id;
+    const char *run_name;
+    int world_size;
+    int rank_bound;
+    int read_workers, tokenize_workers;
+    int64_t last_step;        /* play until this step */
+    int64_t checkpoint_every; /* 0: only at the end */
+    const void *resume;       /* merged checkpoint, or NULL */
+    size_t resume_size;
+    int quiet;
+} job;
+
+/* Lane plan of a segment: lane_ranks[l] for every lane (caller frees). */
+int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, int *lanes);
+
+/* Plays the job from its current step to last_step; returns an exit code
+ * and prints why on failure. */
+int job_play(const char *command, const job *j);
+
+/* Parses "read=2,tokenize=2" (either may be left out). 0 on success. */
+int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers);
+
+/* A progress bar on stderr when it is a terminal. */
+void job_progress(const char *what, uint64_t done, uint64_t total);
+
+#endif

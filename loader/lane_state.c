@@ -1,0 +1,244 @@
+/* Checkpoints: varint encoding of per-lane replay state (design §6). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lane_state.h"
+
+#define MAX_LANE_RECORDS (1u << 20)
+
+typedef struct {
+    unsigned char *data;
+    size_t size, capacity;
+    int failed;
+} writer;
+
+static void put(writer *w, uint64_t v)
+{
+    do {
+        if (w->size == w->capacity) {
+            size_t cap = w->capacity ? 2 * w->capacity : 256;
+            unsigned char *grown = realloc(w->data, cap);
+            if (!grown) {
+                w->failed = 1;
+                return;
+            }
+            w->data = grown;
+            w->capacity = cap;
+        }
+        unsigned char byte = v & 0x7f;
+        v >>= 7;
+        w->data[w->size++] = byte | (v ? 0x80 : 0);
+    } while (v);
+}
+
+typedef struct {
+    const unsigned char *data;
+    size_t size, at;
+    int failed;
+} reader;
+
+static uint64_t get(reader *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->at >= r->size) {
+            r->failed = 1;
+            return 0;
+        }
+        unsigned char byte = r->data[r->at++];
+        v |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+            return v;
+    }
+    r->failed = 1;
+    return 0;
+}
+
+/* Encodes a state. */
+ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_t *size,
+                               ordo_error *err)
+{
+    writer w = {0};
+    put(&w, 1);
+    put(&w, s->rank_bound ? 1 : 0);
+    put(&w, s->step);
+    put(&w, s->stride);
+    put(&w, s->sources);
+    for (uint32_t i = 0; i < s->sources; i++)
+        put(&w, s->base[i]);
+    put(&w, s->lane_count);
+    for (uint64_t l = 0; l < s->lane_count; l++) {
+        const ordo__lane_record *rec = &s->lanes[l];
+        put(&w, rec->lane);
+        put(&w, rec->epoch);
+        put(&w, rec->delivered);
+        for (uint32_t i = 0; i < s->sources; i++)
+            put(&w, rec->taken[i]);
+        for (uint32_t i = 0; i < s->sources; i++)
+            put(&w, rec->estimated[i]);
+    }
+    if (w.failed) {
+        free(w.data);
+        return ordo__error(err, ORDO_NOMEM, "out of memory encoding a checkpoint");
+    }
+    *data = w.data;
+    *size = w.size;
+    return ORDO_OK;
+}
+
+void ordo__state_free(ordo__state *s)
+{
+    for (uint64_t l = 0; s->lanes && l < s->lane_count; l++) {
+        free(s->lanes[l].taken);
+        free(s->lanes[l].estimated);
+    }
+    free(s->lanes);
+    free(s->base);
+    memset(s, 0, sizeof *s);
+}
+
+static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
+{
+    for (uint64_t l = 0; l < s->lane_count && !r->failed; l++) {
+        ordo__lane_record *rec = &s->lanes[l];
+        rec->lane = get(r);
+        rec->epoch = get(r);
+        rec->delivered = get(r);
+        rec->taken = calloc(s->sources ? s->sources : 1, sizeof(uint64_t));
+        rec->estimated = calloc(s->sources ? s->sources : 1, sizeof(uint64_t));
+        if (!rec->taken || !rec->estimated)
+            return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
+        for (uint32_t i = 0; i < s->sources; i++)
+            rec->taken[i] = get(r);
+        for (uint32_t i = 0; i < s->sources; i++)
+            rec->estimated[i] = get(r);
+        if (!r->failed && (rec->lane >= s->stride || (l > 0 && rec->lane <= s->lanes[l - 1].lane)))
+            return ordo__error(err, ORDO_INVALID,
+                               "checkpoint: lane %llu at byte %zu is out of order or beyond "
+                               "%llu lanes", (unsigned long long)rec->lane, r->at,
+                               (unsigned long long)s->stride);
+    }
+    return ORDO_OK;
+}
+
+/* Decodes and validates a checkpoint. */
+ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, ordo_error *err)
+{
+    memset(s, 0, sizeof *s);
+    reader r = {data, size, 0, 0};
+    uint64_t version = get(&r), binding = get(&r);
+    if (!r.failed && (version != 1 || binding > 1))
+        return ordo__error(err, ORDO_INVALID, "checkpoint: unknown version %llu or binding %llu",
+                           (unsigned long long)version, (unsigned long long)binding);
+    s->rank_bound = (int)binding;
+    s->step = get(&r);
+    s->stride = get(&r);
+    uint64_t sources = get(&r);
+    if (!r.failed && (sources == 0 || sources > 4096 || s->stride == 0 || s->stride > 65536))
+        return ordo__error(err, ORDO_INVALID, "checkpoint: implausible shape (%llu sources, "
+                                              "%llu lanes)", (unsigned long long)sources,
+                           (unsigned long long)s->stride);
+    s->sources = (uint32_t)sources;
+    s->base = calloc(sources ? sources : 1, sizeof *s->base);
+    if (!s->base)
+        return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
+    for (uint32_t i = 0; i < s->sources && !r.failed; i++)
+        s->base[i] = get(&r);
+    s->lane_count = get(&r);
+    if (!r.failed && s->lane_count > s->stride) {
+        ordo__state_free(s);
+        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu lane records for %llu lanes",
+                           (unsigned long long)s->lane_count, (unsigned long long)s->stride);
+    }
+    s->lanes = r.failed ? NULL : calloc(s->lane_count ? s->lane_count : 1, sizeof *s->lanes);
+    ordo_status status = ORDO_OK;
+    if (!r.failed && !s->lanes)
+        status = ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
+    if (status == ORDO_OK && !r.failed)
+        status = decode_lanes(&r, s, err);
+    if (status == ORDO_OK && (r.failed || r.at != size))
+        status = ordo__error(err, ORDO_INVALID, "checkpoint is %s at byte %zu of %zu",
+                             r.failed ? "truncated or malformed" : "followed by extra bytes",
+                             r.at, size);
+    if (status != ORDO_OK)
+        ordo__state_free(s);
+    return status;
+}
+
+static int same_shape(const ordo__state *a, const ordo__state *b)
+{
+    return a->rank_bound == b->rank_bound && a->step == b->step && a->stride == b->stride &&
+           a->sources == b->sources &&
+           memcmp(a->base, b->base, a->sources * sizeof *a->base) == 0;
+}
+
+static int by_lane(const void *x, const void *y)
+{
+    const ordo__lane_record *a = x, *b = y;
+    return (a->lane > b->lane) - (a->lane < b->lane);
+}
+
+/* Joins per-rank checkpoints; see ordo.h. */
+ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size_t *sizes,
+                                  int count, unsigned char **merged, size_t *size,
+                                  ordo_error *err)
+{
+    if (count < 1)
+        return ordo__error(err, ORDO_INVALID, "no checkpoints to merge");
+    ordo__state all = {0}, part;
+    ordo_status status = ORDO_OK;
+    for (int i = 0; i < count && status == ORDO_OK; i++) {
+        status = ordo__state_decode(states[i], sizes[i], &part, err);
+        if (status != ORDO_OK)
+            break;
+        if (i == 0) {
+            all = part;
+            continue;
+        }
+        if (!same_shape(&all, &part))
+            status = ordo__error(err, ORDO_INVALID, "checkpoint of rank %d is of another step "
+                                                    "or shape", i);
+        ordo__lane_record *grown =
+            status == ORDO_OK ? realloc(all.lanes, (all.lane_count + part.lane_count) *
+                                                       sizeof *grown)
+                              : NULL;
+        if (status == ORDO_OK && !grown)
+            status = ordo__error(err, ORDO_NOMEM, "out of memory merging checkpoints");
+        if (status == ORDO_OK) {
+            all.lanes = grown;
+            memcpy(all.lanes + all.lane_count, part.lanes, part.lane_count * sizeof *grown);
+            all.lane_count += part.lane_count;
+            free(part.lanes);
+            part.lanes = NULL;
+            part.lane_count = 0;
+        }
+        ordo__state_free(&part);
+    }
+    if (status == ORDO_OK) {
+        qsort(all.lanes, all.lane_count, sizeof *all.lanes, by_lane);
+        for (uint64_t l = 1; l < all.lane_count && status == ORDO_OK; l++)
+            if (all.lanes[l].lane == all.lanes[l - 1].lane)
+                status = ordo__error(err, ORDO_INVALID, "lane %llu appears in two checkpoints",
+                                     (unsigned long long)all.lanes[l].lane);
+    }
+    if (status == ORDO_OK)
+        status = ordo__state_encode(&all, merged, size, err);
+    ordo__state_free(&all);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Lanes and step of a checkpoint. */
+ordo_status ordo_checkpoint_describe(const void *data, size_t size, int *lanes, int64_t *step,
+                                     ordo_error *err)
+{
+    ordo__state s;
+    ordo_status status = ordo__state_decode(data, size, &s, err);
+    if (status != ORDO_OK)
+        return status;
+    if (lanes)
+        *lanes = (int)s.lane_count;
+    if (step)
+        *step = (int64_t)s.step;
+    ordo__state_free(&s);
+    return ordo__ok(err);
+}

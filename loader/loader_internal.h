@@ -1,0 +1,130 @@
+/* The loader's internals: lanes, work items, worker pools. */
+#ifndef ORDO_LOADER_INTERNAL_H
+#define ORDO_LOADER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "recipe_model.h"
+#include "rng.h"
+#include "schedule.h"
+#include "tokenizer.h"
+
+/* One packed sample (a single allocation). */
+typedef struct ordo__sample {
+    uint64_t epoch;          /* flush epoch that produced it */
+    uint32_t pad;            /* padding tokens */
+    uint32_t *tokens;        /* seq_len ids */
+    uint32_t *source_tokens; /* tokens per source */
+    uint8_t *doc_start;      /* seq_len flags */
+} ordo__sample;
+
+/* One chunk travelling through read -> tokenize, numbered in its lane. */
+typedef struct ordo__work {
+    struct ordo__lane *lane;
+    struct ordo__work *next; /* queue link */
+    uint64_t seq;
+    uint32_t source;
+    ordo__chunk_ref ref;
+    /* read: the chunk's documents, concatenated */
+    char *text;
+    size_t text_len, text_cap;
+    size_t *doc_len;
+    size_t doc_count, doc_cap;
+    /* tokenize: tokens of every document, each followed by end-of-text */
+    ordo__tokens tokens;
+    size_t *doc_offset; /* where each document starts in tokens */
+    size_t offset_cap;
+    int done; /* set under the loader's lock */
+    ordo_status status;
+    ordo_error err;
+} ordo__work;
+
+/* The work-source state at the start of a flush epoch. */
+typedef struct ordo__snapshot {
+    uint64_t epoch;
+    uint64_t *taken, *estimated;
+} ordo__snapshot;
+
+typedef struct ordo__lane {
+    struct ordo_loader *loader;
+    int index; /* global lane number */
+    ordo__schedule schedule;
+    uint64_t issued, consumed; /* chunk numbers */
+    ordo__work *ring;          /* prefetch slots, by seq % prefetch */
+    ordo__snapshot *snapshots;
+    size_t snapshot_count;
+    /* pack */
+    ordo__sample *partial;
+    size_t fill;
+    /* shuffle */
+    ordo__sample **window;
+    size_t window_count;
+    ordo__rng rng;
+    uint64_t rng_epoch;
+    /* samples ready to deliver, FIFO */
+    ordo__sample **out;
+    size_t out_head, out_count, out_cap;
+    /* delivery */
+    uint64_t delivered_epoch, delivered_in_epoch, discard;
+} ordo__lane;
+
+struct ordo_loader {
+    const ordo_recipe *recipe;
+    int rank, world_size, rank_bound, unordered;
+    int lane_count;       /* lanes this rank owns */
+    int stride;           /* lanes of the whole job: L, or W when rank-bound */
+    int per_lane;         /* samples per lane per step */
+    int prefetch;
+    uint64_t *base;       /* per-source stream offsets (rank-bound re-shard) */
+    int64_t step;         /* batches returned */
+    ordo__lane *lanes;
+    /* workers */
+    pthread_mutex_t mutex;
+    pthread_cond_t read_ready, tokenize_ready, work_done;
+    ordo__work *read_head, *read_tail, *tokenize_head, *tokenize_tail;
+    pthread_t *threads;
+    int thread_count, stopping;
+    int read_workers, tokenize_workers;
+    /* the batch handed out */
+    uint32_t *tokens;
+    uint8_t *doc_start;
+    int *lane_ids;
+    unsigned char *lane_digests;
+    int64_t *source_tokens;
+    EVP_MD_CTX *digest_ctx;
+};
+
+/* Lanes (lane.c). */
+ordo_status ordo__lane_init(ordo__lane *lane, struct ordo_loader *loader, int index,
+                            ordo_error *err);
+void ordo__lane_free(ordo__lane *lane);
+/* Packs a finished chunk (in order) and moves samples to the output. */
+ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *work, ordo_error *err);
+/* Takes the next sample from the output (NULL when none); the caller
+ * frees it with free(). */
+ordo__sample *ordo__lane_take(ordo__lane *lane);
+/* Issues chunks while fewer than `prefetch` are in flight; returns the
+ * work items to queue through `issue`. */
+ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *err);
+/* Sets a lane to resume at flush epoch `epoch` with the given schedule
+ * state, discarding `delivered` samples. */
+ordo_status ordo__lane_resume(ordo__lane *lane, uint64_t epoch, uint64_t delivered,
+                              const uint64_t *taken, const uint64_t *estimated, ordo_error *err);
+/* The snapshot of the epoch the lane last delivered from. */
+const ordo__snapshot *ordo__lane_snapshot(const ordo__lane *lane);
+
+/* Workers (pool.c). */
+ordo_status ordo__pool_start(struct ordo_loader *loader, ordo_error *err);
+void ordo__pool_stop(struct ordo_loader *loader);
+/* Queues work items for reading (caller holds no lock). */
+void ordo__pool_submit(struct ordo_loader *loader, ordo__work *first);
+/* Waits until `work` is done. */
+void ordo__pool_wait(struct ordo_loader *loader, ordo__work *work);
+/* Unordered debug mode: waits for any done item of the lane in flight. */
+ordo__work *ordo__pool_wait_any(struct ordo_loader *loader, ordo__lane *lane);
+
+/* The read and tokenize operators (stateless). */
+void ordo__op_read(const ordo_recipe *recipe, ordo__work *work);
+void ordo__op_tokenize(const ordo_recipe *recipe, ordo__work *work);
+
+#endif

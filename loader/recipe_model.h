@@ -1,0 +1,84 @@
+/* The parsed recipe and its plan (chunk tables, token estimates); internal. */
+#ifndef ORDO_RECIPE_MODEL_H
+#define ORDO_RECIPE_MODEL_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+enum ordo__format { ORDO_FORMAT_JSONL, ORDO_FORMAT_JSONL_ZST, ORDO_FORMAT_TXT };
+
+enum ordo__tokenizer_kind { ORDO_TOKENIZER_BYTES };
+
+/* One independently readable piece of a shard. */
+typedef struct ordo__chunk {
+    uint64_t offset;     /* bytes into the file */
+    uint64_t length;     /* bytes in the file (compressed for .zst) */
+    uint64_t raw_length; /* bytes of records once decompressed */
+    uint32_t records;    /* records (documents) it holds, skips included */
+} ordo__chunk;
+
+typedef struct ordo__shard {
+    char *path; /* as in the recipe: relative to the data root unless absolute */
+    unsigned char sha256[ORDO_DIGEST_SIZE];
+    uint64_t size;
+    enum ordo__format format;
+    /* plan: */
+    ordo__chunk *chunks;
+    uint32_t chunk_count;
+    uint64_t records;
+    uint64_t skipped; /* empty documents, counted and left out */
+} ordo__shard;
+
+/* A source's chunk, by shard and chunk index. */
+typedef struct ordo__chunk_ref {
+    uint32_t shard;
+    uint32_t chunk;
+} ordo__chunk_ref;
+
+typedef struct ordo__source {
+    char *name;
+    double weight;
+    char *text_field;
+    ordo__shard *shards;
+    uint32_t shard_count;
+    /* plan: */
+    ordo__chunk_ref *chunks; /* every chunk of every shard, in recipe order */
+    uint32_t chunk_count;
+    uint64_t sample_records, sample_bytes, sample_tokens; /* token estimation */
+    uint64_t share; /* weight / total weight in units of 2^-30 */
+} ordo__source;
+
+struct ordo_recipe {
+    char *data_root; /* absolute folder the relative paths are resolved in */
+    char *name;
+    uint64_t seed;
+    int seq_len, global_batch, lanes, flush_every, shuffle_window;
+    int chunk_records;    /* lines per chunk of a plain .jsonl shard */
+    int estimate_records; /* records sampled per source for token estimation */
+    enum ordo__tokenizer_kind tokenizer;
+    ordo__source *sources;
+    uint32_t source_count;
+    char *canonical;
+    char id[ORDO_DIGEST_HEX_SIZE];
+    int planned; /* chunk tables and estimates are present */
+};
+
+#define ORDO__SHARE_ONE ((uint64_t)1 << 30)
+
+/* Full path of a shard (data root joined with its path); caller frees. */
+char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
+
+/* Reads a whole file of at most `max` bytes; *data (NUL-terminated) is
+ * owned by the caller. */
+ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *size,
+                            ordo_error *err);
+
+/* SHA-256 and size of a file; ORDO_IO naming it when unreadable. */
+ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
+                              uint64_t *size, ordo_error *err);
+
+/* Builds every source's flat chunk list and integer shares (plan done). */
+ordo_status ordo__recipe_finish_plan(ordo_recipe *recipe, ordo_error *err);
+
+#endif

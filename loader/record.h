@@ -1,0 +1,33 @@
+/* Records: splitting chunk bytes into documents (internal). */
+#ifndef ORDO_RECORD_H
+#define ORDO_RECORD_H
+
+#include "recipe_model.h"
+
+/* Called for each document kept (non-empty text); non-zero stops. */
+typedef int (*ordo__doc_fn)(void *context, const char *text, size_t len);
+
+/* Where the bytes came from, for error messages. */
+typedef struct ordo__origin {
+    const char *path;     /* shard file */
+    uint64_t frame;       /* file offset of the zstd frame; UINT64_MAX for plain bytes */
+    uint64_t base;        /* file (or frame content) offset of the buffer's first byte */
+} ordo__origin;
+
+/* Splits `data` into records of `format`, extracting `text_field` from each
+ * JSON line, and calls `fn` for every non-empty document. Empty documents
+ * and blank lines are counted in *skipped. A malformed record is an error
+ * naming the file and byte offset. *records (may be NULL) gets the count of
+ * documents kept. */
+ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
+                               const char *text_field, const ordo__origin *origin,
+                               ordo__doc_fn fn, void *context, uint64_t *records,
+                               uint64_t *skipped, ordo_error *err);
+
+/* Reads one chunk of a shard (pread + zstd) into *data (caller frees);
+ * *len receives its raw length. */
+ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
+                             const ordo__chunk *chunk, char **data, size_t *len,
+                             ordo_error *err);
+
+#endif

@@ -1,0 +1,51 @@
+/* The work source of one lane (design §4), internal. A pure function of
+ * (recipe, lane, stride, base offsets): it never reads the world size, a
+ * rank or a worker count. */
+#ifndef ORDO_SCHEDULE_H
+#define ORDO_SCHEDULE_H
+
+#include "recipe_model.h"
+
+/* Where a lane's schedule stands: per source, chunks taken and estimated
+ * tokens taken. This is all a checkpoint keeps of it. */
+typedef struct ordo__ws_state {
+    uint64_t *taken;
+    uint64_t *estimated;
+} ordo__ws_state;
+
+/* The next chunk a lane reads. */
+typedef struct ordo__pick {
+    uint32_t source;
+    ordo__chunk_ref ref;
+} ordo__pick;
+
+typedef struct ordo__schedule {
+    const ordo_recipe *recipe;
+    uint64_t lane, stride; /* the lane takes stream positions lane + k * stride */
+    uint64_t *base;        /* per-source stream offset (0 unless re-sharded) */
+    ordo__ws_state state;
+    uint32_t **order;      /* per source: the chunk order of order_epoch */
+    uint64_t *order_epoch; /* UINT64_MAX when not yet made */
+} ordo__schedule;
+
+/* Sets a schedule up at its start (all zero); base may be NULL. */
+ordo_status ordo__schedule_init(ordo__schedule *s, const ordo_recipe *recipe, uint64_t lane,
+                                uint64_t stride, const uint64_t *base, ordo_error *err);
+
+/* Frees what the schedule holds. */
+void ordo__schedule_free(ordo__schedule *s);
+
+/* Picks the next chunk: the source furthest behind its token share (ties
+ * to the lower index), then that source's next stream position. */
+ordo_status ordo__schedule_next(ordo__schedule *s, ordo__pick *pick, ordo_error *err);
+
+/* Copies a state (arrays of source_count) into/out of the schedule. */
+void ordo__schedule_save(const ordo__schedule *s, uint64_t *taken, uint64_t *estimated);
+void ordo__schedule_restore(ordo__schedule *s, const uint64_t *taken, const uint64_t *estimated);
+
+/* Estimated tokens of a chunk of source `source`: its record bytes times
+ * the source's measured tokens per byte, at least 1. */
+uint64_t ordo__estimated_tokens(const ordo_recipe *recipe, uint32_t source,
+                                const ordo__chunk *chunk);
+
+#endif

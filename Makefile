@@ -91,9 +91,7 @@ bench: $(BUILD)/bench_ledger
 demo: all $(BUILD)/record_run
 	BUILD=$(BUILD) scripts/demo.sh
 
-$(BUILD)/ordo.pc: scripts/ordo.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|' $< > $@
-install: all $(BUILD)/ordo.pc
+install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(BUILD)/ordo $(DESTDIR)$(PREFIX)/bin/ordo
 	install -m 644 $(BUILD)/libordo.a $(DESTDIR)$(PREFIX)/lib/libordo.a
@@ -101,7 +99,8 @@ install: all $(BUILD)/ordo.pc
 	ln -sf libordo.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libordo.so.0
 	ln -sf libordo.so.0 $(DESTDIR)$(PREFIX)/lib/libordo.so
 	install -m 644 loader/ordo.h $(DESTDIR)$(PREFIX)/include/ordo.h
-	install -m 644 $(BUILD)/ordo.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ordo.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|' \
+	  scripts/ordo.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ordo.pc
 
 clean:
 	rm -rf build

@@ -49,8 +49,9 @@ static void free_snapshots(ordo__lane *lane, size_t keep_from)
         free(lane->snapshots[i].taken);
         free(lane->snapshots[i].estimated);
     }
-    memmove(lane->snapshots, lane->snapshots + keep_from,
-            (lane->snapshot_count - keep_from) * sizeof *lane->snapshots);
+    if (keep_from > 0 && lane->snapshot_count > keep_from)
+        memmove(lane->snapshots, lane->snapshots + keep_from,
+                (lane->snapshot_count - keep_from) * sizeof *lane->snapshots);
     lane->snapshot_count -= keep_from;
 }
 

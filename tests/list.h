@@ -44,6 +44,20 @@
     X(cli_db_defaults_to_env_then_ordo_db)             \
     X(cli_runs_table_and_json)                         \
     X(cli_show_text_and_json)                          \
-    X(cli_refuses_bad_ledgers)
+    X(cli_refuses_bad_ledgers)                         \
+    X(shard_writes_independent_frames)                 \
+    X(shard_bad_inputs)                                \
+    X(index_bad_records_name_file_and_offset)          \
+    X(index_truncated_zstd_names_the_frame)            \
+    X(index_counts_empty_documents_and_handles_long_ones) \
+    X(loader_batches_pack_exactly)                     \
+    X(loader_world_sizes_give_identical_batches)       \
+    X(loader_workers_change_nothing)                   \
+    X(loader_resume_at_other_world_sizes_matches)      \
+    X(loader_rank_binding_diverges_after_resume)       \
+    X(loader_token_ratio_mixing_meets_weights)         \
+    X(loader_validation_names_the_numbers)             \
+    X(loader_changed_shard_refuses_resume)             \
+    X(loader_checkpoints_are_small)
 
 #endif

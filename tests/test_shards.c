@@ -1,0 +1,225 @@
+/* Shards: ordo shard, indexing, and bad data — each a clear error naming
+ * file and byte offset, or a counted skip. */
+#include <jansson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "corpus.h"
+#include "fixtures.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *one_source_recipe(const char *glob)
+{
+    char sources[512];
+    snprintf(sources, sizeof sources,
+             "[{\"name\": \"only\", \"paths\": [\"%s\"], \"weight\": 1}]", glob);
+    return corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources);
+}
+
+static cli_result index_recipe(const char *recipe)
+{
+    return run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
+}
+
+static void write_text(const char *name, const char *text)
+{
+    mkdir(test_path("data"), 0755);
+    char path[256];
+    snprintf(path, sizeof path, "data/%s", name);
+    test_write_file(test_path(path), text, strlen(text));
+}
+
+TEST(shard_writes_independent_frames)
+{
+    corpus_jsonl("raw", "doc", 2, 100, 10, 50, 3);
+    write_text("note.txt", "a plain text document\nwith two lines");
+    mkdir(test_path("raw/sub"), 0755);
+    test_write_file(test_path("raw/sub/extra.txt"), "nested text", 11);
+    char *out = ordo_ok(A("shard", "--out", test_path("shards"), "--docs-per-frame", "7",
+                          "--docs-per-shard", "150", test_path("raw"), test_path("data/note.txt")),
+                        0);
+    ASSERT_CONTAINS(out, "202 documents");
+    ASSERT_CONTAINS(out, "2 shards");
+    free(out);
+    /* Every frame decodes on its own and records its size. */
+    size_t size = 0;
+    char *data = test_read_file(test_path("shards/shard-00000.jsonl.zst"), &size);
+    ASSERT(data != NULL);
+    size_t at = 0, frames = 0;
+    while (at < size) {
+        size_t csize = ZSTD_findFrameCompressedSize(data + at, size - at);
+        ASSERT(!ZSTD_isError(csize));
+        ASSERT(ZSTD_getFrameContentSize(data + at, csize) != ZSTD_CONTENTSIZE_UNKNOWN);
+        at += csize;
+        frames++;
+    }
+    ASSERT_EQ_INT(frames, (150 + 6) / 7);
+    free(data);
+    /* The index sees one chunk per frame. */
+    const char *recipe = one_source_recipe("shards/*.jsonl.zst");
+    out = ordo_ok(A("index", recipe, "--db", test_path("l.db"), "--json"), 0);
+    json_t *root = json_loads(out, 0, NULL);
+    json_t *source = json_array_get(json_object_get(root, "sources"), 0);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "chunks")), 22 + 8);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "records")), 202);
+    json_decref(root);
+    free(out);
+    /* Refuses a folder that already holds shards. */
+    cli_result r = run_ordo(NULL, A("shard", "--out", test_path("shards"), test_path("raw")));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "already holds shards");
+    cli_result_free(&r);
+}
+
+TEST(shard_bad_inputs)
+{
+    write_text("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": oops}\n");
+    cli_result r = run_ordo(NULL, A("shard", "--out", test_path("out"), test_path("data")));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "bad.jsonl");
+    ASSERT_CONTAINS(r.err, "byte 17");
+    cli_result_free(&r);
+    test_write_file(test_path("data/bad.jsonl"), "{}", 2);
+    test_write_file(test_path("data/latin1.txt"), "caf\xe9", 4);
+    r = run_ordo(NULL, A("shard", "--out", test_path("out2"), test_path("data")));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "latin1.txt");
+    ASSERT_CONTAINS(r.err, "UTF-8");
+    cli_result_free(&r);
+    r = run_ordo(NULL, A("shard", "--out", test_path("out3"), test_path("missing")));
+    ASSERT_EQ_INT(r.code, 1);
+    cli_result_free(&r);
+    r = run_ordo(NULL, A("shard", test_path("data")));
+    ASSERT_EQ_INT(r.code, 2);
+    cli_result_free(&r);
+}
+
+static void expect_index_error(const char *file, const char *content, size_t len,
+                               const char *needle1, const char *needle2)
+{
+    mkdir(test_path("data"), 0755);
+    char path[256];
+    snprintf(path, sizeof path, "data/%s", file);
+    test_write_file(test_path(path), content, len);
+    char glob[256];
+    snprintf(glob, sizeof glob, "data/%s", file);
+    cli_result r = index_recipe(one_source_recipe(glob));
+    if (r.code != 1 || !strstr(r.err, needle1) || !strstr(r.err, needle2))
+        test_fail(__FILE__, __LINE__, "%s: exit %d, stderr: %s (expected '%s' and '%s')", file,
+                  r.code, r.err, needle1, needle2);
+    cli_result_free(&r);
+    unlink(test_path(path));
+}
+
+TEST(index_bad_records_name_file_and_offset)
+{
+    const char bad_json[] = "{\"text\": \"one\"}\n{\"text\": \"two\"\n";
+    expect_index_error("a.jsonl", bad_json, sizeof bad_json - 1, "a.jsonl",
+                       "record at byte 16: invalid JSON");
+    const char missing[] = "{\"text\": \"one\"}\n{\"body\": \"two\"}\n";
+    expect_index_error("b.jsonl", missing, sizeof missing - 1, "record at byte 16",
+                       "no text field text");
+    const char not_string[] = "{\"text\": 42}\n";
+    expect_index_error("c.jsonl", not_string, sizeof not_string - 1, "record at byte 0",
+                       "not a string");
+    const char bad_utf8[] = "{\"text\": \"ok\"}\n{\"text\": \"\xff\xfe\"}\n";
+    expect_index_error("d.jsonl", bad_utf8, sizeof bad_utf8 - 1, "record at byte 15",
+                       "invalid JSON");
+    const char array[] = "[1, 2]\n";
+    expect_index_error("e.jsonl", array, sizeof array - 1, "record at byte 0", "not a JSON object");
+    const char latin1[] = "caf\xe9";
+    expect_index_error("f.txt", latin1, sizeof latin1 - 1, "f.txt", "not valid UTF-8");
+}
+
+TEST(index_truncated_zstd_names_the_frame)
+{
+    corpus_jsonl("raw", "doc", 1, 40, 10, 30, 4);
+    free(ordo_ok(A("shard", "--out", test_path("z"), "--docs-per-frame", "10", test_path("raw")), 0));
+    size_t size = 0;
+    char *data = test_read_file(test_path("z/shard-00000.jsonl.zst"), &size);
+    size_t offsets[5] = {0}, at = 0;
+    for (int i = 0; i < 4; i++) {
+        at += ZSTD_findFrameCompressedSize(data + at, size - at);
+        offsets[i + 1] = at;
+    }
+    test_write_file(test_path("z/shard-00000.jsonl.zst"), data, size - 5);
+    free(data);
+    cli_result r = index_recipe(one_source_recipe("z/*.jsonl.zst"));
+    ASSERT_EQ_INT(r.code, 1);
+    char needle[64];
+    snprintf(needle, sizeof needle, "zstd frame at byte %zu", offsets[3]);
+    ASSERT_CONTAINS(r.err, needle);
+    ASSERT_CONTAINS(r.err, "shard-00000.jsonl.zst");
+    cli_result_free(&r);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM shards"), 0);
+}
+
+TEST(index_counts_empty_documents_and_handles_long_ones)
+{
+    /* One empty document, one blank line, one document of 40 samples. */
+    char *doc = malloc(32 * 40 + 64);
+    strcpy(doc, "{\"text\": \"first\"}\n{\"text\": \"\"}\n\n{\"text\": \"");
+    size_t n = strlen(doc);
+    memset(doc + n, 'x', 32 * 40);
+    strcpy(doc + n + 32 * 40, "\"}\n{\"text\": \"last\"}\n");
+    write_text("mixed.jsonl", doc);
+    free(doc);
+    const char *recipe = one_source_recipe("data/mixed.jsonl");
+    char *out = ordo_ok(A("index", recipe, "--db", test_path("l.db")), 0);
+    ASSERT_CONTAINS(out, "3 documents, 2 empty skipped");
+    free(out);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT skipped FROM shards"), 2);
+    free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "r", "--world-size", "2",
+                   "--steps", "30", "--quiet"), 0));
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps"), 30);
+}
+
+TEST(loader_batches_pack_exactly)
+{
+    corpus_jsonl("data", "doc", 2, 60, 5, 120, 5);
+    const char *recipe = corpus_recipe("recipe.json", 4, 8, 48, 2, 4,
+                                       "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                                       "\"weight\": 1}]");
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(recipe, &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
+    ordo_recipe_info info;
+    ordo_recipe_describe(r, &info);
+    ordo_loader_options o = {.rank = 1, .world_size = 2, .read_workers = 2, .tokenize_workers = 3};
+    ordo_loader *l = NULL;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    for (int step = 1; step <= 50; step++) {
+        ordo_batch b;
+        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+        ASSERT_EQ_INT(b.step, step);
+        ASSERT_EQ_INT(b.rows, 4);
+        ASSERT_EQ_INT(b.lane_count, 2);
+        ASSERT_EQ_INT(b.lanes[0], 2);
+        ASSERT_EQ_INT(b.lanes[1], 3);
+        int64_t pad = 0;
+        for (int row = 0; row < b.rows; row++) {
+            const uint32_t *t = b.tokens + row * b.seq_len;
+            const uint8_t *start = b.doc_start + row * b.seq_len;
+            for (int i = 0; i < b.seq_len; i++) {
+                ASSERT(t[i] < (uint32_t)info.vocab_size);
+                if (t[i] == info.pad_id) {
+                    pad++;
+                    ASSERT(i + 1 == b.seq_len || t[i + 1] == info.pad_id);
+                }
+                if (i > 0 && t[i] != info.pad_id)
+                    ASSERT_EQ_INT(start[i], t[i - 1] == info.eot_id);
+            }
+        }
+        ASSERT_EQ_INT(b.pad_tokens, pad);
+        /* The lane digest is SHA-256 of the lane's rows as uint32 LE. */
+        unsigned char expect[ORDO_DIGEST_SIZE];
+        ordo_sha256(b.tokens, (size_t)2 * b.seq_len * 4, expect);
+        ASSERT(memcmp(expect, b.lane_digests, ORDO_DIGEST_SIZE) == 0);
+        ASSERT_EQ_INT(b.source_tokens[0] + b.pad_tokens, (int64_t)b.rows * b.seq_len);
+    }
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
+}

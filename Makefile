@@ -69,9 +69,11 @@ $(BUILD)/ordo: $(CLI_OBJ) $(BUILD)/libordo.a
 $(BUILD)/test_ordo: $(TEST_OBJ) $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_loader: $(BUILD)/bench/bench_loader.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
 test: all $(BUILD)/test_ordo
@@ -85,8 +87,9 @@ asan:
 tsan:
 	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
-bench: $(BUILD)/bench_ledger
+bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader
 	$(BUILD)/bench_ledger
+	$(BUILD)/bench_loader
 
 demo: all $(BUILD)/record_run
 	BUILD=$(BUILD) scripts/demo.sh

@@ -36,6 +36,10 @@ int cli_fail(const char *command, const ordo_error *err);
 int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Usage error for the option getopt_long refused (unknown, or missing its
+ * value), naming it as typed; returns EXIT_USAGE. */
+int cli_option_error(const char *command, char **argv);
+
 /* Prints a JSON value to stdout (indented) and a newline; steals `value`.
  * Returns EXIT_OK, or EXIT_FAILURE_ when it could not be written. */
 int cli_print_json(json_t *value);

@@ -72,8 +72,7 @@ int cmd_compare(int argc, char **argv)
         else if (opt == 'h')
             return fputs(compare_help, stdout), EXIT_OK;
         else
-            return cli_usage_error("compare", "unknown or incomplete option '%s'",
-                                   argv[optind - 1]);
+            return cli_option_error("compare", argv);
     }
     if (argc - optind != 2)
         return cli_usage_error("compare", "needs two runs (ordo compare A B)");

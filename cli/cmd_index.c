@@ -89,8 +89,7 @@ static int parse(const char *command, const char *help, int argc, char **argv, c
         else if (opt == 'h')
             return fputs(help, stdout), -1;
         else
-            return cli_usage_error(command, "unknown or incomplete option '%s'",
-                                   argv[optind - 1]);
+            return cli_option_error(command, argv);
     }
     if (argc - optind != 1)
         return cli_usage_error(command, "needs exactly one recipe file");

@@ -25,8 +25,7 @@ int cmd_migrate(int argc, char **argv)
         else if (opt == 'h')
             return fputs(migrate_help, stdout), EXIT_OK;
         else
-            return cli_usage_error("migrate", "unknown or incomplete option '%s'",
-                                   argv[optind - 1]);
+            return cli_option_error("migrate", argv);
     }
     if (optind < argc)
         return cli_usage_error("migrate", "unexpected argument '%s'", argv[optind]);

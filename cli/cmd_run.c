@@ -102,8 +102,7 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
         case 'q': a->quiet = 1; break;
         case 'h': fputs(resume ? resume_help : run_help, stdout); return -1;
         default:
-            return cli_usage_error(command, "unknown or incomplete option '%s'",
-                                   argv[optind - 1]);
+            return cli_option_error(command, argv);
         }
         if (bad)
             return cli_usage_error(command, "--%s %s'%s'", option_name(opt),
@@ -268,15 +267,19 @@ static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src
         if (ordo_run_get(ledger, a->as, &existing, &err) == ORDO_OK)
             return fprintf(stderr, "ordo resume: run '%s' already exists\n", a->as),
                    EXIT_FAILURE_;
-        if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK ||
-            ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
-                                   src->checkpoint.state, src->checkpoint.state_size,
-                                   &err) != ORDO_OK)
+        if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
             return cli_fail("resume", &err);
         j->run_name = a->as;
     }
-    return add_segment("resume", ledger, j->run_id, j, src->checkpoint.step + 1,
-                       src->checkpoint.step);
+    int rc = add_segment("resume", ledger, j->run_id, j, src->checkpoint.step + 1,
+                         src->checkpoint.step);
+    /* A fork keeps the state it started from, so it can be resumed too. */
+    if (rc == EXIT_OK && a->as &&
+        ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
+                               src->checkpoint.state, src->checkpoint.state_size,
+                               &err) != ORDO_OK)
+        rc = cli_fail("resume", &err);
+    return rc;
 }
 
 /* Entry point of `ordo resume`. */

@@ -50,7 +50,7 @@ int cmd_runs(int argc, char **argv)
         else if (opt == 'h')
             return fputs(runs_help, stdout), EXIT_OK;
         else
-            return cli_usage_error("runs", "unknown or incomplete option '%s'", argv[optind - 1]);
+            return cli_option_error("runs", argv);
     }
     if (optind < argc)
         return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);

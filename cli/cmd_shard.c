@@ -257,18 +257,22 @@ int cmd_shard(int argc, char **argv)
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        int bad = 0;
         if (opt == 'o')
             s.out_dir = optarg;
-        else if (opt == 'f' && parse_long(optarg, 1 << 24, &s.per_frame) == 0)
-            continue;
-        else if (opt == 's' && parse_long(optarg, 1L << 40, &s.per_shard) == 0)
-            continue;
-        else if (opt == 'l' && parse_long(optarg, 19, &level) == 0)
-            s.level = (int)level;
+        else if (opt == 'f')
+            bad = parse_long(optarg, 1 << 24, &s.per_frame);
+        else if (opt == 's')
+            bad = parse_long(optarg, 1L << 40, &s.per_shard);
+        else if (opt == 'l')
+            bad = parse_long(optarg, 19, &level), s.level = (int)level;
         else if (opt == 'h')
             return fputs(shard_help, stdout), EXIT_OK;
         else
-            return cli_usage_error("shard", "bad or unknown option '%s'", argv[optind - 1]);
+            return cli_option_error("shard", argv);
+        if (bad)
+            return cli_usage_error("shard", "bad value '%s' (a positive whole number in range)",
+                                   optarg);
     }
     if (!s.out_dir || optind >= argc)
         return cli_usage_error("shard", "needs --out DIR and at least one INPUT");

@@ -207,7 +207,7 @@ int cmd_show(int argc, char **argv)
         else if (opt == 'h')
             return fputs(show_help, stdout), EXIT_OK;
         else
-            return cli_usage_error("show", "unknown or incomplete option '%s'", argv[optind - 1]);
+            return cli_option_error("show", argv);
     }
     if (optind >= argc)
         return cli_usage_error("show", "which run? (ordo show RUN)");

@@ -1,6 +1,8 @@
 /* Ledger opening, error printing and JSON output shared by the commands. */
 #include <stdarg.h>
+#include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -42,6 +44,21 @@ int cli_usage_error(const char *command, const char *fmt, ...)
     fprintf(stderr, "\nTry 'ordo %s --help'.\n", command);
     va_end(ap);
     return EXIT_USAGE;
+}
+
+/* The option getopt_long just refused, as the user typed it. */
+int cli_option_error(const char *command, char **argv)
+{
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    if (strncmp(arg, "--", 2) == 0) {
+        size_t n = strcspn(arg, "=");
+        return cli_usage_error(command, "unknown option, or one missing its value: '%.*s'",
+                               (int)n, arg);
+    }
+    if (optopt > 0 && optopt < 128)
+        return cli_usage_error(command, "unknown option, or one missing its value: '-%c'",
+                               optopt);
+    return cli_usage_error(command, "unknown option '%s'", arg);
 }
 
 /* Prints JSON to stdout; steals `value`. */

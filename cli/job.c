@@ -75,8 +75,9 @@ static int flush_records(const char *command, player *p)
         return EXIT_OK;
     ordo_record_result result;
     ordo_error err;
-    if (ordo_steps_record(p->j->ledger, p->j->run_id, p->steps, p->pending, &result, &err) !=
-        ORDO_OK)
+    ordo_status status =
+        ordo_steps_record(p->j->ledger, p->j->run_id, p->steps, p->pending, &result, &err);
+    if (status != ORDO_OK && status != ORDO_CONFLICT)
         return cli_fail(command, &err);
     if (result.conflicts)
         fprintf(stderr, "ordo %s: %zu steps differ from what run '%s' recorded before "

@@ -94,7 +94,9 @@ static void record_steps(ordo_ledger *ledger, int64_t run, int64_t from, int64_t
     }
     ordo_record_result result;
     ordo_error err;
-    check(ordo_steps_record(ledger, run, steps, count, &result, &err), &err);
+    ordo_status status = ordo_steps_record(ledger, run, steps, count, &result, &err);
+    if (status != ORDO_CONFLICT) /* conflicts are counted below, not fatal */
+        check(status, &err);
     printf("  steps %lld-%lld: %zu new, %zu already recorded, %zu conflicts\n", (long long)from,
            (long long)to, result.inserted, result.unchanged, result.conflicts);
     free(steps);

@@ -6,23 +6,6 @@
 
 #define STATE_MAX (16u << 20) /* a checkpoint is tens of bytes per lane */
 
-static ordo_status run_exists(ordo_ledger *ledger, int64_t run_id, ordo_error *err)
-{
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, "SELECT 1 FROM runs WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_DONE)
-        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                             (long long)run_id);
-    else if (rc != SQLITE_ROW)
-        status = ordo__db_error(ledger, err, "reading run");
-    sqlite3_finalize(stmt);
-    return status;
-}
-
 static ordo_status check_checkpoint(int64_t step, int lanes, const void *state, size_t size,
                                     ordo_error *err)
 {
@@ -38,6 +21,39 @@ static ordo_status check_checkpoint(int64_t step, int lanes, const void *state, 
         return ordo__error(err, ORDO_INVALID, "checkpoint state is %zu bytes, more than %u",
                            size, STATE_MAX);
     return ORDO_OK;
+}
+
+/* The checkpoint's lane count must be that of the segment covering its
+ * step (L, or W for a rank-bound segment). The one step before the first
+ * segment is the state a forked run resumed from, of its parent's shape. */
+static ordo_status check_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
+                               ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT * FROM (SELECT lanes FROM segments WHERE run_id = ?1 AND start_step <= ?2 "
+        "ORDER BY ordinal DESC LIMIT 1) UNION ALL SELECT ?3 FROM segments "
+        "WHERE run_id = ?1 AND ordinal = 0 AND start_step = ?2 + 1 LIMIT 1",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, step);
+    sqlite3_bind_int(stmt, 3, lanes);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && sqlite3_column_int(stmt, 0) != lanes)
+        status = ordo__error(err, ORDO_INVALID,
+                             "checkpoint at step %lld has %d lanes, its segment has %d",
+                             (long long)step, lanes, sqlite3_column_int(stmt, 0));
+    else if (rc == SQLITE_DONE)
+        status = ordo__error(err, ORDO_INVALID,
+                             "checkpoint step %lld comes before the run's first segment",
+                             (long long)step);
+    else if (rc != SQLITE_ROW)
+        status = ordo__db_error(ledger, err, "reading segments");
+    sqlite3_finalize(stmt);
+    return status;
 }
 
 /* 1 when the recorded checkpoint equals (lanes, state), 0 when not. */
@@ -81,7 +97,8 @@ ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t 
     if (status != ORDO_OK)
         return status;
     sqlite3_stmt *stmt = NULL;
-    if ((status = run_exists(ledger, run_id, err)) == ORDO_OK)
+    if ((status = ordo__run_exists(ledger, run_id, err)) == ORDO_OK &&
+        (status = check_lanes(ledger, run_id, step, lanes, err)) == ORDO_OK)
         status = ordo__prepare(ledger,
                                "INSERT INTO checkpoints (run_id, step, lanes, lane_state) "
                                "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, step) DO NOTHING",
@@ -137,9 +154,12 @@ ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t ste
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
         read_checkpoint(stmt, checkpoint);
+        const void *blob = sqlite3_column_blob(stmt, 4);
         checkpoint->state = malloc(checkpoint->state_size ? checkpoint->state_size : 1);
-        if (checkpoint->state)
-            memcpy(checkpoint->state, sqlite3_column_blob(stmt, 4), checkpoint->state_size);
+        if (checkpoint->state && blob)
+            memcpy(checkpoint->state, blob, checkpoint->state_size);
+        else if (checkpoint->state)
+            checkpoint->state_size = 0;
         else
             status = ordo__error(err, ORDO_NOMEM, "out of memory reading a checkpoint");
     } else if (rc == SQLITE_DONE && step) {

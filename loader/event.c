@@ -60,6 +60,8 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
         return ordo__error(err, ORDO_INVALID, "event step %lld is out of range",
                            (long long)step);
     ordo_status status = ordo__writable(ledger, err);
+    if (status == ORDO_OK)
+        status = ordo__run_exists(ledger, run_id, err);
     if (status == ORDO_OK && detail)
         status = ordo__check_json_object(detail, "event detail", err);
     if (status == ORDO_OK)

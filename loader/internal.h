@@ -71,6 +71,12 @@ void ordo__rollback(ordo_ledger *ledger);
 /* Refuses writes on a read-only ledger. */
 ordo_status ordo__writable(ordo_ledger *ledger, ordo_error *err);
 
+/* Largest run id: run ids sit above the 40 step bits of a step key. */
+#define ORDO__RUN_MAX ((int64_t)8388607)
+
+/* Checks that run `run_id` exists (ids out of range are simply absent). */
+ordo_status ordo__run_exists(ordo_ledger *ledger, int64_t run_id, ordo_error *err);
+
 /* Checks a run name or group tag: 1..255 bytes, valid UTF-8, no control
  * characters. `what` names the field in the message. */
 ordo_status ordo__check_name(const char *name, const char *what, ordo_error *err);

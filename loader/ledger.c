@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "migrate.h"
@@ -25,6 +26,8 @@ static ordo_status check_path(const char *path, unsigned flags, ordo_error *err)
     }
     if (S_ISDIR(st.st_mode))
         return ordo__error(err, ORDO_IO, "ledger '%s' is a directory, not a file", path);
+    if (!S_ISREG(st.st_mode))
+        return ordo__error(err, ORDO_IO, "ledger '%s' is not a regular file", path);
     return ORDO_OK;
 }
 
@@ -147,6 +150,48 @@ static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
     return ORDO_OK;
 }
 
+/* file: URI of a path, percent-encoding what URIs reserve. */
+static char *immutable_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *uri = malloc(3 * n + 32);
+    if (!uri)
+        return NULL;
+    char *p = uri + sprintf(uri, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        p += strchr("?#%", *c) || *c < 0x20 ? sprintf(p, "%%%02X", *c) : sprintf(p, "%c", *c);
+    strcpy(p, "?immutable=1");
+    return uri;
+}
+
+/* A reader in a folder it cannot write cannot make WAL's shared-memory
+ * file; nobody can be writing there then, so it reads the file as is. */
+static int open_immutable(ordo_ledger *ledger)
+{
+    char *uri = immutable_uri(ledger->path);
+    if (!uri)
+        return SQLITE_NOMEM;
+    sqlite3_close(ledger->db);
+    ledger->db = NULL;
+    int rc = sqlite3_open_v2(uri, &ledger->db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                                 SQLITE_OPEN_EXRESCODE, NULL);
+    free(uri);
+    return rc;
+}
+
+static int folder_writable(const char *path)
+{
+    char *copy = ordo__strdup(path);
+    if (!copy)
+        return 1;
+    char *slash = strrchr(copy, '/');
+    const char *folder = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+    int writable = access(folder, W_OK) == 0;
+    free(copy);
+    return writable;
+}
+
 /* Opens a ledger; see ordo.h. */
 ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out,
                              ordo_error *err)
@@ -170,6 +215,17 @@ ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out
                             : ordo__error(err, ORDO_NOMEM, "out of memory opening '%s'", path);
         ordo_ledger_close(ledger);
         return status;
+    }
+    if ((flags & ORDO_OPEN_READONLY) && !folder_writable(path) &&
+        open_immutable(ledger) != SQLITE_OK) {
+        status = ordo__db_error(ledger, err, "cannot open");
+        ordo_ledger_close(ledger);
+        return status;
+    }
+    if (!(flags & ORDO_OPEN_READONLY) && sqlite3_db_readonly(ledger->db, "main") == 1) {
+        ordo_ledger_close(ledger);
+        return ordo__error(err, ORDO_IO, "ledger '%s' cannot be written (read-only file or "
+                                         "folder)", path);
     }
     status = open_checked(ledger, err);
     if (status != ORDO_OK) {

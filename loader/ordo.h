@@ -414,12 +414,15 @@ typedef struct ordo_record_result {
 } ordo_record_result;
 
 /* Records `count` steps of a run in one transaction: all of them or, on any
- * error, none. Each step is validated first (step >= 1, a segment covering
+ * error, none (ORDO_CONFLICT is not such an error: see below). Each step is validated first (step >= 1, a segment covering
  * it, lane count equal to that segment's lanes, batch digest equal to the
  * digest of the lane digests when both are given, finite loss, metrics a
  * JSON object). A step already recorded with the same digests is a no-op
- * (fields recorded as unknown are filled in); with different digests it is
- * kept as a conflict event and never overwrites the first report. */
+ * (fields recorded as unknown are filled in; known ones keep their first
+ * value); with different digests it is kept as a conflict event and never
+ * overwrites the first report. When any step conflicted, the call returns
+ * ORDO_CONFLICT after committing the rest of the batch and the events;
+ * `result` tells how many and from which step. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                               size_t count, ordo_record_result *result, ordo_error *err);
 

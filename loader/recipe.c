@@ -44,8 +44,12 @@ static char *recipe_name(const char *canonical)
     char *copy = NULL;
     if (name && *name) {
         copy = ordo__strdup(name);
-        if (copy && strlen(copy) > ORDO_NAME_MAX)
-            copy[ORDO_NAME_MAX] = '\0';
+        if (copy && strlen(copy) > ORDO_NAME_MAX) {
+            size_t cut = ORDO_NAME_MAX; /* never inside a UTF-8 sequence */
+            while (cut > 0 && ((unsigned char)copy[cut] & 0xC0) == 0x80)
+                cut--;
+            copy[cut] = '\0';
+        }
     }
     json_decref(root);
     return copy;

@@ -18,10 +18,31 @@
     "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "                    \
     "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = 'conflict'), " \
     "coalesce(r.data_root, '') "                                                      \
-    "FROM runs r JOIN recipes rc ON rc.id = r.recipe_id "                            \
+    "FROM runs r LEFT JOIN recipes rc ON rc.id = r.recipe_id "                            \
     "LEFT JOIN runs b ON b.id = r.baseline_id "
 
 #define MAX_LANES 65536
+
+/* Run `run_id` exists; NOTFOUND naming it otherwise. */
+ordo_status ordo__run_exists(ordo_ledger *ledger, int64_t run_id, ordo_error *err)
+{
+    if (run_id < 1 || run_id > ORDO__RUN_MAX)
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                           (long long)run_id);
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(ledger, "SELECT 1 FROM runs WHERE id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_DONE)
+        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                             (long long)run_id);
+    else if (rc != SQLITE_ROW)
+        status = ordo__db_error(ledger, err, "reading run");
+    sqlite3_finalize(stmt);
+    return status;
+}
 
 static const char *text_column(sqlite3_stmt *stmt, int column)
 {

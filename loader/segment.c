@@ -107,12 +107,12 @@ static ordo_status read_previous(ordo_ledger *ledger, int64_t run_id, previous_s
 static ordo_status check_steps(const ordo_segment_spec *spec, const previous_segment *prev,
                                ordo_error *err)
 {
-    if (spec->start_step < 1)
-        return ordo__error(err, ORDO_INVALID, "segment start step (%lld) must be >= 1",
-                           (long long)spec->start_step);
-    if (prev->ordinal >= 0 && spec->start_step < prev->start_step)
+    if (spec->start_step < 1 || spec->start_step > ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "segment start step (%lld) must be 1 to %lld",
+                           (long long)spec->start_step, (long long)ORDO_STEP_MAX);
+    if (prev->ordinal >= 0 && spec->start_step <= prev->start_step)
         return ordo__error(err, ORDO_INVALID,
-                           "segment start step (%lld) is before the previous segment's (%lld)",
+                           "segment start step (%lld) must be after the previous segment's (%lld)",
                            (long long)spec->start_step, (long long)prev->start_step);
     if (spec->resumed_from < 0 || (spec->resumed_from && spec->resumed_from >= spec->start_step))
         return ordo__error(err, ORDO_INVALID,

@@ -13,7 +13,10 @@
     "INSERT INTO steps (key, batch_digest, lane_digests, tokens, pad_tokens, "          \
     "source_tokens, loss, metrics) VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "            \
     "ON CONFLICT (key) DO NOTHING"
-#define SQL_SELECT "SELECT batch_digest, lane_digests FROM steps WHERE key = ?1"
+/* The digests and which fields are still unknown. */
+#define SQL_SELECT                                                                         \
+    "SELECT batch_digest, lane_digests, tokens IS NULL, pad_tokens IS NULL, "             \
+    "source_tokens IS NULL, loss IS NULL, metrics IS NULL FROM steps WHERE key = ?1"
 #define SQL_FILL                                                                           \
     "UPDATE steps SET lane_digests = coalesce(lane_digests, ?4), "                        \
     "tokens = coalesce(tokens, ?5), pad_tokens = coalesce(pad_tokens, ?6), "              \
@@ -228,6 +231,18 @@ static ordo_status handle_duplicate(ordo_ledger *ledger, int64_t run_id, const o
     const unsigned char *recorded = sqlite3_column_blob(select, 0);
     const unsigned char *lanes = sqlite3_column_blob(select, 1);
     int lane_count = sqlite3_column_bytes(select, 1) / ORDO_DIGEST_SIZE;
+    if (!recorded || sqlite3_column_bytes(select, 0) != ORDO_DIGEST_SIZE ||
+        sqlite3_column_bytes(select, 1) % ORDO_DIGEST_SIZE != 0) {
+        sqlite3_reset(select);
+        return ordo__error(err, ORDO_NOTLEDGER, "ledger '%s': step %lld of run %lld is damaged",
+                           ledger->path, (long long)s->step, (long long)run_id);
+    }
+    int fills = (!lanes && s->lane_digests) ||
+                (sqlite3_column_int(select, 2) && s->tokens >= 0) ||
+                (sqlite3_column_int(select, 3) && s->pad_tokens >= 0) ||
+                (sqlite3_column_int(select, 4) && s->source_count > 0) ||
+                (sqlite3_column_int(select, 5) && s->has_loss) ||
+                (sqlite3_column_int(select, 6) && s->metrics);
     *conflict = memcmp(recorded, s->batch_digest, ORDO_DIGEST_SIZE) != 0 ||
                 (lanes && s->lane_digests &&
                  (lane_count != s->lane_count ||
@@ -241,6 +256,8 @@ static ordo_status handle_duplicate(ordo_ledger *ledger, int64_t run_id, const o
         free(detail);
         return status;
     }
+    if (!fills) /* nothing new: a true no-op */
+        return ORDO_OK;
     sqlite3_stmt *fill = ordo__stmt(ledger, ORDO_STMT_STEP_FILL, SQL_FILL, err);
     if (!fill)
         return err ? err->status : ORDO_DB;
@@ -350,5 +367,12 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
         memset(result, 0, sizeof *result);
         return status;
     }
+    if (result->conflicts)
+        return ordo__error(err, ORDO_CONFLICT,
+                           "%zu reported steps differ from what run %lld recorded (first: step "
+                           "%lld); the first reports stand, the differences are kept as "
+                           "conflict events, the rest of the batch was recorded",
+                           result->conflicts, (long long)run_id,
+                           (long long)result->first_conflict_step);
     return ordo__ok(err);
 }

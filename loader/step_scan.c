@@ -63,7 +63,10 @@ ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, i
         return ordo__error(err, ORDO_INVALID, "step range %lld..%lld is empty (from > to)",
                            (long long)from, (long long)to);
     sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__run_exists(ledger, run_id, err);
+    if (status != ORDO_OK)
+        return status;
+    status = ordo__prepare(
         ledger,
         "SELECT step, batch_digest, lane_digests, tokens, pad_tokens, source_tokens, loss, "
         "metrics FROM steps WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
@@ -81,6 +84,10 @@ ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, i
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         ordo_step s;
         status = read_step(stmt, &buffers, &s);
+        if (status == ORDO_NOMEM) {
+            status = ordo__error(err, status, "out of memory reading steps");
+            break;
+        }
         if (status != ORDO_OK) {
             status = ordo__error(err, status, "ledger '%s': step %lld of run %lld is damaged",
                                  ledger->path, (long long)s.step, (long long)run_id);

@@ -80,6 +80,10 @@ typedef struct {
  * when not NULL); aborts the test if it cannot be started. */
 cli_result run_ordo(const char *env_db, const char *const *args);
 
+/* Runs $ORDO_BIN as an unprivileged user (uid/gid 65534 when the tests run
+ * as root, else as the current user), without ORDO_DB. */
+cli_result run_ordo_unprivileged(const char *const *args);
+
 /* Frees what run_ordo returned. */
 void cli_result_free(cli_result *result);
 

@@ -45,6 +45,16 @@
     X(cli_runs_table_and_json)                         \
     X(cli_show_text_and_json)                          \
     X(cli_refuses_bad_ledgers)                         \
+    X(released_migrations_are_frozen)                  \
+    X(every_connection_has_foreign_keys_and_busy_timeout) \
+    X(ledger_path_kinds_are_checked)                   \
+    X(read_only_ledgers_are_readable_and_refuse_writes) \
+    X(run_ids_out_of_range_are_not_found)              \
+    X(same_step_twice_in_one_batch)                    \
+    X(damaged_rows_give_errors_not_crashes)            \
+    X(checkpoint_lanes_follow_the_segment)             \
+    X(long_recipe_names_stay_valid_utf8)               \
+    X(cli_db_option_beats_environment)                 \
     X(shard_writes_independent_frames)                 \
     X(shard_bad_inputs)                                \
     X(index_bad_records_name_file_and_offset)          \

@@ -1,6 +1,7 @@
 /* The test runner: forks each test, reports, prints "N passed, N failed". */
 #define _GNU_SOURCE /* nftw's FTW_DEPTH|FTW_PHYS flags */
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -116,6 +117,39 @@ cli_result run_ordo(const char *env_db, const char *const *args)
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0)
         test_fail(__FILE__, __LINE__, "cannot start %s: %s", bin, strerror(rc));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    cli_result result = {0};
+    result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = test_read_file(out_path, NULL);
+    result.err = test_read_file(err_path, NULL);
+    return result;
+}
+
+cli_result run_ordo_unprivileged(const char *const *args)
+{
+    const char *bin = getenv("ORDO_BIN");
+    const char *out_path = test_path(".stdout"), *err_path = test_path(".stderr");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        dup2(out, 1);
+        dup2(err, 2);
+        if (getuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(126);
+        char *argv[64];
+        int argc = 0;
+        argv[argc++] = (char *)bin;
+        for (int i = 0; args[i] && argc < 63; i++)
+            argv[argc++] = (char *)args[i];
+        argv[argc] = NULL;
+        unsetenv("ORDO_DB");
+        execv(bin, argv);
+        _exit(127);
+    }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

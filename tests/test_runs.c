@@ -184,7 +184,7 @@ TEST(segment_resume_closes_previous_and_records_event)
     spec.start_step = 40; /* before the segment at 51 */
     spec.resumed_from = 0;
     ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "before the previous segment's (51)");
+    ASSERT_CONTAINS(err.message, "must be after the previous segment's (51)");
     spec.start_step = 60;
     spec.workers = "[1]";
     ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);

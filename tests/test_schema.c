@@ -115,6 +115,8 @@ TEST(newer_schema_is_refused_naming_both_versions)
     ordo_ledger *ledger = fixture_open("new.db");
     ordo_ledger_close(ledger);
     fixture_sql(test_path("new.db"), "PRAGMA user_version = 99");
+    size_t before_size = 0, after_size = 0;
+    char *before = test_read_file(test_path("new.db"), &before_size);
     ordo_error err;
     ASSERT_STATUS(ordo_ledger_open(test_path("new.db"), 0, &ledger, &err), ORDO_VERSION, &err);
     ASSERT(ledger == NULL);
@@ -125,6 +127,12 @@ TEST(newer_schema_is_refused_naming_both_versions)
     /* Left untouched. */
     ASSERT_STATUS(ordo_ledger_open(test_path("new.db"), ORDO_OPEN_READONLY, &ledger, &err),
                   ORDO_VERSION, &err);
+    char *after = test_read_file(test_path("new.db"), &after_size);
+    ASSERT_EQ_INT(after_size, before_size);
+    ASSERT(memcmp(before, after, before_size) == 0);
+    ASSERT_EQ_INT(fixture_int(test_path("new.db"), "PRAGMA user_version"), 99);
+    free(before);
+    free(after);
 }
 
 TEST(older_schema_readonly_asks_for_migrate)

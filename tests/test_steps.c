@@ -144,7 +144,10 @@ TEST(different_digest_is_a_conflict_and_never_overwrites)
     second.lanes[3 * ORDO_DIGEST_SIZE] ^= 1;
     ordo_batch_digest(second.lanes, LANES, second.steps[0].batch_digest);
     for (int round = 0; round < 2; round++) { /* the retry adds no events */
-        ASSERT_OK(ordo_steps_record(ledger, run, second.steps, second.count, &result, &err), &err);
+        ASSERT_STATUS(ordo_steps_record(ledger, run, second.steps, second.count, &result, &err),
+                      ORDO_CONFLICT, &err);
+        ASSERT_CONTAINS(err.message, "10 reported steps differ");
+        ASSERT_CONTAINS(err.message, "first: step 11");
         ASSERT_EQ_INT(result.inserted, 0);
         ASSERT_EQ_INT(result.conflicts, 10);
         ASSERT_EQ_INT(result.first_conflict_step, 11);
@@ -176,7 +179,10 @@ TEST(different_digest_is_a_conflict_and_never_overwrites)
  * `expected` naming `needle`, and nothing of the batch stored. */
 static void expect_refused(void (*breaker)(ordo_step *), const char *needle)
 {
-    ordo_ledger *ledger = fixture_open("l.db");
+    static int calls;
+    char name[32];
+    snprintf(name, sizeof name, "l%d.db", calls++); /* a fresh ledger each time */
+    ordo_ledger *ledger = fixture_open(name);
     int64_t run = fixture_run(ledger, "r", LANES, 4);
     batch b = make_batch(1, 100, 1);
     breaker(&b.steps[60]);
@@ -186,9 +192,13 @@ static void expect_refused(void (*breaker)(ordo_step *), const char *needle)
                   &err);
     ASSERT_CONTAINS(err.message, needle);
     ASSERT_EQ_INT(result.inserted, 0);
+    /* The same refusal on the inline (small batch) path. */
+    ASSERT_STATUS(ordo_steps_record(ledger, run, b.steps + 58, 5, &result, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, needle);
     ordo_ledger_close(ledger);
-    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "steps", run), 0);
-    ASSERT_EQ_INT(fixture_int(test_path("l.db"), COUNTS_DISAGREE), 0);
+    ASSERT_EQ_INT(fixture_count(test_path(name), "steps", run), 0);
+    ASSERT_EQ_INT(fixture_int(test_path(name), COUNTS_DISAGREE), 0);
     free_batch(&b);
 }
 
@@ -328,6 +338,7 @@ typedef struct {
     const char *path;
     int locked;
     int release;
+    int begin_rc;
     pthread_mutex_t mutex;
     pthread_cond_t cond;
 } lock_holder;
@@ -337,7 +348,7 @@ static void *hold_write_lock(void *arg)
     lock_holder *h = arg;
     sqlite3 *db = NULL;
     sqlite3_open(h->path, &db);
-    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    h->begin_rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     pthread_mutex_lock(&h->mutex);
     h->locked = 1;
     pthread_cond_broadcast(&h->cond);
@@ -356,7 +367,8 @@ TEST(busy_ledger_waits_instead_of_failing)
 {
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", LANES, 4);
-    lock_holder h = {test_path("l.db"), 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+    lock_holder h = {test_path("l.db"), 0, 0, -1, PTHREAD_MUTEX_INITIALIZER,
+                     PTHREAD_COND_INITIALIZER};
     pthread_t thread;
     ASSERT(pthread_create(&thread, NULL, hold_write_lock, &h) == 0);
     pthread_mutex_lock(&h.mutex);
@@ -369,6 +381,7 @@ TEST(busy_ledger_waits_instead_of_failing)
     ordo_error err;
     ASSERT_OK(ordo_steps_record(ledger, run, b.steps, b.count, NULL, &err), &err);
     pthread_join(thread, NULL);
+    ASSERT_EQ_INT(h.begin_rc, SQLITE_OK); /* the lock really was held */
     free_batch(&b);
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "steps", run), 10);

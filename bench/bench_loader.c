@@ -1,0 +1,230 @@
+/*
+ * bench_loader: the whole loader pipeline (zst read -> tokenize -> pack ->
+ * shuffle -> batch -> digest), measured in one process on one corpus:
+ *   1. tokens/s with 1 and with 2 workers per operator;
+ *   2. ordered reassembly against the unordered debug mode;
+ *   3. time to the first batch after a resume as flush_every grows.
+ * Medians of rounds, configurations interleaved within each round.
+ *
+ *   bench_loader [--dir DIR] [--mb N] [--rounds R]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <zstd.h>
+
+#include "ordo.h"
+
+typedef struct {
+    const char *dir;
+    int mb, rounds;
+} options;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const char *message)
+{
+    fprintf(stderr, "bench_loader: %s: %s\n", what, message);
+    exit(1);
+}
+
+/* Writes a multi-frame .jsonl.zst shard of documents of min..max bytes. */
+static void write_shard(const char *path, size_t bytes, int min_len, int max_len, unsigned seed)
+{
+    FILE *out = fopen(path, "wb");
+    if (!out)
+        die(path, "cannot create");
+    size_t cap = 1 << 20, len = 0, written = 0;
+    char *frame = malloc(cap), *packed = malloc(ZSTD_compressBound(cap));
+    int docs = 0;
+    while (written < bytes) {
+        int n = min_len + (int)((seed = seed * 1103515245u + 12345u) >> 8) % (max_len - min_len + 1);
+        if (len + (size_t)n + 32 > cap || docs == 64) {
+            size_t c = ZSTD_compress(packed, ZSTD_compressBound(cap), frame, len, 3);
+            fwrite(packed, 1, c, out);
+            written += len;
+            len = 0;
+            docs = 0;
+        }
+        len += (size_t)sprintf(frame + len, "{\"text\":\"");
+        for (int i = 0; i < n; i++)
+            frame[len++] = "abcdefghij klmnopqrstuvwxyz ,."[((seed = seed * 1103515245u + 12345u) >> 16) % 30];
+        len += (size_t)sprintf(frame + len, "\"}\n");
+        docs++;
+    }
+    if (len) {
+        size_t c = ZSTD_compress(packed, ZSTD_compressBound(cap), frame, len, 3);
+        fwrite(packed, 1, c, out);
+    }
+    fclose(out);
+    free(frame);
+    free(packed);
+}
+
+static const char *recipe_path(const options *o, int flush_every)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/recipe-%d.json", o->dir, flush_every);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die(path, "cannot create");
+    fprintf(f, "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,\"lanes\":8,"
+               "\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+               "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
+               "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
+            flush_every);
+    fclose(f);
+    return path;
+}
+
+static ordo_recipe *load(const options *o, int flush_every)
+{
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    if (ordo_recipe_load(recipe_path(o, flush_every), &r, &err) != ORDO_OK ||
+        ordo_recipe_index(r, NULL, NULL, NULL, &err) != ORDO_OK)
+        die("recipe", err.message);
+    return r;
+}
+
+/* Tokens per second of one rank (world size 1) over `steps` batches. */
+static double throughput(const ordo_recipe *r, int workers, int unordered, int steps)
+{
+    ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = workers,
+                              .tokenize_workers = workers, .unordered = unordered,
+                              .prefetch = 8};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
+        die("open", err.message);
+    ordo_batch b;
+    double start = now();
+    int64_t tokens = 0;
+    for (int s = 0; s < steps; s++) {
+        if (ordo_loader_next(l, &b, &err) != ORDO_OK)
+            die("next", err.message);
+        tokens += (int64_t)b.rows * b.seq_len;
+    }
+    double elapsed = now() - start;
+    ordo_loader_close(l);
+    return (double)tokens / elapsed;
+}
+
+/* Seconds from opening a resumed loader to its first batch. */
+static double first_batch_after_resume(const ordo_recipe *r, int steps)
+{
+    ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = 2,
+                              .tokenize_workers = 2};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ordo_batch b;
+    if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
+        die("open", err.message);
+    for (int s = 0; s < steps; s++)
+        if (ordo_loader_next(l, &b, &err) != ORDO_OK)
+            die("next", err.message);
+    unsigned char *state = NULL;
+    size_t size = 0;
+    if (ordo_loader_checkpoint(l, &state, &size, &err) != ORDO_OK)
+        die("checkpoint", err.message);
+    ordo_loader_close(l);
+    lo.resume = state;
+    lo.resume_size = size;
+    double start = now();
+    if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK || ordo_loader_next(l, &b, &err) != ORDO_OK)
+        die("resume", err.message);
+    double elapsed = now() - start;
+    ordo_loader_close(l);
+    ordo_free(state);
+    return elapsed;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static options parse(int argc, char **argv)
+{
+    options o = {"build/bench/loader", 48, 5};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--dir") == 0)
+            o.dir = argv[i + 1];
+        else if (strcmp(argv[i], "--mb") == 0)
+            o.mb = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            o.rounds = atoi(argv[i + 1]);
+    }
+    if (o.mb < 1 || o.rounds < 1 || o.rounds > 49) {
+        fprintf(stderr, "usage: bench_loader [--dir DIR] [--mb N] [--rounds R]\n");
+        exit(2);
+    }
+    return o;
+}
+
+static void make_corpus(const options *o)
+{
+    char path[4096];
+    mkdir("build/bench", 0755);
+    mkdir(o->dir, 0755);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/web-%d.jsonl.zst", o->dir, i);
+        write_shard(path, (size_t)o->mb << 19, 200, 2000, 11u + (unsigned)i);
+        snprintf(path, sizeof path, "%s/books-%d.jsonl.zst", o->dir, i);
+        write_shard(path, (size_t)o->mb << 19, 2000, 20000, 23u + (unsigned)i);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    make_corpus(&o);
+    ordo_recipe *r = load(&o, 16);
+    int steps = 200; /* 200 x 16 x 2048 = 6.5M tokens per measurement */
+    double one[49], two[49], ratio[49], ordered[49], unordered[49], cost[49];
+    printf("loader pipeline: %d MB corpus, byte tokenizer, seq_len 2048, 16 samples/step, "
+           "%d steps per measurement, %d rounds\n", o.mb, steps, o.rounds);
+    printf("%5s %16s %16s %7s %16s %16s %8s\n", "round", "1 worker tok/s", "2 workers tok/s",
+           "ratio", "ordered tok/s", "unordered tok/s", "cost");
+    for (int i = 0; i < o.rounds; i++) {
+        one[i] = throughput(r, 1, 0, steps);
+        two[i] = throughput(r, 2, 0, steps);
+        ordered[i] = throughput(r, 2, 0, steps);
+        unordered[i] = throughput(r, 2, 1, steps);
+        ratio[i] = two[i] / one[i];
+        cost[i] = 1 - ordered[i] / unordered[i];
+        printf("%5d %16.0f %16.0f %7.2f %16.0f %16.0f %7.1f%%\n", i + 1, one[i], two[i],
+               ratio[i], ordered[i], unordered[i], 100 * cost[i]);
+        fflush(stdout);
+    }
+    printf("median: 1 worker %.0f tokens/s, 2 workers %.0f tokens/s, ratio %.2f; "
+           "ordered reassembly costs %.1f%%\n",
+           median(one, o.rounds), median(two, o.rounds), median(ratio, o.rounds),
+           100 * median(cost, o.rounds));
+    ordo_recipe_free(r);
+    printf("time to the first batch after resume (2 workers), median of %d:\n", o.rounds);
+    int flushes[] = {4, 16, 64, 256};
+    for (int f = 0; f < 4; f++) {
+        ordo_recipe *rf = load(&o, flushes[f]);
+        double t[49];
+        for (int i = 0; i < o.rounds; i++)
+            t[i] = first_batch_after_resume(rf, 150);
+        printf("  flush_every %4d chunks: %8.1f ms\n", flushes[f], 1e3 * median(t, o.rounds));
+        ordo_recipe_free(rf);
+    }
+    return 0;
+}

@@ -6,7 +6,7 @@
  *   3. time to the first batch after a resume as flush_every grows.
  * Medians of rounds, configurations interleaved within each round.
  *
- *   bench_loader [--dir DIR] [--mb N] [--rounds R]
+ *   bench_loader [--dir DIR] [--mb N] [--rounds R] [--prefetch P]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +35,10 @@ static void die(const char *what, const char *message)
     exit(1);
 }
 
-/* Writes a multi-frame .jsonl.zst shard of documents of min..max bytes. */
-static void write_shard(const char *path, size_t bytes, int min_len, int max_len, unsigned seed)
+/* Writes a multi-frame .jsonl.zst shard of documents of min..max bytes,
+ * `per_frame` documents to a frame. */
+static void write_shard(const char *path, size_t bytes, int min_len, int max_len, unsigned seed,
+                        int per_frame)
 {
     FILE *out = fopen(path, "wb");
     if (!out)
@@ -46,7 +48,7 @@ static void write_shard(const char *path, size_t bytes, int min_len, int max_len
     int docs = 0;
     while (written < bytes) {
         int n = min_len + (int)((seed = seed * 1103515245u + 12345u) >> 8) % (max_len - min_len + 1);
-        if (len + (size_t)n + 32 > cap || docs == 64) {
+        if (len + (size_t)n + 32 > cap || docs == per_frame) {
             size_t c = ZSTD_compress(packed, ZSTD_compressBound(cap), frame, len, 3);
             fwrite(packed, 1, c, out);
             written += len;
@@ -68,38 +70,48 @@ static void write_shard(const char *path, size_t bytes, int min_len, int max_len
     free(packed);
 }
 
-static const char *recipe_path(const options *o, int flush_every)
+/* The throughput recipe (web + books), or the resume one over small
+ * chunks (small-*: 4 documents a frame) so replay length shows. */
+static const char *recipe_path(const options *o, int flush_every, int small)
 {
     static char path[4096];
-    snprintf(path, sizeof path, "%s/recipe-%d.json", o->dir, flush_every);
+    snprintf(path, sizeof path, "%s/recipe-%s%d.json", o->dir, small ? "small-" : "", flush_every);
     FILE *f = fopen(path, "w");
     if (!f)
         die(path, "cannot create");
-    fprintf(f, "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,\"lanes\":8,"
-               "\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
-               "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
-               "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
-            flush_every);
+    if (small)
+        fprintf(f, "{\"name\":\"bench-resume\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                   "{\"name\":\"small\",\"paths\":[\"small-*.jsonl.zst\"],\"weight\":1}]}\n",
+                flush_every);
+    else
+        fprintf(f, "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                   "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
+                   "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
+                flush_every);
     fclose(f);
     return path;
 }
 
-static ordo_recipe *load(const options *o, int flush_every)
+static ordo_recipe *load(const options *o, int flush_every, int small)
 {
     ordo_recipe *r = NULL;
     ordo_error err;
-    if (ordo_recipe_load(recipe_path(o, flush_every), &r, &err) != ORDO_OK ||
+    if (ordo_recipe_load(recipe_path(o, flush_every, small), &r, &err) != ORDO_OK ||
         ordo_recipe_index(r, NULL, NULL, NULL, &err) != ORDO_OK)
         die("recipe", err.message);
     return r;
 }
 
 /* Tokens per second of one rank (world size 1) over `steps` batches. */
+static int prefetch = 8;
+
 static double throughput(const ordo_recipe *r, int workers, int unordered, int steps)
 {
     ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = workers,
                               .tokenize_workers = workers, .unordered = unordered,
-                              .prefetch = 8};
+                              .prefetch = prefetch};
     ordo_loader *l = NULL;
     ordo_error err;
     if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
@@ -168,6 +180,8 @@ static options parse(int argc, char **argv)
             o.mb = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--rounds") == 0)
             o.rounds = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--prefetch") == 0)
+            prefetch = atoi(argv[i + 1]);
     }
     if (o.mb < 1 || o.rounds < 1 || o.rounds > 49) {
         fprintf(stderr, "usage: bench_loader [--dir DIR] [--mb N] [--rounds R]\n");
@@ -183,9 +197,11 @@ static void make_corpus(const options *o)
     mkdir(o->dir, 0755);
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof path, "%s/web-%d.jsonl.zst", o->dir, i);
-        write_shard(path, (size_t)o->mb << 19, 200, 2000, 11u + (unsigned)i);
+        write_shard(path, (size_t)o->mb << 19, 200, 2000, 11u + (unsigned)i, 64);
         snprintf(path, sizeof path, "%s/books-%d.jsonl.zst", o->dir, i);
-        write_shard(path, (size_t)o->mb << 19, 2000, 20000, 23u + (unsigned)i);
+        write_shard(path, (size_t)o->mb << 19, 2000, 20000, 23u + (unsigned)i, 64);
+        snprintf(path, sizeof path, "%s/small-%d.jsonl.zst", o->dir, i);
+        write_shard(path, (size_t)8 << 20, 200, 2000, 37u + (unsigned)i, 4);
     }
 }
 
@@ -193,8 +209,8 @@ int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
     make_corpus(&o);
-    ordo_recipe *r = load(&o, 16);
-    int steps = 200; /* 200 x 16 x 2048 = 6.5M tokens per measurement */
+    ordo_recipe *r = load(&o, 16, 0);
+    int steps = 1000; /* 1000 x 16 x 2048 = 33M tokens per measurement */
     double one[49], two[49], ratio[49], ordered[49], unordered[49], cost[49];
     printf("loader pipeline: %d MB corpus, byte tokenizer, seq_len 2048, 16 samples/step, "
            "%d steps per measurement, %d rounds\n", o.mb, steps, o.rounds);
@@ -216,13 +232,14 @@ int main(int argc, char **argv)
            median(one, o.rounds), median(two, o.rounds), median(ratio, o.rounds),
            100 * median(cost, o.rounds));
     ordo_recipe_free(r);
-    printf("time to the first batch after resume (2 workers), median of %d:\n", o.rounds);
+    printf("time to the first batch after a resume at step 400 (2 workers, chunks of 4 "
+           "documents), median of %d:\n", o.rounds);
     int flushes[] = {4, 16, 64, 256};
     for (int f = 0; f < 4; f++) {
-        ordo_recipe *rf = load(&o, flushes[f]);
+        ordo_recipe *rf = load(&o, flushes[f], 1);
         double t[49];
         for (int i = 0; i < o.rounds; i++)
-            t[i] = first_batch_after_resume(rf, 150);
+            t[i] = first_batch_after_resume(rf, 400);
         printf("  flush_every %4d chunks: %8.1f ms\n", flushes[f], 1e3 * median(t, o.rounds));
         ordo_recipe_free(rf);
     }

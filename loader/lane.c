@@ -234,13 +234,15 @@ static ordo_status flush(ordo__lane *lane, uint64_t epoch, ordo_error *err)
 }
 
 /* Packing accumulator: documents (each ending in end-of-text) cut into
- * samples of exactly seq_len tokens; documents may span samples. */
+ * samples of exactly seq_len tokens; documents may span samples. Tokens
+ * move in runs: up to the next document start or the end of the sample. */
 ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
 {
     const ordo_recipe *r = lane->loader->recipe;
+    size_t seq_len = (size_t)r->seq_len;
     uint64_t epoch = w->seq / (uint64_t)r->flush_every;
-    size_t next_doc = 0;
-    for (size_t t = 0; t < w->tokens.count; t++) {
+    size_t next_doc = 0, t = 0;
+    while (t < w->tokens.count) {
         if (!lane->partial && !(lane->partial = sample_new(r, epoch)))
             return ordo__error(err, ORDO_NOMEM, "out of memory packing");
         ordo__sample *s = lane->partial;
@@ -248,9 +250,15 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
             s->doc_start[lane->fill] = 1;
             next_doc++;
         }
-        s->tokens[lane->fill++] = w->tokens.ids[t];
-        s->source_tokens[w->source]++;
-        if (lane->fill == (size_t)r->seq_len) {
+        size_t end = next_doc < w->doc_count ? w->doc_offset[next_doc] : w->tokens.count;
+        size_t run = end - t;
+        if (run > seq_len - lane->fill)
+            run = seq_len - lane->fill;
+        memcpy(s->tokens + lane->fill, w->tokens.ids + t, run * sizeof *s->tokens);
+        s->source_tokens[w->source] += (uint32_t)run;
+        lane->fill += run;
+        t += run;
+        if (lane->fill == seq_len) {
             ordo_status status = emit_partial(lane, err);
             if (status != ORDO_OK)
                 return status;

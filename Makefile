@@ -5,7 +5,7 @@
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the suite under ThreadSanitizer
 #   make bench      benchmarks (figures go to docs/benchmarks.md)
-#   make demo       build and run the end-to-end example
+#   make demo       shard a small corpus, run a job, resume it elastically
 #   make install    PREFIX=/usr/local (DESTDIR honoured)
 
 CC      ?= cc
@@ -91,7 +91,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader
 	$(BUILD)/bench_ledger
 	$(BUILD)/bench_loader
 
-demo: all $(BUILD)/record_run
+demo: all
 	BUILD=$(BUILD) scripts/demo.sh
 
 install: all

@@ -61,6 +61,7 @@
     X(index_truncated_zstd_names_the_frame)            \
     X(index_counts_empty_documents_and_handles_long_ones) \
     X(loader_batches_pack_exactly)                     \
+    X(txt_shards_are_one_document_each)                \
     X(loader_world_sizes_give_identical_batches)       \
     X(loader_workers_change_nothing)                   \
     X(loader_resume_at_other_world_sizes_matches)      \

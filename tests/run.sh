@@ -27,6 +27,7 @@ run_suite() {
 run_suite unit env ORDO_BIN="$build/ordo" "$build/test_ordo" "$@"
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
+  run_suite demo env BUILD="$build" tests/demo.sh
 fi
 
 echo "$passed passed, $failed failed"

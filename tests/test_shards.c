@@ -223,3 +223,22 @@ TEST(loader_batches_pack_exactly)
     ordo_loader_close(l);
     ordo_recipe_free(r);
 }
+
+TEST(txt_shards_are_one_document_each)
+{
+    write_text("one.txt", "the first document, in plain text");
+    write_text("two.txt", "a second one \xc3\xa9");
+    write_text("empty.txt", "");
+    const char *recipe = one_source_recipe("data/*.txt");
+    char *out = ordo_ok(A("index", recipe, "--db", test_path("l.db"), "--json"), 0);
+    json_t *root = json_loads(out, 0, NULL);
+    json_t *source = json_array_get(json_object_get(root, "sources"), 0);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "shards")), 3);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "records")), 2);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "skipped")), 1);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(source, "chunks")), 2);
+    json_decref(root);
+    free(out);
+    free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "t", "--world-size", "4",
+                   "--steps", "10", "--quiet"), 0));
+}

@@ -11,7 +11,7 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
-PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd
+PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8
 VERSION := 0.1.0
 
 OPT      ?= -O2

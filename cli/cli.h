@@ -61,5 +61,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
+int cmd_tokens(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const cli_command commands[] = {
     {"run", cmd_run, "play a data-parallel job and record every step"},
     {"resume", cmd_resume, "continue a run from a checkpoint at another world size"},
     {"compare", cmd_compare, "compare two runs step by step"},
+    {"tokens", cmd_tokens, "a file's token ids under a tiktoken-compatible encoding"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

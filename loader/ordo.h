@@ -90,6 +90,36 @@ ordo_status ordo_digest_from_hex(const char *hex, unsigned char digest[ORDO_DIGE
 void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
                        unsigned char out[ORDO_DIGEST_SIZE]);
 
+/* ---- tokenizers ------------------------------------------------------- */
+
+/* A tiktoken-compatible BPE tokenizer: encodings gpt2, r50k_base,
+ * p50k_base, cl100k_base, o200k_base, with their published split patterns
+ * and ranks from a .tiktoken file. Read-only once open: one tokenizer may
+ * serve many threads. */
+typedef struct ordo_tokenizer ordo_tokenizer;
+
+/* Opens `encoding` with the rank file at `ranks_path` (checked line by line
+ * and against the encoding's rank count). Free with ordo_tokenizer_close. */
+ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path,
+                                ordo_tokenizer **tokenizer, ordo_error *err);
+
+void ordo_tokenizer_close(ordo_tokenizer *tokenizer);
+
+/* Token ids of ordinary text (special tokens are never produced). Invalid
+ * UTF-8 is read as U+FFFD per maximal ill-formed subsequence. *ids is owned
+ * by the caller (ordo_free); *count may be 0. */
+ordo_status ordo_tokenizer_encode(const ordo_tokenizer *tokenizer, const char *text, size_t len,
+                                  uint32_t **ids, size_t *count, ordo_error *err);
+
+/* The bytes of a sequence of ids (special ids are refused). *bytes is
+ * owned by the caller (ordo_free). */
+ordo_status ordo_tokenizer_decode(const ordo_tokenizer *tokenizer, const uint32_t *ids,
+                                  size_t count, char **bytes, size_t *len, ordo_error *err);
+
+/* End-of-text id and the size of the id space (specials included). */
+uint32_t ordo_tokenizer_eot(const ordo_tokenizer *tokenizer);
+uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *tokenizer);
+
 /* ---- ledger ----------------------------------------------------------- */
 
 typedef struct ordo_ledger ordo_ledger;

@@ -1,0 +1,145 @@
+/* ordo tokens: a file's token ids (or count) under a BPE encoding. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char tokens_help[] =
+    "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n\n"
+    "Prints FILE's token ids (space-separated) under a tiktoken-compatible\n"
+    "encoding: gpt2, r50k_base, p50k_base, cl100k_base or o200k_base. With\n"
+    "--jsonl every line is a JSON object whose \"text\" is tokenized on its own,\n"
+    "one output line per input line. FILE '-' reads standard input. Invalid\n"
+    "UTF-8 is read as U+FFFD per maximal ill-formed subsequence.\n\n"
+    "  --encoding NAME  the encoding\n"
+    "  --path RANKS     its .tiktoken rank file (default: $ORDO_VOCAB/NAME.tiktoken,\n"
+    "                   else vocab/NAME.tiktoken; gpt2 uses r50k_base's file)\n"
+    "  --count          print the number of tokens instead of the ids\n"
+    "  --jsonl          one JSON object per line, its \"text\" tokenized\n"
+    "  -h, --help       this help\n";
+
+static char *slurp(FILE *in, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0, got;
+    char *data = malloc(cap);
+    while (data && (got = fread(data + n, 1, cap - n, in)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *grown = realloc(data, cap *= 2);
+            if (!grown) {
+                free(data);
+                return NULL;
+            }
+            data = grown;
+        }
+    }
+    if (data && ferror(in)) {
+        free(data);
+        return NULL;
+    }
+    *len = n;
+    return data;
+}
+
+static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int count,
+                     FILE *out)
+{
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    ordo_error err;
+    if (ordo_tokenizer_encode(t, text, len, &ids, &n, &err) != ORDO_OK)
+        return cli_fail("tokens", &err);
+    if (count)
+        fprintf(out, "%zu", n);
+    for (size_t i = 0; !count && i < n; i++)
+        fprintf(out, i ? " %u" : "%u", ids[i]);
+    fputc('\n', out);
+    ordo_free(ids);
+    return EXIT_OK;
+}
+
+static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int count)
+{
+    size_t start = 0, line = 0;
+    while (start < len) {
+        const char *nl = memchr(data + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        line++;
+        json_error_t jerr;
+        json_t *doc = json_loadb(data + start, end - start, JSON_ALLOW_NUL, &jerr);
+        json_t *text = json_object_get(doc, "text");
+        if (!json_is_string(text)) {
+            fprintf(stderr, "ordo tokens: line %zu: %s\n", line,
+                    doc ? "needs a string field \"text\"" : jerr.text);
+            json_decref(doc);
+            return EXIT_FAILURE_;
+        }
+        int rc = print_ids(t, json_string_value(text), json_string_length(text), count, stdout);
+        json_decref(doc);
+        if (rc != EXIT_OK)
+            return rc;
+        start = end + 1;
+    }
+    return EXIT_OK;
+}
+
+static const char *default_ranks(const char *encoding, char *buffer, size_t size)
+{
+    const char *dir = getenv("ORDO_VOCAB");
+    snprintf(buffer, size, "%s/%s.tiktoken", dir && *dir ? dir : "vocab",
+             strcmp(encoding, "gpt2") == 0 ? "r50k_base" : encoding);
+    return buffer;
+}
+
+/* Entry point of `ordo tokens`. */
+int cmd_tokens(int argc, char **argv)
+{
+    static const struct option options[] = {{"encoding", required_argument, NULL, 'e'},
+                                            {"path", required_argument, NULL, 'p'},
+                                            {"count", no_argument, NULL, 'c'},
+                                            {"jsonl", no_argument, NULL, 'j'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+    const char *encoding = NULL, *path = NULL;
+    int count = 0, jsonl = 0, opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'e')
+            encoding = optarg;
+        else if (opt == 'p')
+            path = optarg;
+        else if (opt == 'c')
+            count = 1;
+        else if (opt == 'j')
+            jsonl = 1;
+        else if (opt == 'h')
+            return fputs(tokens_help, stdout), EXIT_OK;
+        else
+            return cli_option_error("tokens", argv);
+    }
+    if (!encoding || argc - optind != 1)
+        return cli_usage_error("tokens", "needs --encoding NAME and one FILE");
+    char buffer[4096];
+    ordo_tokenizer *t = NULL;
+    ordo_error err;
+    if (ordo_tokenizer_open(encoding, path ? path : default_ranks(encoding, buffer, sizeof buffer),
+                            &t, &err) != ORDO_OK)
+        return cli_fail("tokens", &err);
+    const char *file = argv[optind];
+    FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+    size_t len = 0;
+    char *data = in ? slurp(in, &len) : NULL;
+    if (in && in != stdin)
+        fclose(in);
+    int rc = EXIT_OK;
+    if (!data)
+        rc = (fprintf(stderr, "ordo tokens: cannot read '%s'\n", file), EXIT_FAILURE_);
+    else if (jsonl)
+        rc = each_line(t, data, len, count);
+    else
+        rc = print_ids(t, data, len, count, stdout);
+    free(data);
+    ordo_tokenizer_close(t);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* A tiktoken-compatible byte-level BPE tokenizer (internal).
+ *
+ * Ranks come from a .tiktoken file (base64(token bytes) SP rank per line);
+ * text is split by the encoding's published pattern (PCRE2 with JIT, `\s`
+ * spelled as Unicode White_Space as in tiktoken's engine), then each piece
+ * is merged by lowest pair rank, leftmost first. Invalid UTF-8 is first
+ * repaired: every maximal ill-formed subsequence becomes U+FFFD (as
+ * Python's decode(errors="replace") and the WHATWG decoder do). */
+#ifndef ORDO_BPE_H
+#define ORDO_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "tokenizer.h"
+
+typedef struct ordo__bpe ordo__bpe;
+
+/* Encodings by name: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base. */
+typedef struct ordo__encoding {
+    const char *name;
+    const char *pattern;
+    uint32_t ranks;       /* ordinary tokens in its rank file */
+    uint32_t rank_space;  /* ranks lie below this (p50k skips its end-of-text) */
+    uint32_t eot;         /* <|endoftext|> */
+    uint32_t vocab_size;  /* ids below it, special tokens included */
+} ordo__encoding;
+
+/* The encoding called `name`, or NULL. */
+const ordo__encoding *ordo__encoding_find(const char *name);
+
+/* Loads a rank file for an encoding; refuses a malformed line (naming the
+ * line number), duplicate ranks, gaps, or a rank count that is not the
+ * encoding's. *bpe is owned by the caller (ordo__bpe_free). Read-only
+ * afterwards: safe to share between threads. */
+ordo_status ordo__bpe_load(const char *path, const ordo__encoding *encoding, ordo__bpe **bpe,
+                           ordo_error *err);
+
+void ordo__bpe_free(ordo__bpe *bpe);
+
+/* Appends the token ids of `text` (ordinary text: special tokens are never
+ * produced) to `out`. Thread-safe. */
+ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
+                             ordo__tokens *out, ordo_error *err);
+
+/* Appends the bytes of token `id` to a growable buffer; ORDO_INVALID for an
+ * id with no bytes (special or out of range). */
+ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, size_t *len,
+                             size_t *capacity, ordo_error *err);
+
+const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe);
+
+#endif

@@ -1,0 +1,174 @@
+/* BPE merges: an array scan for short pieces (as tiktoken) and a heap with
+ * a linked list for long ones, giving the same tokens. */
+#include <stdlib.h>
+
+#include "bpe_merge.h"
+
+#define SHORT_PIECE 128
+
+static ordo_status emit(const ordo__bpe *bpe, const unsigned char *piece, const size_t *starts,
+                        size_t parts, ordo__tokens *out, ordo_error *err)
+{
+    for (size_t i = 0; i + 1 < parts; i++) {
+        uint32_t rank = ordo__bpe_rank(bpe, piece + starts[i], starts[i + 1] - starts[i]);
+        ordo_status status = ordo__tokens_push(out, rank, err);
+        if (status != ORDO_OK)
+            return status;
+    }
+    return ORDO_OK;
+}
+
+/* tiktoken's loop: n parts, part i starting at starts[i] (starts[n] is the
+ * end); ranks[i] is the rank of parts i and i+1 together. */
+static ordo_status merge_short(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                               ordo__tokens *out, ordo_error *err)
+{
+    size_t starts[SHORT_PIECE + 1];
+    uint32_t ranks[SHORT_PIECE];
+    size_t n = len;
+    for (size_t i = 0; i <= len; i++)
+        starts[i] = i;
+    for (size_t i = 0; i + 1 < n; i++)
+        ranks[i] = ordo__bpe_rank(bpe, piece + i, 2);
+    while (n > 1) {
+        uint32_t best = UINT32_MAX;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (ranks[i] < best) {
+                best = ranks[i];
+                at = i;
+            }
+        if (best == UINT32_MAX)
+            break;
+        for (size_t i = at + 1; i < n; i++)
+            starts[i] = starts[i + 1];
+        for (size_t i = at + 1; i + 2 < n; i++)
+            ranks[i] = ranks[i + 1];
+        n--;
+        if (at + 1 < n)
+            ranks[at] = ordo__bpe_rank(bpe, piece + starts[at], starts[at + 2] - starts[at]);
+        if (at > 0)
+            ranks[at - 1] =
+                ordo__bpe_rank(bpe, piece + starts[at - 1], starts[at + 1] - starts[at - 1]);
+    }
+    return emit(bpe, piece, starts, n + 1, out, err);
+}
+
+typedef struct {
+    uint32_t rank;
+    uint32_t node;
+    uint32_t version;
+} heap_entry;
+
+typedef struct {
+    size_t *start;
+    uint32_t *next, *prev, *version;
+    unsigned char *dead;
+    heap_entry *heap;
+    size_t heap_size;
+} long_state;
+
+static int before(const long_state *s, heap_entry a, heap_entry b)
+{
+    return a.rank < b.rank || (a.rank == b.rank && s->start[a.node] < s->start[b.node]);
+}
+
+static void heap_push(long_state *s, heap_entry e)
+{
+    size_t i = s->heap_size++;
+    while (i > 0 && before(s, e, s->heap[(i - 1) / 2])) {
+        s->heap[i] = s->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    s->heap[i] = e;
+}
+
+static heap_entry heap_pop(long_state *s)
+{
+    heap_entry top = s->heap[0], last = s->heap[--s->heap_size];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= s->heap_size)
+            break;
+        if (child + 1 < s->heap_size && before(s, s->heap[child + 1], s->heap[child]))
+            child++;
+        if (!before(s, s->heap[child], last))
+            break;
+        s->heap[i] = s->heap[child];
+        i = child;
+    }
+    if (s->heap_size)
+        s->heap[i] = last;
+    return top;
+}
+
+/* Rank of node n merged with its successor (UINT32_MAX at the end). */
+static uint32_t pair_rank(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                          const long_state *s, uint32_t n)
+{
+    uint32_t m = s->next[n];
+    if (m == UINT32_MAX)
+        return UINT32_MAX;
+    size_t end = s->next[m] == UINT32_MAX ? len : s->start[s->next[m]];
+    return ordo__bpe_rank(bpe, piece + s->start[n], end - s->start[n]);
+}
+
+static void push_pair(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                      long_state *s, uint32_t n)
+{
+    uint32_t rank = pair_rank(bpe, piece, len, s, n);
+    if (rank != UINT32_MAX)
+        heap_push(s, (heap_entry){rank, n, ++s->version[n]});
+    else
+        ++s->version[n]; /* invalidates older entries */
+}
+
+static ordo_status merge_long(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                              ordo__tokens *out, ordo_error *err)
+{
+    long_state s = {malloc(len * sizeof(size_t)), malloc(len * sizeof(uint32_t)),
+                    malloc(len * sizeof(uint32_t)), calloc(len, sizeof(uint32_t)),
+                    calloc(len, 1), malloc(3 * len * sizeof(heap_entry)), 0};
+    ordo_status status = ORDO_OK;
+    if (!s.start || !s.next || !s.prev || !s.version || !s.dead || !s.heap)
+        status = ordo__error(err, ORDO_NOMEM, "out of memory merging a %zu-byte piece", len);
+    for (size_t i = 0; status == ORDO_OK && i < len; i++) {
+        s.start[i] = i;
+        s.next[i] = i + 1 < len ? (uint32_t)(i + 1) : UINT32_MAX;
+        s.prev[i] = i > 0 ? (uint32_t)(i - 1) : UINT32_MAX;
+    }
+    for (size_t i = 0; status == ORDO_OK && i < len; i++)
+        push_pair(bpe, piece, len, &s, (uint32_t)i);
+    while (status == ORDO_OK && s.heap_size > 0) {
+        heap_entry e = heap_pop(&s);
+        if (s.dead[e.node] || e.version != s.version[e.node])
+            continue;
+        uint32_t gone = s.next[e.node];
+        s.dead[gone] = 1;
+        s.next[e.node] = s.next[gone];
+        if (s.next[gone] != UINT32_MAX)
+            s.prev[s.next[gone]] = e.node;
+        push_pair(bpe, piece, len, &s, e.node);
+        if (s.prev[e.node] != UINT32_MAX)
+            push_pair(bpe, piece, len, &s, s.prev[e.node]);
+    }
+    for (uint32_t n = 0; status == ORDO_OK && n != UINT32_MAX; n = s.next[n]) {
+        size_t end = s.next[n] == UINT32_MAX ? len : s.start[s.next[n]];
+        status = ordo__tokens_push(out, ordo__bpe_rank(bpe, piece + s.start[n], end - s.start[n]),
+                                   err);
+    }
+    free(s.start), free(s.next), free(s.prev), free(s.version), free(s.dead), free(s.heap);
+    return status;
+}
+
+/* Merges one piece; see bpe_merge.h. */
+ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                            ordo__tokens *out, ordo_error *err)
+{
+    uint32_t whole = ordo__bpe_rank(bpe, piece, len);
+    if (whole != UINT32_MAX)
+        return ordo__tokens_push(out, whole, err);
+    return len <= SHORT_PIECE ? merge_short(bpe, piece, len, out, err)
+                              : merge_long(bpe, piece, len, out, err);
+}

@@ -1,0 +1,21 @@
+/* BPE merges of one piece (internal). */
+#ifndef ORDO_BPE_MERGE_H
+#define ORDO_BPE_MERGE_H
+
+#include "bpe.h"
+
+/* The rank of a byte string, or UINT32_MAX when it is not a token. */
+uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n);
+
+/* Appends the tokens of one piece (len >= 1): repeatedly merges the
+ * adjacent pair whose concatenation has the lowest rank, leftmost first,
+ * exactly as tiktoken does; long pieces use a heap so the work is
+ * O(n log n), not quadratic. */
+ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                            ordo__tokens *out, ordo_error *err);
+
+/* Encodes with the compiled split pattern `pattern` (a pcre2_code). */
+ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
+                                  size_t len, ordo__tokens *out, ordo_error *err);
+
+#endif

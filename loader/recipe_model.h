@@ -8,7 +8,9 @@
 
 enum ordo__format { ORDO_FORMAT_JSONL, ORDO_FORMAT_JSONL_ZST, ORDO_FORMAT_TXT };
 
-enum ordo__tokenizer_kind { ORDO_TOKENIZER_BYTES };
+enum ordo__tokenizer_kind { ORDO_TOKENIZER_BYTES, ORDO_TOKENIZER_TIKTOKEN };
+
+struct ordo__bpe;
 
 /* One independently readable piece of a shard. */
 typedef struct ordo__chunk {
@@ -57,6 +59,9 @@ struct ordo_recipe {
     int chunk_records;    /* lines per chunk of a plain .jsonl shard */
     int estimate_records; /* records sampled per source for token estimation */
     enum ordo__tokenizer_kind tokenizer;
+    struct ordo__bpe *bpe;    /* the tiktoken tokenizer, owned */
+    char *tokenizer_path;     /* its rank file as written (relative to data_root) */
+    unsigned char tokenizer_sha256[ORDO_DIGEST_SIZE];
     ordo__source *sources;
     uint32_t source_count;
     char *canonical;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bpe.h"
 #include "recipe_model.h"
 
 #define RECIPE_MAX_BYTES (16u << 20)
@@ -20,7 +21,7 @@ static const char *const top_keys[] = {"name", "seed", "seq_len", "global_batch"
 static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field",
                                           NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
-static const char *const tokenizer_keys[] = {"kind", NULL};
+static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
 
 static ordo_status check_keys(json_t *object, const char *const *allowed, const char *where,
                               ordo_error *err)
@@ -91,6 +92,38 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
     return ORDO_OK;
 }
 
+static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
+{
+    const char *name = json_string_value(json_object_get(tokenizer, "encoding"));
+    const char *path = json_string_value(json_object_get(tokenizer, "path"));
+    const char *sha = json_string_value(json_object_get(tokenizer, "sha256"));
+    const ordo__encoding *encoding = ordo__encoding_find(name);
+    if (!encoding)
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be gpt2, "
+                                              "r50k_base, p50k_base, cl100k_base or o200k_base",
+                           name ? name : "");
+    if (!path || !*path)
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'path' (the .tiktoken rank "
+                                              "file) must be a non-empty string");
+    if (!(r->tokenizer_path = ordo__strdup(path)))
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    ordo__shard probe = {.path = r->tokenizer_path};
+    char *full = ordo__shard_path(r, &probe);
+    uint64_t size = 0;
+    ordo_status status = full ? ordo__sha256_file(full, r->tokenizer_sha256, &size, err)
+                              : ordo__error(err, ORDO_NOMEM, "out of memory");
+    unsigned char recorded[ORDO_DIGEST_SIZE];
+    ordo_error hex_err;
+    if (status == ORDO_OK && sha && (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||
+                                     memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
+        status = ordo__error(err, ORDO_CONFLICT, "tokenizer rank file '%s' is not the one the "
+                                                 "recipe names (SHA-256 %s)", full, sha);
+    if (status == ORDO_OK)
+        status = ordo__bpe_load(full, encoding, &r->bpe, err);
+    free(full);
+    return status;
+}
+
 static ordo_status parse_tokenizer(json_t *root, ordo_recipe *r, ordo_error *err)
 {
     json_t *tokenizer = json_object_get(root, "tokenizer");
@@ -106,11 +139,29 @@ static ordo_status parse_tokenizer(json_t *root, ordo_recipe *r, ordo_error *err
     const char *kind = json_string_value(json_object_get(tokenizer, "kind"));
     if (!kind)
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'kind' must be a string");
-    if (strcmp(kind, "bytes") != 0)
-        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer kind '%s' is not supported "
-                                              "(supported: bytes)", kind);
-    r->tokenizer = ORDO_TOKENIZER_BYTES;
-    return ORDO_OK;
+    if (strcmp(kind, "bytes") == 0) {
+        r->tokenizer = ORDO_TOKENIZER_BYTES;
+        return json_object_size(tokenizer) == 1
+                   ? ORDO_OK
+                   : ordo__error(err, ORDO_INVALID, "recipe: the bytes tokenizer takes no "
+                                                    "settings besides 'kind'");
+    }
+    if (strcmp(kind, "tiktoken") == 0) {
+        r->tokenizer = ORDO_TOKENIZER_TIKTOKEN;
+        return load_bpe(r, tokenizer, err);
+    }
+    return ordo__error(err, ORDO_INVALID, "recipe: tokenizer kind '%s' is not supported "
+                                          "(supported: bytes, tiktoken)", kind);
+}
+
+static json_t *canonical_tokenizer(const ordo_recipe *r)
+{
+    if (r->tokenizer == ORDO_TOKENIZER_BYTES)
+        return json_pack("{s:s}", "kind", "bytes");
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(r->tokenizer_sha256, hex);
+    return json_pack("{s:s, s:s, s:s, s:s}", "kind", "tiktoken", "encoding",
+                     ordo__bpe_encoding(r->bpe)->name, "path", r->tokenizer_path, "sha256", hex);
 }
 
 static int format_of(const char *path, enum ordo__format *format)
@@ -394,11 +445,11 @@ static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
     for (uint32_t i = 0; sources && i < r->source_count; i++)
         json_array_append_new(sources, canonical_source(&r->sources[i]));
     json_t *root = json_pack(
-        "{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:{s:s}, s:o}", "name", r->name, "seed",
+        "{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "name", r->name, "seed",
         (json_int_t)r->seed, "seq_len", r->seq_len, "global_batch", r->global_batch, "lanes",
         r->lanes, "flush_every", r->flush_every, "shuffle_window", r->shuffle_window,
         "chunk_records", r->chunk_records, "estimate_records", r->estimate_records, "tokenizer",
-        "kind", "bytes", "sources", sources);
+        canonical_tokenizer(r), "sources", sources);
     r->canonical = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(root);
     if (!r->canonical)
@@ -500,6 +551,8 @@ void ordo_recipe_free(ordo_recipe *r)
         free(source->text_field);
     }
     free(r->sources);
+    ordo__bpe_free(r->bpe);
+    free(r->tokenizer_path);
     free(r->data_root);
     free(r->name);
     free(r->canonical);
@@ -526,9 +579,9 @@ void ordo_recipe_describe(const ordo_recipe *r, ordo_recipe_info *info)
     info->flush_every = r->flush_every;
     info->shuffle_window = r->shuffle_window;
     info->source_count = (int)r->source_count;
-    info->vocab_size = 258;
-    info->eot_id = 256;
-    info->pad_id = 257;
+    info->vocab_size = r->bpe ? (int)ordo__bpe_encoding(r->bpe)->vocab_size : 258;
+    info->eot_id = ordo__eot_id(r);
+    info->pad_id = ordo__pad_id(r);
 }
 
 /* What a source holds. */

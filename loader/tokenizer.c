@@ -1,6 +1,7 @@
 /* Tokenizers: the byte tokenizer. */
 #include <stdlib.h>
 
+#include "bpe.h"
 #include "tokenizer.h"
 
 static ordo_status reserve(ordo__tokens *t, size_t more, ordo_error *err)
@@ -27,11 +28,12 @@ ordo_status ordo__tokens_push(ordo__tokens *t, uint32_t id, ordo_error *err)
     return status;
 }
 
-/* Byte tokenizer: one id per byte. */
+/* The recipe's tokenizer: BPE, or one id per byte. */
 ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
                            ordo__tokens *out, ordo_error *err)
 {
-    (void)recipe;
+    if (recipe->bpe)
+        return ordo__bpe_encode(recipe->bpe, text, len, out, err);
     ordo_status status = reserve(out, len, err);
     if (status != ORDO_OK)
         return status;
@@ -41,14 +43,15 @@ ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t l
     return ORDO_OK;
 }
 
+/* End-of-text: the encoding's <|endoftext|>, or 256 for bytes. */
 uint32_t ordo__eot_id(const ordo_recipe *recipe)
 {
-    (void)recipe;
-    return ORDO_BYTES_EOT;
+    return recipe->bpe ? ordo__bpe_encoding(recipe->bpe)->eot : ORDO_BYTES_EOT;
 }
 
+/* Pad: the tiktoken encodings have no pad token, so end-of-text pads
+ * (samples mark padding by position; see docs/recipe.md); 257 for bytes. */
 uint32_t ordo__pad_id(const ordo_recipe *recipe)
 {
-    (void)recipe;
-    return ORDO_BYTES_PAD;
+    return recipe->bpe ? ordo__bpe_encoding(recipe->bpe)->eot : ORDO_BYTES_PAD;
 }

@@ -61,6 +61,11 @@
     X(index_truncated_zstd_names_the_frame)            \
     X(index_counts_empty_documents_and_handles_long_ones) \
     X(loader_batches_pack_exactly)                     \
+    X(tokenizer_round_trips_and_never_emits_specials)  \
+    X(tokenizer_long_piece_is_not_quadratic_and_round_trips) \
+    X(tokenizer_invalid_utf8_becomes_replacement_characters) \
+    X(tokenizer_bad_rank_files)                        \
+    X(tokenizer_in_recipes_names_the_rank_file)        \
     X(txt_shards_are_one_document_each)                \
     X(loader_world_sizes_give_identical_batches)       \
     X(loader_workers_change_nothing)                   \

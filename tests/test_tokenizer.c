@@ -1,0 +1,159 @@
+/* The BPE tokenizer: rank files, round trips, specials, bad input. Token
+ * ids themselves are checked against tiktoken by the conformance suite. */
+#include "corpus.h"
+#include "fixtures.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *vocab(const char *name)
+{
+    static char path[1024];
+    const char *dir = getenv("ORDO_VOCAB");
+    snprintf(path, sizeof path, "%s/%s.tiktoken", dir ? dir : "build/vocab", name);
+    return path;
+}
+
+static ordo_tokenizer *open_cl100k(void)
+{
+    ordo_tokenizer *t = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_open("cl100k_base", vocab("cl100k_base"), &t, &err), &err);
+    return t;
+}
+
+TEST(tokenizer_round_trips_and_never_emits_specials)
+{
+    ordo_tokenizer *t = open_cl100k();
+    const char *texts[] = {"", "hello world", "<|endoftext|> is plain text here",
+                           "Sãotomense, λόγος, 日本語のテキスト, عربى, 🌍🚀\n\n\t  end",
+                           "x\xc2\x85y\xef\xbb\xbfz\xe1\xa0\x8ew"};
+    ordo_error err;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        uint32_t *ids = NULL;
+        size_t count = 0;
+        ASSERT_OK(ordo_tokenizer_encode(t, texts[i], strlen(texts[i]), &ids, &count, &err), &err);
+        if (i == 0)
+            ASSERT_EQ_INT(count, 0);
+        for (size_t k = 0; k < count; k++)
+            ASSERT(ids[k] < 100256); /* never 100257 (<|endoftext|>) or another special */
+        char *bytes = NULL;
+        size_t len = 0;
+        ASSERT_OK(ordo_tokenizer_decode(t, ids, count, &bytes, &len, &err), &err);
+        ASSERT_EQ_INT(len, strlen(texts[i]));
+        ASSERT(len == 0 || memcmp(bytes, texts[i], len) == 0);
+        ordo_free(ids);
+        ordo_free(bytes);
+    }
+    uint32_t special = ordo_tokenizer_eot(t);
+    ASSERT_EQ_INT(special, 100257);
+    char *bytes = NULL;
+    size_t len = 0;
+    ASSERT_STATUS(ordo_tokenizer_decode(t, &special, 1, &bytes, &len, &err), ORDO_INVALID, &err);
+    ordo_tokenizer_close(t);
+}
+
+TEST(tokenizer_long_piece_is_not_quadratic_and_round_trips)
+{
+    ordo_tokenizer *t = open_cl100k();
+    size_t n = 1 << 20;
+    char *text = malloc(n);
+    memset(text, 'a', n);
+    uint32_t *ids = NULL;
+    size_t count = 0;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_encode(t, text, n, &ids, &count, &err), &err);
+    ASSERT(count > 0 && count < n / 2);
+    char *bytes = NULL;
+    size_t len = 0;
+    ASSERT_OK(ordo_tokenizer_decode(t, ids, count, &bytes, &len, &err), &err);
+    ASSERT_EQ_INT(len, n);
+    ASSERT(memcmp(bytes, text, n) == 0);
+    ordo_free(ids);
+    ordo_free(bytes);
+    free(text);
+    ordo_tokenizer_close(t);
+}
+
+TEST(tokenizer_invalid_utf8_becomes_replacement_characters)
+{
+    ordo_tokenizer *t = open_cl100k();
+    const char bad[] = "a\xff" "b\xe2\x82" "c";
+    const char good[] = "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c";
+    uint32_t *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_encode(t, bad, sizeof bad - 1, &x, &nx, &err), &err);
+    ASSERT_OK(ordo_tokenizer_encode(t, good, sizeof good - 1, &y, &ny, &err), &err);
+    ASSERT_EQ_INT(nx, ny);
+    ASSERT(memcmp(x, y, nx * sizeof *x) == 0);
+    ordo_free(x);
+    ordo_free(y);
+    ordo_tokenizer_close(t);
+}
+
+TEST(tokenizer_bad_rank_files)
+{
+    ordo_tokenizer *t = NULL;
+    ordo_error err;
+    ASSERT_STATUS(ordo_tokenizer_open("cl200k", vocab("cl100k_base"), &t, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "'cl200k'");
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("none.tiktoken"), &t, &err),
+                  ORDO_IO, &err);
+    test_write_file(test_path("bad.tiktoken"), "IQ== 0\nIg== 1\nnot-base64! 2\n", 29);
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("bad.tiktoken"), &t, &err),
+                  ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "line 3");
+    test_write_file(test_path("short.tiktoken"), "IQ== 0\nIg== 1\n", 14);
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("short.tiktoken"), &t, &err),
+                  ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "has 2 ranks, cl100k_base needs 100256");
+    test_write_file(test_path("dup.tiktoken"), "IQ== 0\nIg== 0\n", 14);
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("dup.tiktoken"), &t, &err),
+                  ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "listed twice");
+    /* The wrong file for the encoding. */
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", vocab("r50k_base"), &t, &err), ORDO_INVALID,
+                  &err);
+}
+
+TEST(tokenizer_in_recipes_names_the_rank_file)
+{
+    corpus_jsonl("data", "doc", 1, 50, 20, 200, 9);
+    size_t size = 0;
+    char *ranks = test_read_file(vocab("cl100k_base"), &size);
+    ASSERT(ranks != NULL);
+    test_write_file(test_path("cl100k.tiktoken"), ranks, size);
+    free(ranks);
+    const char *good = "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]";
+    FILE *f = fopen(test_path("r.json"), "w");
+    fprintf(f, "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
+               "{\"kind\": \"tiktoken\", \"encoding\": \"cl100k_base\", \"path\": "
+               "\"cl100k.tiktoken\"}, \"sources\": %s}", good);
+    fclose(f);
+    char *out = ordo_ok(A("recipe", "check", test_path("r.json"), "--json"), 0);
+    free(out);
+    free(ordo_ok(A("run", test_path("r.json"), "--db", test_path("l.db"), "--name", "r",
+                   "--world-size", "2", "--steps", "20", "--quiet", "--checkpoint-every", "10"),
+                 0));
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"),
+                              "SELECT count(*) FROM recipes WHERE canonical LIKE "
+                              "'%\"sha256\":\"223921b76ee99bde%'"),
+                  1);
+    /* A different rank file is a different recipe: resume refuses. */
+    test_write_file(test_path("cl100k.tiktoken"), "IQ== 0\n", 7);
+    cli_result r = run_ordo(NULL, A("resume", "r", "--db", test_path("l.db"), "--world-size", "4",
+                                    "--steps", "30"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "cl100k.tiktoken");
+    cli_result_free(&r);
+    f = fopen(test_path("bad.json"), "w");
+    fprintf(f, "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
+               "{\"kind\": \"tiktoken\", \"encoding\": \"cl99k\", \"path\": \"x\"}, \"sources\": %s}",
+            good);
+    fclose(f);
+    r = run_ordo(NULL, A("recipe", "check", test_path("bad.json")));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "encoding 'cl99k'");
+    cli_result_free(&r);
+}

@@ -7,8 +7,10 @@ static const char compare_help[] =
     "usage: ordo compare A B [--db PATH] [--json]\n\n"
     "Compares runs A and B over the steps both recorded: steps compared,\n"
     "matched, diverged, the first divergent step, divergent step ranges and\n"
-    "the lanes that differ. Exit code 0 when they agree on every common\n"
-    "step, 3 when they diverge, 1 on failure, 2 on a usage error.\n\n"
+    "the lanes that differ, and the steps either run reported twice with\n"
+    "different digests (conflicts: its own history disagrees with itself).\n"
+    "Exit code 0 when they agree on every common step and neither has\n"
+    "conflicts, 3 otherwise, 1 on failure, 2 on a usage error.\n\n"
     "  --db PATH   the ledger (default: $ORDO_DB, else ./ordo.db)\n"
     "  --json      print a JSON object\n"
     "  -h, --help  this help\n";
@@ -21,16 +23,36 @@ static json_t *result_json(const char *a, const char *b, const ordo_compare_resu
                                                 (json_int_t)r->ranges[i][1]));
     for (size_t i = 0; i < r->lane_count; i++)
         json_array_append_new(lanes, json_integer(r->lanes[i]));
-    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}", "a", a, "b", b,
+    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}",
+                     "a", a, "b", b,
                      "comparable", r->comparable, "steps_compared", (json_int_t)r->steps_compared,
                      "matched", (json_int_t)r->matched, "diverged", (json_int_t)r->diverged,
                      "first_divergent_step",
                      r->first_divergent_step ? json_integer(r->first_divergent_step) : json_null(),
                      "only_a", (json_int_t)r->only_a, "only_b", (json_int_t)r->only_b,
-                     "divergent_ranges", ranges, "lanes_differ", lanes);
+                     "divergent_ranges", ranges, "lanes_differ", lanes, "conflicts_a",
+                     (json_int_t)r->conflicts_a, "conflicts_b", (json_int_t)r->conflicts_b,
+                     "first_conflict_step",
+                     r->first_conflict_step ? json_integer(r->first_conflict_step) : json_null());
+}
+
+static void print_body(const char *a, const char *b, const ordo_compare_result *r);
+
+static void print_conflicts(const char *a, const char *b, const ordo_compare_result *r)
+{
+    if (r->conflicts_a || r->conflicts_b)
+        printf("  conflicts       %s: %lld steps, %s: %lld steps reported again with another "
+               "digest (first: step %lld)\n", a, (long long)r->conflicts_a, b,
+               (long long)r->conflicts_b, (long long)r->first_conflict_step);
 }
 
 static void print_text(const char *a, const char *b, const ordo_compare_result *r)
+{
+    print_body(a, b, r);
+    print_conflicts(a, b, r);
+}
+
+static void print_body(const char *a, const char *b, const ordo_compare_result *r)
 {
     printf("compare %s and %s\n", a, b);
     if (!r->comparable) {
@@ -91,7 +113,7 @@ int cmd_compare(int argc, char **argv)
         rc = cli_print_json(result_json(a, b, &r));
     else
         print_text(a, b, &r);
-    int diverged = r.diverged > 0 || !r.comparable;
+    int diverged = r.diverged > 0 || !r.comparable || r.conflicts_a > 0 || r.conflicts_b > 0;
     ordo_compare_result_free(&r);
     return rc != EXIT_OK ? rc : diverged ? EXIT_DIVERGED : EXIT_OK;
 }

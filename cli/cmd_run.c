@@ -224,6 +224,25 @@ typedef struct {
     int rank_bound;
 } resume_source;
 
+/* Resuming a run in place from an earlier checkpoint would record a second
+ * history over the first; a fork (--as) is the way to do that. */
+static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
+{
+    ordo_checkpoint latest;
+    ordo_error err;
+    if (ordo_checkpoint_get(ledger, src->run.id, 0, &latest, &err) != ORDO_OK)
+        return cli_fail("resume", &err);
+    int64_t step = latest.step;
+    ordo_checkpoint_free(&latest);
+    if (step > src->checkpoint.step)
+        return fprintf(stderr,
+                       "ordo resume: run '%s' has a later checkpoint (step %lld) than step "
+                       "%lld; resume from the latest, or fork with --as NAME\n",
+                       src->run.name, (long long)step, (long long)src->checkpoint.step),
+               EXIT_FAILURE_;
+    return EXIT_OK;
+}
+
 static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *src)
 {
     ordo_error err;
@@ -248,7 +267,7 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
     if (a->steps <= src->checkpoint.step)
         return cli_usage_error("resume", "--steps %lld is not after the checkpoint at step %lld",
                                (long long)a->steps, (long long)src->checkpoint.step);
-    return EXIT_OK;
+    return a->as ? EXIT_OK : no_later_checkpoint(ledger, src);
 }
 
 /* The run that records the continuation: the same one, or a fork. */

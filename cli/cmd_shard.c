@@ -13,13 +13,18 @@
 #include "cli.h"
 
 static const char shard_help[] =
-    "usage: ordo shard --out DIR [--docs-per-frame N] [--docs-per-shard M] INPUT...\n\n"
+    "usage: ordo shard --out DIR [--docs-per-frame N] [--docs-per-shard M]\n"
+    "                  [--text-field NAME] INPUT...\n\n"
     "Reads .txt files (one document each) and .jsonl files (one JSON object per\n"
     "line), from the files and folders given (folders recursively, in bytewise\n"
     "path order), and writes DIR/shard-00000.jsonl.zst, ... : each zstd frame\n"
     "holds N documents as JSON lines and is independently decodable, so every\n"
-    "frame is a chunk the loader can read on its own. DIR must hold no shards.\n\n"
+    "frame is a chunk the loader can read on its own. DIR must hold no shards.\n"
+    "Every JSON line must carry a string text field (empty ones are counted and\n"
+    "left out); folders may hold no symbolic links or unreadable entries, and\n"
+    "no file may be given twice. On any error no shard is left behind.\n\n"
     "  --out DIR             output folder (created if missing)\n"
+    "  --text-field NAME     the JSON lines' text field (default \"text\")\n"
     "  --docs-per-frame N    documents per frame (default 64)\n"
     "  --docs-per-shard M    documents per shard file (default 65536)\n"
     "  --level L             zstd level (default 3)\n"
@@ -31,7 +36,7 @@ typedef struct {
 } path_list;
 
 typedef struct {
-    const char *out_dir;
+    const char *out_dir, *text_field;
     long per_frame, per_shard;
     int level;
     char *frame;            /* JSON lines of the frame being filled */
@@ -42,6 +47,10 @@ typedef struct {
 } sharder;
 
 static path_list inputs; /* nftw has no context pointer */
+
+/* The largest document (a .txt file or a JSON line) the loader can read as
+ * one chunk (256 MiB). */
+#define MAX_DOC_BYTES ((uint64_t)256 << 20)
 
 static int is_input(const char *path)
 {
@@ -66,12 +75,42 @@ static int add_path(const char *path)
 static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)ftw;
+    if (flag == FTW_SL || flag == FTW_SLN)
+        return fprintf(stderr, "ordo shard: '%s' is a symbolic link; give its target as an "
+                               "input instead\n", path), -1;
+    if (flag == FTW_DNR || flag == FTW_NS)
+        return fprintf(stderr, "ordo shard: cannot read '%s'\n", path), -1;
     return flag == FTW_F && is_input(path) ? add_path(path) : 0;
 }
 
 static int by_path(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the inputs and refuses a file reached twice (by any path). */
+static int no_duplicates(void)
+{
+    char **real = calloc(inputs.count ? inputs.count : 1, sizeof *real);
+    int rc = real ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < inputs.count; i++)
+        if (!(real[i] = realpath(inputs.paths[i], NULL)))
+            rc = (fprintf(stderr, "ordo shard: cannot read '%s': %s\n", inputs.paths[i],
+                         strerror(errno)), -1);
+    for (size_t i = 0; rc == 0 && i < inputs.count; i++) {
+        free(inputs.paths[i]);
+        inputs.paths[i] = real[i];
+        real[i] = NULL;
+    }
+    if (rc == 0)
+        qsort(inputs.paths, inputs.count, sizeof *inputs.paths, by_path);
+    for (size_t i = 1; rc == 0 && i < inputs.count; i++)
+        if (strcmp(inputs.paths[i - 1], inputs.paths[i]) == 0)
+            rc = (fprintf(stderr, "ordo shard: '%s' is given twice\n", inputs.paths[i]), -1);
+    for (size_t i = 0; real && i < inputs.count; i++)
+        free(real[i]);
+    free(real);
+    return rc;
 }
 
 static int collect(int argc, char **argv)
@@ -87,8 +126,7 @@ static int collect(int argc, char **argv)
                                                       : add_path(argv[i]) != 0))
             return -1;
     }
-    qsort(inputs.paths, inputs.count, sizeof *inputs.paths, by_path);
-    return 0;
+    return no_duplicates();
 }
 
 static int finish_frame(sharder *s)
@@ -164,30 +202,76 @@ static int add_text(sharder *s, const char *path, const char *data, size_t len)
     return rc;
 }
 
-static int add_jsonl(sharder *s, const char *path, const char *data, size_t len)
+/* One JSON line: an object whose text field is a string; empty texts
+ * are counted and left out. */
+static int add_record(sharder *s, const char *path, const char *line, size_t len,
+                      uint64_t offset)
 {
-    size_t start = 0;
-    while (start < len) {
-        const char *nl = memchr(data + start, '\n', len - start);
-        size_t end = nl ? (size_t)(nl - data) : len, stop = end;
-        while (stop > start && (data[stop - 1] == '\r' || data[stop - 1] == ' '))
+    json_error_t jerr;
+    json_t *doc = json_loadb(line, len, 0, &jerr);
+    json_t *text = json_object_get(doc, s->text_field);
+    const char *problem = !doc                   ? jerr.text
+                          : !json_is_object(doc) ? "not a JSON object"
+                          : !text                ? "no text field"
+                          : !json_is_string(text) ? "its text field is not a string"
+                                                  : NULL;
+    int empty = !problem && json_string_length(text) == 0;
+    json_decref(doc);
+    if (problem)
+        return fprintf(stderr, "ordo shard: '%s': line at byte %llu: %s%s%s%s\n", path,
+                       (unsigned long long)offset, problem,
+                       text || !doc ? "" : " ('", text || !doc ? "" : s->text_field,
+                       text || !doc ? "" : "')"),
+               -1;
+    if (empty)
+        return s->skipped++, 0;
+    return add_line(s, line, len);
+}
+
+/* .jsonl, a line at a time. */
+static int add_jsonl(sharder *s, const char *path, FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    uint64_t offset = 0;
+    ssize_t n;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+        size_t stop = (size_t)n;
+        while (stop > 0 && (line[stop - 1] == '\n' || line[stop - 1] == '\r' ||
+                            line[stop - 1] == ' ' || line[stop - 1] == '\t'))
             stop--;
-        if (stop > start) {
-            json_error_t jerr;
-            json_t *doc = json_loadb(data + start, stop - start, 0, &jerr);
-            int ok = json_is_object(doc);
-            json_decref(doc);
-            if (!ok)
-                return fprintf(stderr, "ordo shard: '%s': line at byte %zu is not a JSON object%s%s\n",
-                               path, start, doc ? "" : ": ", doc ? "" : jerr.text), -1;
-            if (add_line(s, data + start, stop - start) != 0)
-                return -1;
-        } else {
+        if ((uint64_t)stop > MAX_DOC_BYTES)
+            rc = (fprintf(stderr, "ordo shard: '%s': line at byte %llu is longer than %llu "
+                                 "bytes\n", path, (unsigned long long)offset,
+                         (unsigned long long)MAX_DOC_BYTES), -1);
+        else if (stop > 0)
+            rc = add_record(s, path, line, stop, offset);
+        else
             s->skipped++;
-        }
-        start = end + 1;
+        offset += (uint64_t)n;
     }
-    return 0;
+    free(line);
+    return rc;
+}
+
+/* .txt: the whole file is one document. */
+static int add_txt(sharder *s, const char *path, FILE *f)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_DOC_BYTES)
+        return fprintf(stderr, "ordo shard: '%s' is larger than %llu bytes\n", path,
+                       (unsigned long long)MAX_DOC_BYTES), -1;
+    size_t size = (size_t)st.st_size;
+    char *data = malloc(size + 1);
+    size_t len = data ? fread(data, 1, size + 1, f) : 0;
+    int rc = !data ? (fprintf(stderr, "ordo shard: out of memory\n"), -1)
+             : len != size ? (fprintf(stderr, "ordo shard: '%s' changed while being read\n",
+                                      path), -1)
+             : len ? add_text(s, path, data, len)
+                   : (s->skipped++, 0);
+    free(data);
+    return rc;
 }
 
 static int add_file(sharder *s, const char *path)
@@ -195,30 +279,23 @@ static int add_file(sharder *s, const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return fprintf(stderr, "ordo shard: cannot open '%s': %s\n", path, strerror(errno)), -1;
-    char *data = NULL;
-    size_t len = 0, cap = 0, n;
-    do {
-        if (len + 65536 > cap) {
-            cap = cap ? 2 * cap : 1 << 17;
-            char *grown = realloc(data, cap);
-            if (!grown) {
-                free(data);
-                fclose(f);
-                return fprintf(stderr, "ordo shard: out of memory\n"), -1;
-            }
-            data = grown;
-        }
-        len += (n = fread(data + len, 1, 65536, f));
-    } while (n > 0);
-    int failed = ferror(f);
-    fclose(f);
     size_t plen = strlen(path);
-    int rc = failed ? (fprintf(stderr, "ordo shard: cannot read '%s'\n", path), -1)
-             : plen > 4 && strcmp(path + plen - 4, ".txt") == 0
-                 ? (len ? add_text(s, path, data, len) : (s->skipped++, 0))
-                 : add_jsonl(s, path, data, len);
-    free(data);
+    int txt = plen > 4 && strcmp(path + plen - 4, ".txt") == 0;
+    int rc = txt ? add_txt(s, path, f) : add_jsonl(s, path, f);
+    if (rc == 0 && ferror(f))
+        rc = (fprintf(stderr, "ordo shard: cannot read '%s'\n", path), -1);
+    fclose(f);
     return rc;
+}
+
+/* On failure: the shards this call wrote go, so nothing half-made stays. */
+static void remove_written(const sharder *s)
+{
+    char path[4200];
+    for (long i = 0; i < s->shards; i++) {
+        snprintf(path, sizeof path, "%s/shard-%05ld.jsonl.zst", s->out_dir, i);
+        remove(path);
+    }
 }
 
 static int has_shards(const char *dir)
@@ -250,9 +327,10 @@ int cmd_shard(int argc, char **argv)
                                             {"docs-per-frame", required_argument, NULL, 'f'},
                                             {"docs-per-shard", required_argument, NULL, 's'},
                                             {"level", required_argument, NULL, 'l'},
+                                            {"text-field", required_argument, NULL, 't'},
                                             {"help", no_argument, NULL, 'h'},
                                             {0, 0, 0, 0}};
-    sharder s = {.per_frame = 64, .per_shard = 65536, .level = 3};
+    sharder s = {.per_frame = 64, .per_shard = 65536, .level = 3, .text_field = "text"};
     long level = 3;
     int opt;
     opterr = 0;
@@ -264,6 +342,8 @@ int cmd_shard(int argc, char **argv)
             bad = parse_long(optarg, 1 << 24, &s.per_frame);
         else if (opt == 's')
             bad = parse_long(optarg, 1L << 40, &s.per_shard);
+        else if (opt == 't')
+            s.text_field = optarg;
         else if (opt == 'l')
             bad = parse_long(optarg, 19, &level), s.level = (int)level;
         else if (opt == 'h')
@@ -292,8 +372,11 @@ int cmd_shard(int argc, char **argv)
     if (rc == EXIT_OK)
         printf("%zu files, %ld documents (%ld empty skipped) -> %ld shards, %ld frames in %s\n",
                inputs.count, s.docs, s.skipped, s.shards, s.frames, s.out_dir);
-    else if (s.file)
-        fclose(s.file), remove(s.temp);
+    else {
+        if (s.file)
+            fclose(s.file), remove(s.temp);
+        remove_written(&s);
+    }
     for (size_t i = 0; i < inputs.count; i++)
         free(inputs.paths[i]);
     free(inputs.paths);

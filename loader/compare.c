@@ -122,6 +122,31 @@ static ordo_status collect_lanes(compare_state *c, ordo_error *err)
     return ORDO_OK;
 }
 
+/* Distinct steps of a run with a conflict event, and the first of them. */
+static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *count,
+                                   int64_t *first, ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT COUNT(DISTINCT step), MIN(step) FROM events "
+        "WHERE run_id = ?1 AND kind = 'conflict' AND step IS NOT NULL",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run);
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+        *count = sqlite3_column_int64(stmt, 0);
+        int64_t step = sqlite3_column_int64(stmt, 1);
+        if (*count && (!*first || step < *first))
+            *first = step;
+    } else {
+        status = ordo__db_error(ledger, err, "counting conflicts");
+    }
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 /* Compares two runs; see ordo.h. */
 ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
                               ordo_compare_result *result, ordo_error *err)
@@ -139,6 +164,12 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
         status = scan(ledger, run_a.id, run_b.id, &c, err);
     if (status == ORDO_OK)
         status = collect_lanes(&c, err);
+    if (status == ORDO_OK)
+        status = count_conflicts(ledger, run_a.id, &result->conflicts_a,
+                                 &result->first_conflict_step, err);
+    if (status == ORDO_OK)
+        status = count_conflicts(ledger, run_b.id, &result->conflicts_b,
+                                 &result->first_conflict_step, err);
     free(c.lane_seen);
     if (status != ORDO_OK) {
         ordo_compare_result_free(result);

@@ -124,3 +124,11 @@ char *ordo__strdup(const char *s)
         memcpy(copy, s, n);
     return copy;
 }
+
+/* Describes an errno value into the caller's buffer; see internal.h. */
+const char *ordo__errno_text(int errnum, char buf[ORDO__ERRNO_TEXT_SIZE])
+{
+    if (strerror_r(errnum, buf, ORDO__ERRNO_TEXT_SIZE) != 0)
+        snprintf(buf, ORDO__ERRNO_TEXT_SIZE, "error %d", errnum);
+    return buf;
+}

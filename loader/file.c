@@ -15,7 +15,7 @@ ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *s
     *size = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ordo__error(err, ORDO_IO, "cannot open '%s': %s", path, strerror(errno));
+        return ordo__error(err, ORDO_IO, "cannot open '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     char *buffer = malloc(max + 1);
     size_t n = buffer ? fread(buffer, 1, max + 1, f) : 0;
     int failed = ferror(f);
@@ -40,7 +40,7 @@ ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SI
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, strerror(errno));
+        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char *buffer = malloc(1 << 20);
     ordo_status status = ORDO_OK;

@@ -51,6 +51,11 @@ ordo_status ordo__error(ordo_error *err, ordo_status status, const char *fmt, ..
  * and returns the matching status (BUSY, NOTLEDGER, IO, DB). */
 ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *what);
 
+/* Describes an errno value in `buf` (thread-safe, unlike strerror);
+ * returns buf. */
+#define ORDO__ERRNO_TEXT_SIZE 128
+const char *ordo__errno_text(int errnum, char buf[ORDO__ERRNO_TEXT_SIZE]);
+
 /* Clears `err` to ORDO_OK and returns ORDO_OK. */
 ordo_status ordo__ok(ordo_error *err);
 

@@ -22,7 +22,7 @@ static ordo_status check_path(const char *path, unsigned flags, ordo_error *err)
             return ORDO_OK;
         if (errno == ENOENT)
             return ordo__error(err, ORDO_NOTFOUND, "ledger '%s' does not exist", path);
-        return ordo__error(err, ORDO_IO, "ledger '%s': %s", path, strerror(errno));
+        return ordo__error(err, ORDO_IO, "ledger '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     }
     if (S_ISDIR(st.st_mode))
         return ordo__error(err, ORDO_IO, "ledger '%s' is a directory, not a file", path);

@@ -10,6 +10,8 @@
 /* Rank r owns the contiguous block of lanes [r*L/W, (r+1)*L/W). */
 int ordo_lane_rank(int lanes, int world_size, int lane)
 {
+    if (lanes < 1 || world_size < 1 || lanes % world_size != 0 || lane < 0 || lane >= lanes)
+        return -1;
     return lane / (lanes / world_size);
 }
 
@@ -276,16 +278,29 @@ static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *e
     return ORDO_OK;
 }
 
+static ordo_status repeat_failure(const ordo_loader *l, ordo_error *err)
+{
+    if (err)
+        *err = l->failure;
+    return l->failed;
+}
+
 /* The next batch of this rank; see ordo.h. */
 ordo_status ordo_loader_next(ordo_loader *l, ordo_batch *b, ordo_error *err)
 {
     memset(b, 0, sizeof *b);
+    if (l->failed)
+        return repeat_failure(l, err);
     memset(l->source_tokens, 0, l->recipe->source_count * sizeof *l->source_tokens);
-    ordo_status status = top_up(l, err);
+    ordo_error local;
+    ordo_status status = top_up(l, &local);
     for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
-        status = fill_lane(l, i, b, err);
-    if (status != ORDO_OK)
-        return status;
+        status = fill_lane(l, i, b, &local);
+    if (status != ORDO_OK) {
+        l->failed = status;
+        l->failure = local;
+        return repeat_failure(l, err);
+    }
     l->step++;
     b->step = l->step;
     b->rows = l->lane_count * l->per_lane;
@@ -304,6 +319,13 @@ ordo_status ordo_loader_next(ordo_loader *l, ordo_batch *b, ordo_error *err)
 ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t *size,
                                    ordo_error *err)
 {
+    *data = NULL;
+    *size = 0;
+    if (l->failed)
+        return repeat_failure(l, err);
+    if (l->unordered)
+        return ordo__error(err, ORDO_INVALID, "an unordered (debug) loader takes no checkpoints: "
+                                              "its batches cannot be replayed");
     ordo__state s = {l->rank_bound, (uint64_t)l->step, (uint64_t)l->stride,
                      l->recipe->source_count, l->base, NULL, (uint64_t)l->lane_count};
     ordo__lane_record *records = calloc((size_t)l->lane_count, sizeof *records);

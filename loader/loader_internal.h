@@ -77,6 +77,8 @@ struct ordo_loader {
     int prefetch;
     uint64_t *base;       /* per-source stream offsets (rank-bound re-shard) */
     int64_t step;         /* batches returned */
+    ordo_status failed;   /* a failed batch leaves lanes half-filled: */
+    ordo_error failure;   /* every later call repeats its error */
     ordo__lane *lanes;
     /* workers */
     pthread_mutex_t mutex;

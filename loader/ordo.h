@@ -286,7 +286,8 @@ typedef struct ordo_batch {
     const int64_t *source_tokens;     /* tokens per recipe source in this batch */
 } ordo_batch;
 
-/* The rank owning `lane` of L at world size W under logical binding. */
+/* The rank owning `lane` of L at world size W under logical binding, or
+ * -1 when W does not divide L or the lane is not one of the L. */
 int ordo_lane_rank(int lanes, int world_size, int lane);
 
 /* Opens a loader for an indexed recipe. Refuses, naming the numbers, a
@@ -296,11 +297,16 @@ int ordo_lane_rank(int lanes, int world_size, int lane);
 ordo_status ordo_loader_open(const ordo_recipe *recipe, const ordo_loader_options *options,
                              ordo_loader **loader, ordo_error *err);
 
-/* Produces the next batch (step numbers continue from a resumed state). */
+/* Produces the next batch (step numbers continue from a resumed state).
+ * The batch's arrays belong to the loader and stay valid until the next
+ * call. After an error (bad data, a changed shard) the loader is spent:
+ * every later next or checkpoint returns the same error, so no batch or
+ * checkpoint is ever built from half-filled lanes. */
 ordo_status ordo_loader_next(ordo_loader *loader, ordo_batch *batch, ordo_error *err);
 
 /* The state of this rank's lanes after the last batch it returned:
- * *state (caller frees with ordo_free) is a checkpoint of those lanes. */
+ * *state (caller frees with ordo_free) is a checkpoint of those lanes.
+ * An unordered (debug) loader refuses: its batches cannot be replayed. */
 ordo_status ordo_loader_checkpoint(ordo_loader *loader, unsigned char **state, size_t *size,
                                    ordo_error *err);
 
@@ -476,11 +482,17 @@ typedef struct ordo_compare_result {
     size_t lane_count;
     int *lanes;                   /* lanes that differ in some diverged step, owned */
     int comparable;               /* 0 when the digest kinds differ */
+    /* Steps of each run reported again with another digest (conflict
+     * events): the first report is what was compared, but the run's own
+     * history disagrees with itself there. */
+    int64_t conflicts_a, conflicts_b;
+    int64_t first_conflict_step;  /* in either run; 0 when none */
 } ordo_compare_result;
 
 /* Compares runs `a` and `b` step by step by batch digest (and, where both
- * recorded lane digests of the same lane count, lane by lane). Free the
- * result with ordo_compare_result_free. */
+ * recorded lane digests of the same lane count, lane by lane), and counts
+ * each run's conflicting reports. Free the result with
+ * ordo_compare_result_free. */
 ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
                               ordo_compare_result *result, ordo_error *err);
 

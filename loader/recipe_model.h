@@ -70,6 +70,9 @@ struct ordo_recipe {
 };
 
 #define ORDO__SHARE_ONE ((uint64_t)1 << 30)
+/* The most bytes one chunk (a zstd frame's content, a run of .jsonl lines,
+ * a .txt file) may hold: a chunk is read into memory whole. */
+#define ORDO__CHUNK_MAX ((uint64_t)256 << 20)
 
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);

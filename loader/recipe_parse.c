@@ -3,6 +3,7 @@
 #include <glob.h>
 #include <jansson.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,6 +423,13 @@ static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, o
         if (status != ORDO_OK)
             return status;
     }
+    double total = 0;
+    for (uint32_t s = 0; s < r->source_count; s++)
+        total += r->sources[s].weight;
+    if (!isfinite(total))
+        return ordo__error(err, ORDO_INVALID, "recipe: the sources' weights add up to more "
+                                              "than the largest number (%g); scale them down",
+                           DBL_MAX);
     return ORDO_OK;
 }
 

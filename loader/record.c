@@ -26,7 +26,7 @@ static ordo_status record_error(const ordo__origin *origin, uint64_t offset, ord
 static int blank(const char *line, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (!strchr(" \t\r", line[i]))
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
             return 0;
     return 1;
 }
@@ -142,7 +142,7 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
     *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, strerror(errno));
+        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     char *raw = malloc(chunk->length ? chunk->length : 1);
     ordo_status status = raw ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory");
     size_t got = 0;

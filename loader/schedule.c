@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
 #include "schedule.h"
 
 /* Sets a schedule up at its start. */
@@ -34,8 +33,6 @@ ordo_status ordo__schedule_init(ordo__schedule *s, const ordo_recipe *r, uint64_
 /* Frees the schedule's arrays. */
 void ordo__schedule_free(ordo__schedule *s)
 {
-    for (uint32_t i = 0; s->order && i < s->recipe->source_count; i++)
-        free(s->order[i]);
     free(s->order);
     free(s->order_epoch);
     free(s->base);
@@ -78,13 +75,10 @@ static ordo_status order_for(ordo__schedule *s, uint32_t source, uint64_t epoch,
     if (s->order_epoch[source] == epoch)
         return ORDO_OK;
     uint32_t n = s->recipe->sources[source].chunk_count;
-    if (!s->order[source] && !(s->order[source] = malloc((n ? n : 1) * sizeof(uint32_t))))
-        return ordo__error(err, ORDO_NOMEM, "out of memory ordering chunks");
-    for (uint32_t i = 0; i < n; i++)
-        s->order[source][i] = i;
-    ordo__rng rng;
-    ordo__rng_seed(&rng, s->recipe->seed, "chunk-order", source, epoch);
-    ordo__rng_permute(&rng, s->order[source], n);
+    if (n == 0)
+        return ordo__error(err, ORDO_INVALID, "source '%s' has no chunks",
+                           s->recipe->sources[source].name);
+    ordo__permutation_init(&s->order[source], n, s->recipe->seed, "chunk-order", source, epoch);
     s->order_epoch[source] = epoch;
     return ORDO_OK;
 }
@@ -100,7 +94,7 @@ ordo_status ordo__schedule_next(ordo__schedule *s, ordo__pick *pick, ordo_error 
     if (status != ORDO_OK)
         return status;
     pick->source = source;
-    pick->ref = src->chunks[s->order[source][position % src->chunk_count]];
+    pick->ref = src->chunks[ordo__permutation_at(&s->order[source], position % src->chunk_count)];
     const ordo__chunk *chunk = &src->shards[pick->ref.shard].chunks[pick->ref.chunk];
     s->state.taken[source]++;
     s->state.estimated[source] += ordo__estimated_tokens(s->recipe, source, chunk);

@@ -4,6 +4,7 @@
 #ifndef ORDO_SCHEDULE_H
 #define ORDO_SCHEDULE_H
 
+#include "permute.h"
 #include "recipe_model.h"
 
 /* Where a lane's schedule stands: per source, chunks taken and estimated
@@ -24,8 +25,8 @@ typedef struct ordo__schedule {
     uint64_t lane, stride; /* the lane takes stream positions lane + k * stride */
     uint64_t *base;        /* per-source stream offset (0 unless re-sharded) */
     ordo__ws_state state;
-    uint32_t **order;      /* per source: the chunk order of order_epoch */
-    uint64_t *order_epoch; /* UINT64_MAX when not yet made */
+    ordo__permutation *order; /* per source: the chunk order of order_epoch */
+    uint64_t *order_epoch;    /* UINT64_MAX when not yet made */
 } ordo__schedule;
 
 /* Sets a schedule up at its start (all zero); base may be NULL. */

@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "record.h"
@@ -30,32 +30,116 @@ static ordo_status push_chunk(chunk_list *list, ordo__chunk chunk, ordo_error *e
     return ORDO_OK;
 }
 
-/* Plain .jsonl: every `per_chunk` lines (blank ones included) are a chunk. */
-static ordo_status index_jsonl(const char *path, const char *data, size_t size,
-                               const char *field, int per_chunk, chunk_list *list,
-                               uint64_t *records, uint64_t *skipped, ordo_error *err)
+/* The shard streamed through a window: every byte is read once, hashed
+ * and indexed from the same buffer, so the index always belongs to the
+ * bytes the hash names, and a file that shrinks gives an error, not a
+ * fault. */
+typedef struct {
+    const char *path;
+    int fd, eof;
+    char *buf;
+    size_t start, end, cap; /* unconsumed bytes are buf[start, end) */
+    uint64_t base;          /* file offset of buf[0] */
+    uint64_t total;
+    EVP_MD_CTX *sha;
+} window;
+
+#define READ_BLOCK ((size_t)1 << 20)
+
+/* Makes at least `need` unconsumed bytes available, or all that is left. */
+static ordo_status window_fill(window *w, size_t need, ordo_error *err)
 {
-    size_t start = 0;
-    while (start < size) {
-        size_t end = start;
-        for (int lines = 0; lines < per_chunk && end < size; lines++) {
-            const char *newline = memchr(data + end, '\n', size - end);
-            end = newline ? (size_t)(newline - data) + 1 : size;
+    while (!w->eof && w->end - w->start < need) {
+        if (w->start > 0) {
+            memmove(w->buf, w->buf + w->start, w->end - w->start);
+            w->base += w->start;
+            w->end -= w->start;
+            w->start = 0;
         }
-        ordo__origin origin = {path, UINT64_MAX, start};
-        uint64_t kept = 0, dropped = 0;
-        ordo_status status = ordo__scan_records(ORDO_FORMAT_JSONL, data + start, end - start,
-                                                field, &origin, NULL, NULL, &kept, &dropped, err);
-        if (status == ORDO_OK && kept > 0)
-            status = push_chunk(list, (ordo__chunk){start, end - start, end - start,
-                                                    (uint32_t)kept}, err);
-        if (status != ORDO_OK)
-            return status;
-        *records += kept;
-        *skipped += dropped;
-        start = end;
+        if (w->cap - w->end < READ_BLOCK) {
+            size_t cap = w->cap ? 2 * w->cap : 2 * READ_BLOCK;
+            while (cap - w->end < READ_BLOCK)
+                cap *= 2;
+            char *grown = realloc(w->buf, cap);
+            if (!grown)
+                return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", w->path);
+            w->buf = grown;
+            w->cap = cap;
+        }
+        ssize_t n = read(w->fd, w->buf + w->end, READ_BLOCK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return ordo__error(err, ORDO_IO, "cannot read shard '%s' at byte %llu (errno %d)",
+                               w->path, (unsigned long long)w->total, errno);
+        if (n == 0)
+            w->eof = 1;
+        EVP_DigestUpdate(w->sha, w->buf + w->end, (size_t)n);
+        w->end += (size_t)n;
+        w->total += (uint64_t)n;
     }
     return ORDO_OK;
+}
+
+static size_t window_avail(const window *w)
+{
+    return w->end - w->start;
+}
+
+static uint64_t window_offset(const window *w)
+{
+    return w->base + w->start;
+}
+
+static ordo_status too_big(const window *w, const char *what, uint64_t offset, ordo_error *err)
+{
+    return ordo__error(err, ORDO_INVALID,
+                       "shard '%s': %s at byte %llu is larger than %llu bytes (a chunk must fit "
+                       "in memory; write smaller frames with 'ordo shard --docs-per-frame')",
+                       w->path, what, (unsigned long long)offset,
+                       (unsigned long long)ORDO__CHUNK_MAX);
+}
+
+/* Plain .jsonl: every `per_chunk` lines (blank ones included) are a chunk. */
+static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chunk_list *list,
+                               uint64_t *records, uint64_t *skipped, ordo_error *err)
+{
+    ordo_status status = window_fill(w, READ_BLOCK, err);
+    while (status == ORDO_OK && window_avail(w) > 0) {
+        size_t end = 0; /* relative to w->start */
+        for (int lines = 0; lines < per_chunk && status == ORDO_OK;) {
+            const char *at = w->buf + w->start;
+            const char *newline = memchr(at + end, '\n', window_avail(w) - end);
+            if (newline) {
+                end = (size_t)(newline - at) + 1;
+                lines++;
+            } else if (w->eof) {
+                end = window_avail(w);
+                break;
+            } else if (window_avail(w) >= ORDO__CHUNK_MAX) {
+                return too_big(w, "a chunk of lines", window_offset(w), err);
+            } else {
+                end = window_avail(w);
+                status = window_fill(w, window_avail(w) + READ_BLOCK, err);
+            }
+        }
+        if (status != ORDO_OK)
+            return status;
+        if (end > ORDO__CHUNK_MAX)
+            return too_big(w, "a chunk of lines", window_offset(w), err);
+        uint64_t offset = window_offset(w), kept = 0, dropped = 0;
+        ordo__origin origin = {w->path, UINT64_MAX, offset};
+        status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
+                                    NULL, NULL, &kept, &dropped, err);
+        if (status == ORDO_OK && kept > 0)
+            status = push_chunk(list, (ordo__chunk){offset, end, end, (uint32_t)kept}, err);
+        *records += kept;
+        *skipped += dropped;
+        w->start += end;
+        if (status == ORDO_OK)
+            status = window_fill(w, READ_BLOCK, err);
+    }
+    return status;
 }
 
 /* Decompresses one frame; ordo's shards record their content size. */
@@ -63,11 +147,17 @@ static ordo_status frame_content(const char *path, const char *frame, size_t csi
                                  uint64_t offset, char **out, size_t *len, ordo_error *err)
 {
     unsigned long long size = ZSTD_getFrameContentSize(frame, csize);
-    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size >= (1ull << 34))
+    if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': zstd frame at byte %llu does not record its content "
                            "size (write shards with 'ordo shard')", path,
                            (unsigned long long)offset);
+    if (size > ORDO__CHUNK_MAX)
+        return ordo__error(err, ORDO_INVALID,
+                           "shard '%s': zstd frame at byte %llu holds %llu bytes; a chunk may "
+                           "hold at most %llu (write smaller frames with 'ordo shard "
+                           "--docs-per-frame')", path, (unsigned long long)offset, size,
+                           (unsigned long long)ORDO__CHUNK_MAX);
     char *data = malloc(size ? size : 1);
     if (!data)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -93,26 +183,49 @@ static int skippable(const char *frame, size_t size)
     return (magic & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
-/* .jsonl.zst: every zstd frame is a chunk; skippable frames are passed. */
-static ordo_status index_zst(const char *path, const char *data, size_t size, const char *field,
-                             chunk_list *list, uint64_t *records, uint64_t *skipped,
-                             ordo_error *err)
+/* The next whole frame in the window: its compressed size. */
+static ordo_status next_frame(window *w, size_t *csize, ordo_error *err)
 {
-    size_t offset = 0;
-    while (offset < size) {
-        size_t csize = ZSTD_findFrameCompressedSize(data + offset, size - offset);
-        if (ZSTD_isError(csize))
-            return ordo__error(err, ORDO_INVALID,
-                               "shard '%s': zstd frame at byte %zu is truncated or corrupt (%s)",
-                               path, offset, ZSTD_getErrorName(csize));
-        if (skippable(data + offset, size - offset)) {
-            offset += csize;
-            continue;
+    size_t want = READ_BLOCK;
+    for (;;) {
+        ordo_status status = window_fill(w, want, err);
+        if (status != ORDO_OK)
+            return status;
+        size_t n = ZSTD_findFrameCompressedSize(w->buf + w->start, window_avail(w));
+        if (!ZSTD_isError(n)) {
+            *csize = n;
+            return ORDO_OK;
         }
+        if (w->eof || window_avail(w) < want)
+            return ordo__error(err, ORDO_INVALID,
+                               "shard '%s': zstd frame at byte %llu is truncated or corrupt (%s)",
+                               w->path, (unsigned long long)window_offset(w),
+                               ZSTD_getErrorName(n));
+        if (want >= ORDO__CHUNK_MAX)
+            return too_big(w, "zstd frame", window_offset(w), err);
+        want *= 2;
+    }
+}
+
+/* .jsonl.zst: every zstd frame is a chunk; skippable frames are passed. */
+static ordo_status index_zst(window *w, const char *field, chunk_list *list, uint64_t *records,
+                             uint64_t *skipped, ordo_error *err)
+{
+    ordo_status status = window_fill(w, READ_BLOCK, err);
+    while (status == ORDO_OK && window_avail(w) > 0) {
+        size_t csize = 0;
+        uint64_t offset = window_offset(w);
+        status = next_frame(w, &csize, err);
+        if (status != ORDO_OK)
+            return status;
+        const char *frame = w->buf + w->start;
+        w->start += csize;
+        if (skippable(frame, csize))
+            continue;
         char *content = NULL;
         size_t len = 0;
-        ordo_status status = frame_content(path, data + offset, csize, offset, &content, &len, err);
-        ordo__origin origin = {path, offset, 0};
+        status = frame_content(w->path, frame, csize, offset, &content, &len, err);
+        ordo__origin origin = {w->path, offset, 0};
         uint64_t kept = 0, dropped = 0;
         if (status == ORDO_OK)
             status = ordo__scan_records(ORDO_FORMAT_JSONL_ZST, content, len, field, &origin, NULL,
@@ -120,33 +233,79 @@ static ordo_status index_zst(const char *path, const char *data, size_t size, co
         free(content);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(list, (ordo__chunk){offset, csize, len, (uint32_t)kept}, err);
-        if (status != ORDO_OK)
-            return status;
         *records += kept;
         *skipped += dropped;
-        offset += csize;
+        if (status == ORDO_OK)
+            status = window_fill(w, READ_BLOCK, err);
     }
+    return status;
+}
+
+/* .txt: the whole file is one document. */
+static ordo_status index_txt(window *w, const char *field, chunk_list *list, uint64_t *records,
+                             uint64_t *skipped, ordo_error *err)
+{
+    ordo_status status = window_fill(w, ORDO__CHUNK_MAX + 1, err);
+    if (status == ORDO_OK && window_avail(w) > ORDO__CHUNK_MAX)
+        return too_big(w, "a text file", 0, err);
+    ordo__origin origin = {w->path, UINT64_MAX, 0};
+    size_t size = window_avail(w);
+    if (status == ORDO_OK)
+        status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,
+                                    NULL, NULL, records, skipped, err);
+    if (status == ORDO_OK && *records)
+        status = push_chunk(list, (ordo__chunk){0, size, size, 1}, err);
+    w->start += size;
+    return status;
+}
+
+static ordo_status index_stream(window *w, enum ordo__format format, const char *field,
+                                int per_chunk, chunk_list *list, uint64_t *records,
+                                uint64_t *skipped, ordo_error *err)
+{
+    if (format == ORDO_FORMAT_JSONL)
+        return index_jsonl(w, field, per_chunk, list, records, skipped, err);
+    if (format == ORDO_FORMAT_JSONL_ZST)
+        return index_zst(w, field, list, records, skipped, err);
+    return index_txt(w, field, list, records, skipped, err);
+}
+
+/* The bytes indexed must be the bytes hashed when the recipe was read. */
+static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *err)
+{
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    unsigned int n = 0;
+    if (!EVP_DigestFinal_ex(w->sha, digest, &n))
+        return ordo__error(err, ORDO_NOMEM, "cannot hash '%s'", w->path);
+    if (w->total != shard->size || memcmp(digest, shard->sha256, sizeof digest) != 0)
+        return ordo__error(err, ORDO_CONFLICT, "shard '%s' changed while being indexed (%llu "
+                                               "bytes, was %llu; SHA-256 %s)", w->path,
+                           (unsigned long long)w->total, (unsigned long long)shard->size,
+                           memcmp(digest, shard->sha256, sizeof digest) ? "differs" : "same");
     return ORDO_OK;
 }
 
-static ordo_status index_mapped(const char *path, const char *data, size_t size,
-                                enum ordo__format format, const char *field, int per_chunk,
-                                ordo__shard *shard, ordo_error *err)
+/* Indexes a shard file; see shard_index.h. */
+ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
+                              int per_chunk, ordo_error *err)
 {
+    window w = {.path = path, .fd = open(path, O_RDONLY | O_CLOEXEC)};
+    if (w.fd < 0)
+        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    w.sha = EVP_MD_CTX_new();
+    ordo_status status = ORDO_OK;
+    if (!w.sha || !EVP_DigestInit_ex2(w.sha, EVP_sha256(), NULL))
+        status = ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", path);
     chunk_list list = {0};
     uint64_t records = 0, skipped = 0;
-    ordo_status status = ORDO_OK;
-    if (format == ORDO_FORMAT_JSONL)
-        status = index_jsonl(path, data, size, field, per_chunk, &list, &records, &skipped, err);
-    else if (format == ORDO_FORMAT_JSONL_ZST)
-        status = index_zst(path, data, size, field, &list, &records, &skipped, err);
-    else {
-        ordo__origin origin = {path, UINT64_MAX, 0};
-        status = ordo__scan_records(ORDO_FORMAT_TXT, data, size, field, &origin, NULL, NULL,
-                                    &records, &skipped, err);
-        if (status == ORDO_OK && records)
-            status = push_chunk(&list, (ordo__chunk){0, size, size, 1}, err);
-    }
+    if (status == ORDO_OK)
+        status = index_stream(&w, shard->format, field, per_chunk, &list, &records, &skipped,
+                              err);
+    if (status == ORDO_OK)
+        status = same_bytes(&w, shard, err);
+    close(w.fd);
+    free(w.buf);
+    EVP_MD_CTX_free(w.sha);
     if (status != ORDO_OK) {
         free(list.chunks);
         return status;
@@ -157,38 +316,4 @@ static ordo_status index_mapped(const char *path, const char *data, size_t size,
     shard->records = records;
     shard->skipped = skipped;
     return ORDO_OK;
-}
-
-/* Indexes a shard file; see shard_index.h. */
-ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
-                              int per_chunk, ordo_error *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return ordo__error(err, ORDO_IO, "cannot stat shard '%s': %s", path, strerror(errno));
-    }
-    size_t size = (size_t)st.st_size;
-    if ((uint64_t)st.st_size != shard->size) {
-        close(fd);
-        return ordo__error(err, ORDO_CONFLICT, "shard '%s' changed while being read (%llu bytes, "
-                                               "was %llu)", path, (unsigned long long)st.st_size,
-                           (unsigned long long)shard->size);
-    }
-    const char *data = "";
-    if (size > 0) {
-        data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (data == MAP_FAILED) {
-            close(fd);
-            return ordo__error(err, ORDO_IO, "cannot map shard '%s': %s", path, strerror(errno));
-        }
-    }
-    close(fd);
-    ordo_status status = index_mapped(path, data, size, shard->format, field, per_chunk, shard, err);
-    if (size > 0)
-        munmap((void *)data, size);
-    return status;
 }

@@ -74,6 +74,18 @@
     X(loader_token_ratio_mixing_meets_weights)         \
     X(loader_validation_names_the_numbers)             \
     X(loader_changed_shard_refuses_resume)             \
-    X(loader_checkpoints_are_small)
+    X(loader_checkpoints_are_small)                    \
+    X(loader_error_mid_batch_spends_the_loader)        \
+    X(unordered_loader_takes_no_checkpoints)           \
+    X(lane_rank_refuses_impossible_numbers)            \
+    X(permutation_is_a_seeded_bijection)               \
+    X(loader_tokens_reconstruct_the_documents)         \
+    X(loader_odd_shapes_stay_elastic)                  \
+    X(loader_resume_spans_chunk_order_epochs)          \
+    X(recipe_weights_must_add_up_to_a_finite_number)   \
+    X(index_refuses_chunks_larger_than_the_limit)      \
+    X(index_nul_line_is_an_error_not_a_blank)          \
+    X(compare_reports_conflicting_reports)             \
+    X(resume_in_place_refuses_an_earlier_checkpoint)
 
 #endif

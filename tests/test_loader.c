@@ -106,7 +106,9 @@ static void lane0_state(ordo_ledger *ledger, int64_t run_id, int64_t step, uint6
     ordo_checkpoint_free(&c);
 }
 
-/* Steps where lane 0 is at the start, middle and end of a flush epoch. */
+/* Steps where lane 0 is at the start, middle and end of a flush epoch:
+ * the first step taking samples of a new epoch, a step inside one, and
+ * the last step before the next epoch. */
 static void pick_resume_steps(int64_t picks[3])
 {
     ordo_ledger *ledger = NULL;
@@ -115,14 +117,14 @@ static void pick_resume_steps(int64_t picks[3])
     ordo_run_info info;
     ASSERT_OK(ordo_run_get(ledger, "base", &info, &err), &err);
     picks[0] = picks[1] = picks[2] = 0;
-    for (int64_t s = 2; s < 60; s++) {
+    for (int64_t s = 2; s < 140; s++) {
         uint64_t e0, d0, e1, d1, ep, dp;
         lane0_state(ledger, info.id, s - 1, &ep, &dp);
         lane0_state(ledger, info.id, s, &e0, &d0);
         lane0_state(ledger, info.id, s + 1, &e1, &d1);
-        if (!picks[0] && e0 > ep && d0 == 2) /* step s began a new epoch */
+        if (!picks[0] && e0 > ep && d0 <= 2) /* step s began a new epoch */
             picks[0] = s;
-        else if (!picks[2] && e1 > e0 && d1 == 2) /* step s ended its epoch */
+        else if (!picks[2] && e1 > e0 && d1 <= 2) /* step s ended its epoch */
             picks[2] = s;
         else if (!picks[1] && e1 == e0 && e0 == ep && d0 > 2)
             picks[1] = s;

@@ -73,25 +73,60 @@ TEST(shard_writes_independent_frames)
     cli_result_free(&r);
 }
 
+/* Runs `ordo shard --out OUT INPUTS` expecting failure naming `needle`, and
+ * that OUT holds no shard afterwards. */
+static void expect_shard_error(const char *out, const char *input, const char *input2,
+                               const char *needle1, const char *needle2)
+{
+    char out_dir[512];
+    snprintf(out_dir, sizeof out_dir, "%s", test_path(out));
+    cli_result r = run_ordo(NULL, input2 ? A("shard", "--out", out_dir, "--docs-per-shard", "1",
+                                             input, input2)
+                                         : A("shard", "--out", out_dir, "--docs-per-shard", "1",
+                                             input));
+    if (r.code != 1 || !strstr(r.err, needle1) || !strstr(r.err, needle2))
+        test_fail(__FILE__, __LINE__, "exit %d, stderr: %s (expected '%s' and '%s')", r.code,
+                  r.err, needle1, needle2);
+    cli_result_free(&r);
+    char shard[600];
+    snprintf(shard, sizeof shard, "%s/shard-00000.jsonl.zst", out_dir);
+    FILE *f = fopen(shard, "rb");
+    ASSERT(f == NULL); /* nothing half-made is left */
+}
+
 TEST(shard_bad_inputs)
 {
+    char data[512], bad[512];
+    snprintf(data, sizeof data, "%s", test_path("data"));
+    snprintf(bad, sizeof bad, "%s", test_path("data/bad.jsonl"));
     write_text("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": oops}\n");
-    cli_result r = run_ordo(NULL, A("shard", "--out", test_path("out"), test_path("data")));
-    ASSERT_EQ_INT(r.code, 1);
-    ASSERT_CONTAINS(r.err, "bad.jsonl");
-    ASSERT_CONTAINS(r.err, "byte 17");
-    cli_result_free(&r);
-    test_write_file(test_path("data/bad.jsonl"), "{}", 2);
+    expect_shard_error("out", data, NULL, "bad.jsonl", "byte 17");
+    write_text("bad.jsonl", "{\"text\": \"fine\"}\n{}\n");
+    expect_shard_error("out", data, NULL, "byte 17: no text field ('text')", "bad.jsonl");
+    write_text("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": 5}\n");
+    expect_shard_error("out", data, NULL, "byte 17: its text field is not a string", "bad.jsonl");
+    write_text("bad.jsonl", "{\"text\": \"fine\"}\n[1]\n");
+    expect_shard_error("out", data, NULL, "byte 17: not a JSON object", "bad.jsonl");
+    write_text("bad.jsonl", "{\"body\": \"fine\"}\n");
+    /* The same line with another text field is fine. */
+    free(ordo_ok(A("shard", "--out", test_path("ok"), "--text-field", "body", bad), 0));
+    write_text("bad.jsonl", "{\"text\": \"fine\"}\n{\"text\": \"\"}\n\n");
+    char *out = ordo_ok(A("shard", "--out", test_path("ok2"), bad), 0);
+    ASSERT_CONTAINS(out, "1 documents (2 empty skipped)");
+    free(out);
     test_write_file(test_path("data/latin1.txt"), "caf\xe9", 4);
-    r = run_ordo(NULL, A("shard", "--out", test_path("out2"), test_path("data")));
+    expect_shard_error("out2", data, NULL, "latin1.txt", "UTF-8");
+    remove(test_path("data/latin1.txt"));
+    /* The same file twice, and a symbolic link in a folder. */
+    expect_shard_error("out3", data, bad, "bad.jsonl' is given twice", "");
+    ASSERT(symlink(bad, test_path("data/link.jsonl")) == 0);
+    expect_shard_error("out4", data, NULL, "link.jsonl' is a symbolic link", "");
+    remove(test_path("data/link.jsonl"));
+    cli_result r = run_ordo(NULL, A("shard", "--out", test_path("out5"), test_path("missing")));
     ASSERT_EQ_INT(r.code, 1);
-    ASSERT_CONTAINS(r.err, "latin1.txt");
-    ASSERT_CONTAINS(r.err, "UTF-8");
+    ASSERT_CONTAINS(r.err, "missing");
     cli_result_free(&r);
-    r = run_ordo(NULL, A("shard", "--out", test_path("out3"), test_path("missing")));
-    ASSERT_EQ_INT(r.code, 1);
-    cli_result_free(&r);
-    r = run_ordo(NULL, A("shard", test_path("data")));
+    r = run_ordo(NULL, A("shard", data));
     ASSERT_EQ_INT(r.code, 2);
     cli_result_free(&r);
 }

@@ -1,0 +1,425 @@
+/* The loader at its edges: spent loaders, odd recipe shapes, the exact
+ * tokens it packs, permutations, limits. */
+#include <jansson.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "corpus.h"
+#include "ordo.h"
+#include "permute.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* A copy of a test path that later test_path calls leave alone. */
+static const char *kept(const char *path)
+{
+    static char copies[8][512];
+    static int next;
+    char *copy = copies[next++ % 8];
+    snprintf(copy, sizeof copies[0], "%s", path);
+    return copy;
+}
+
+static const char *one_source(int lanes, int global_batch, int seq_len, int flush_every,
+                              int shuffle_window)
+{
+    return kept(corpus_recipe("recipe.json", lanes, global_batch, seq_len, flush_every,
+                              shuffle_window,
+                              "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                              "\"weight\": 1}]"));
+}
+
+static ordo_recipe *indexed(const char *path)
+{
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(path, &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
+    return r;
+}
+
+/* Overwrites every '{' of a file with '[' (same size, broken JSON). */
+static void break_json(const char *name)
+{
+    size_t size = 0;
+    char *data = test_read_file(test_path(name), &size);
+    ASSERT(data != NULL);
+    for (size_t i = 0; i < size; i++)
+        if (data[i] == '{')
+            data[i] = '[';
+    test_write_file(test_path(name), data, size);
+    free(data);
+}
+
+TEST(loader_error_mid_batch_spends_the_loader)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 60, 11);
+    ordo_recipe *r = indexed(one_source(4, 8, 16, 2, 2));
+    break_json("data/doc-0.jsonl");
+    break_json("data/doc-1.jsonl");
+    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 2, .tokenize_workers = 2};
+    ordo_loader *l = NULL;
+    ordo_error err, again;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    ordo_batch b;
+    ordo_status first = ordo_loader_next(l, &b, &err);
+    ASSERT(first != ORDO_OK);
+    ASSERT_CONTAINS(err.message, "data/doc-");
+    ASSERT_CONTAINS(err.message, "byte");
+    /* Every later call repeats the error: no batch, no checkpoint. */
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ_INT(ordo_loader_next(l, &b, &again), first);
+        ASSERT_EQ_STR(again.message, err.message);
+        ASSERT_EQ_INT(b.rows, 0);
+    }
+    unsigned char *state = (unsigned char *)"x";
+    size_t size = 7;
+    ASSERT_EQ_INT(ordo_loader_checkpoint(l, &state, &size, &again), first);
+    ASSERT(state == NULL && size == 0);
+    ASSERT_EQ_STR(again.message, err.message);
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
+}
+
+TEST(unordered_loader_takes_no_checkpoints)
+{
+    corpus_jsonl("data", "doc", 1, 30, 5, 60, 12);
+    ordo_recipe *r = indexed(one_source(2, 4, 16, 2, 0));
+    ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1,
+                             .unordered = 1};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    ordo_batch b;
+    ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+    unsigned char *state = NULL;
+    size_t size = 0;
+    ASSERT_STATUS(ordo_loader_checkpoint(l, &state, &size, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "unordered");
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
+}
+
+TEST(lane_rank_refuses_impossible_numbers)
+{
+    ASSERT_EQ_INT(ordo_lane_rank(32, 4, 0), 0);
+    ASSERT_EQ_INT(ordo_lane_rank(32, 4, 31), 3);
+    ASSERT_EQ_INT(ordo_lane_rank(32, 32, 17), 17);
+    ASSERT_EQ_INT(ordo_lane_rank(4, 8, 0), -1);   /* W > L */
+    ASSERT_EQ_INT(ordo_lane_rank(32, 12, 0), -1); /* W does not divide L */
+    ASSERT_EQ_INT(ordo_lane_rank(32, 0, 0), -1);
+    ASSERT_EQ_INT(ordo_lane_rank(32, 4, 32), -1);
+    ASSERT_EQ_INT(ordo_lane_rank(32, 4, -1), -1);
+}
+
+TEST(permutation_is_a_seeded_bijection)
+{
+    static uint8_t seen[100000];
+    const uint64_t sizes[] = {1, 2, 3, 5, 16, 17, 255, 1000, 4097, 100000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        uint64_t n = sizes[k];
+        ordo__permutation p, q;
+        ordo__permutation_init(&p, n, 1234, "chunk-order", 0, 7);
+        ordo__permutation_init(&q, n, 1234, "chunk-order", 0, 8);
+        memset(seen, 0, n);
+        uint64_t fixed = 0, same_as_other_epoch = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t x = ordo__permutation_at(&p, i);
+            ASSERT(x < n);
+            ASSERT(!seen[x]);
+            seen[x] = 1;
+            fixed += x == i;
+            same_as_other_epoch += x == ordo__permutation_at(&q, i);
+        }
+        /* A shuffle, not the identity, and another epoch is another order. */
+        if (n >= 1000) {
+            ASSERT(fixed < n / 100);
+            ASSERT(same_as_other_epoch < n / 100);
+        }
+    }
+    /* A pure function of its inputs. */
+    ordo__permutation a, b;
+    ordo__permutation_init(&a, 5000, 9, "chunk-order", 3, 4);
+    ordo__permutation_init(&b, 5000, 9, "chunk-order", 3, 4);
+    for (uint64_t i = 0; i < 5000; i++)
+        ASSERT_EQ_INT(ordo__permutation_at(&a, i), ordo__permutation_at(&b, i));
+}
+
+/* Reads every document text of the corpus files data/doc-N.jsonl. */
+static json_t *corpus_texts(int files)
+{
+    json_t *texts = json_object();
+    for (int f = 0; f < files; f++) {
+        char name[64];
+        snprintf(name, sizeof name, "data/doc-%d.jsonl", f);
+        size_t size = 0;
+        char *data = test_read_file(test_path(name), &size);
+        ASSERT(data != NULL);
+        for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+            json_t *doc = json_loads(line, 0, NULL);
+            ASSERT(doc != NULL);
+            json_object_set_new(texts, json_string_value(json_object_get(doc, "text")),
+                                json_integer(0));
+            json_decref(doc);
+        }
+        free(data);
+    }
+    return texts;
+}
+
+/* One lane, no shuffle: the rows in order are the documents, whole and
+ * each ended by end-of-text, then padding at each flush. */
+TEST(loader_tokens_reconstruct_the_documents)
+{
+    corpus_jsonl("data", "doc", 2, 30, 1, 90, 13);
+    ordo_recipe *r = indexed(one_source(1, 1, 24, 3, 0));
+    ordo_recipe_info info;
+    ordo_recipe_describe(r, &info);
+    json_t *texts = corpus_texts(2);
+    ordo_loader_options o = {.world_size = 1, .read_workers = 2, .tokenize_workers = 2};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    char doc[4096];
+    size_t len = 0, docs = 0;
+    int at_start = 1;
+    for (int step = 0; step < 400; step++) {
+        ordo_batch b;
+        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+        ASSERT_EQ_INT(b.rows, 1);
+        for (int i = 0; i < b.seq_len; i++) {
+            uint32_t t = b.tokens[i];
+            if (t == (uint32_t)info.pad_id) {
+                ASSERT(at_start); /* padding only after a whole document */
+                continue;
+            }
+            ASSERT_EQ_INT(b.doc_start[i], at_start);
+            at_start = 0;
+            if (t == (uint32_t)info.eot_id) {
+                doc[len] = '\0';
+                json_t *seen = json_object_get(texts, doc);
+                if (!seen)
+                    test_fail(__FILE__, __LINE__, "packed text is no corpus document: '%s'",
+                              doc);
+                json_integer_set(seen, json_integer_value(seen) + 1);
+                len = 0;
+                docs++;
+                at_start = 1;
+                continue;
+            }
+            ASSERT(t < 256 && len + 1 < sizeof doc);
+            doc[len++] = (char)t;
+        }
+    }
+    /* 400 steps of 24 tokens cover the 60 documents more than once: each
+     * document is seen, and no document twice before all were seen once. */
+    ASSERT(docs > 60);
+    const char *key;
+    json_t *count;
+    json_object_foreach(texts, key, count) {
+        ASSERT(json_integer_value(count) >= 1);
+        ASSERT(json_integer_value(count) <= (long long)(docs / 60 + 1));
+    }
+    json_decref(texts);
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
+}
+
+static void run_job(const char *recipe, const char *db, const char *name, const char *world,
+                    const char *steps)
+{
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world, "--steps",
+                   steps, "--quiet", "--checkpoint-every", "1"), 0));
+}
+
+static void assert_agree(const char *db, const char *a, const char *b, long long steps)
+{
+    char *out = ordo_ok(A("compare", a, b, "--db", db, "--json"), 0);
+    json_t *r = json_loads(out, 0, NULL);
+    free(out);
+    ASSERT(r != NULL);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "steps_compared")), steps);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "matched")), steps);
+    json_decref(r);
+}
+
+/* Shapes at the edges stay elastic: one lane, seq_len 2, flush every
+ * chunk, shuffle windows of 0 and 1, fewer chunks than lanes. */
+TEST(loader_odd_shapes_stay_elastic)
+{
+    corpus_jsonl("data", "doc", 1, 5, 3, 200, 14); /* one chunk of 5 documents */
+    struct {
+        int lanes, batch, seq_len, flush, shuffle;
+        const char *wide;
+    } shapes[] = {
+        {1, 1, 2, 1, 0, "1"},   {1, 3, 2, 1, 1, "1"},  {8, 8, 16, 1, 1, "8"},
+        {4, 8, 2, 2, 0, "4"},   {8, 16, 5, 3, 2, "2"},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char db[512], recipe_name[64];
+        snprintf(db, sizeof db, "%sshape-%zu.db", test_path(""), i);
+        snprintf(recipe_name, sizeof recipe_name, "shape-%zu.json", i);
+        const char *recipe = kept(corpus_recipe(
+            recipe_name, shapes[i].lanes, shapes[i].batch, shapes[i].seq_len, shapes[i].flush,
+            shapes[i].shuffle,
+            "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
+        run_job(recipe, db, "narrow", "1", "40");
+        run_job(recipe, db, "wide", shapes[i].wide, "40");
+        assert_agree(db, "narrow", "wide", 40);
+        free(ordo_ok(A("resume", "narrow", "--db", db, "--from-step", "13", "--as", "resumed",
+                       "--world-size", shapes[i].wide, "--steps", "40", "--quiet"), 0));
+        assert_agree(db, "narrow", "resumed", 27);
+    }
+}
+
+/* A resume that starts in one epoch of a source's chunk order and runs
+ * through the next ones (each source cycles its chunks many times). */
+TEST(loader_resume_spans_chunk_order_epochs)
+{
+    corpus_jsonl("data", "doc", 1, 12, 20, 40, 15);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
+    char db[512];
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    /* chunk_records 256: 1 chunk, so every lane wraps every pick. */
+    run_job(recipe, db, "base", "2", "120");
+    free(ordo_ok(A("resume", "base", "--db", db, "--from-step", "37", "--as", "again",
+                   "--world-size", "4", "--steps", "120", "--quiet"), 0));
+    assert_agree(db, "base", "again", 83);
+}
+
+TEST(recipe_weights_must_add_up_to_a_finite_number)
+{
+    corpus_jsonl("data", "doc", 1, 5, 3, 20, 16);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308},"
+        " {\"name\": \"b\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308}]");
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_STATUS(ordo_recipe_load(recipe, &r, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "weights add up");
+    ASSERT(r == NULL);
+}
+
+TEST(index_refuses_chunks_larger_than_the_limit)
+{
+    /* A frame whose content (257 MiB of zero bytes) exceeds 256 MiB. */
+    size_t big = (size_t)257 << 20;
+    char *zeros = calloc(big, 1);
+    ASSERT(zeros != NULL);
+    size_t cap = ZSTD_compressBound(big);
+    char *frame = malloc(cap);
+    size_t n = ZSTD_compress(frame, cap, zeros, big, 1);
+    ASSERT(!ZSTD_isError(n));
+    free(zeros);
+    mkdir(test_path("data"), 0755);
+    test_write_file(test_path("data/big.jsonl.zst"), frame, n);
+    free(frame);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]");
+    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
+    ASSERT_EQ_INT(res.code, 1);
+    ASSERT_CONTAINS(res.err, "big.jsonl.zst");
+    ASSERT_CONTAINS(res.err, "zstd frame at byte 0 holds 269484032 bytes");
+    ASSERT_CONTAINS(res.err, "at most 268435456");
+    cli_result_free(&res);
+}
+
+TEST(index_nul_line_is_an_error_not_a_blank)
+{
+    mkdir(test_path("data"), 0755);
+    test_write_file(test_path("data/nul.jsonl"), "{\"text\": \"ok\"}\n\0\n", 17);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
+    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
+    ASSERT_EQ_INT(res.code, 1);
+    ASSERT_CONTAINS(res.err, "nul.jsonl");
+    ASSERT_CONTAINS(res.err, "byte 15");
+    cli_result_free(&res);
+}
+
+/* Steps a job recorded after its last checkpoint before it crashed: made
+ * up here as the steps 61-65 of a 4-lane run. */
+static void crashed_after(const char *db, const char *name)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, name, &info, &err), &err);
+    unsigned char lanes[5][4 * ORDO_DIGEST_SIZE];
+    ordo_step steps[5];
+    for (int i = 0; i < 5; i++) {
+        memset(lanes[i], 0xA0 + i, sizeof lanes[i]);
+        ordo_step_init(&steps[i], 61 + i);
+        steps[i].lane_digests = lanes[i];
+        steps[i].lane_count = 4;
+        ordo_batch_digest(lanes[i], 4, steps[i].batch_digest);
+    }
+    ordo_record_result result;
+    ASSERT_OK(ordo_steps_record(ledger, info.id, steps, 5, &result, &err), &err);
+    ordo_ledger_close(ledger);
+}
+
+/* A rank-bound job restarted in place at another world size re-reports
+ * the steps it had recorded before its crash: compare says so. */
+TEST(compare_reports_conflicting_reports)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 60, 17);
+    const char *recipe = one_source(4, 8, 16, 2, 2);
+    char db[512];
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "30"), 0));
+    free(ordo_ok(A("compare", "rank", "rank", "--db", db), 0));
+    crashed_after(db, "rank");
+    cli_result res = run_ordo(NULL, A("resume", "rank", "--db", db, "--world-size", "8",
+                                      "--steps", "80", "--quiet"));
+    ASSERT_EQ_INT(res.code, 0);
+    ASSERT_CONTAINS(res.err, "5 steps differ from what run 'rank' recorded before (first: "
+                             "step 61)");
+    cli_result_free(&res);
+    char *out = ordo_ok(A("compare", "rank", "rank", "--db", db, "--json"), 3);
+    json_t *r = json_loads(out, 0, NULL);
+    free(out);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "matched")), 80);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_a")), 5);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_b")), 5);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "first_conflict_step")), 61);
+    json_decref(r);
+    out = ordo_ok(A("compare", "rank", "rank", "--db", db), 3);
+    ASSERT_CONTAINS(out, "rank: 5 steps");
+    ASSERT_CONTAINS(out, "(first: step 61)");
+    free(out);
+}
+
+TEST(resume_in_place_refuses_an_earlier_checkpoint)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 60, 18);
+    const char *recipe = one_source(4, 8, 16, 2, 2);
+    char db[512];
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
+                   "40", "--quiet", "--checkpoint-every", "10"), 0));
+    char *before = ordo_ok(A("show", "base", "--db", db, "--json"), 0);
+    cli_result res = run_ordo(NULL, A("resume", "base", "--db", db, "--from-step", "20",
+                                      "--world-size", "4", "--steps", "60", "--quiet"));
+    ASSERT_EQ_INT(res.code, 1);
+    ASSERT_CONTAINS(res.err, "later checkpoint (step 40) than step 20");
+    ASSERT_CONTAINS(res.err, "--as");
+    cli_result_free(&res);
+    char *after = ordo_ok(A("show", "base", "--db", db, "--json"), 0);
+    ASSERT_EQ_STR(after, before); /* nothing recorded */
+    free(before);
+    free(after);
+    /* From the latest it continues; a fork may start anywhere. */
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "4", "--steps", "60",
+                   "--quiet"), 0));
+    free(ordo_ok(A("resume", "base", "--db", db, "--from-step", "20", "--as", "fork",
+                   "--world-size", "1", "--steps", "60", "--quiet"), 0));
+    free(ordo_ok(A("compare", "base", "fork", "--db", db), 0));
+}

@@ -5,6 +5,16 @@
 #include "lane_state.h"
 
 #define MAX_LANE_RECORDS (1u << 20)
+#define STATE_VERSION 2
+
+/* The recipe tag; see lane_state.h. */
+uint32_t ordo__recipe_tag(const ordo_recipe *recipe)
+{
+    return (uint32_t)strtoul((char[9]){recipe->id[0], recipe->id[1], recipe->id[2],
+                                       recipe->id[3], recipe->id[4], recipe->id[5],
+                                       recipe->id[6], recipe->id[7], '\0'},
+                             NULL, 16);
+}
 
 typedef struct {
     unsigned char *data;
@@ -59,8 +69,9 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
                                ordo_error *err)
 {
     writer w = {0};
-    put(&w, 1);
+    put(&w, STATE_VERSION);
     put(&w, s->rank_bound ? 1 : 0);
+    put(&w, s->recipe_tag);
     put(&w, s->step);
     put(&w, s->stride);
     put(&w, s->sources);
@@ -126,11 +137,14 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
 {
     memset(s, 0, sizeof *s);
     reader r = {data, size, 0, 0};
-    uint64_t version = get(&r), binding = get(&r);
-    if (!r.failed && (version != 1 || binding > 1))
-        return ordo__error(err, ORDO_INVALID, "checkpoint: unknown version %llu or binding %llu",
-                           (unsigned long long)version, (unsigned long long)binding);
+    uint64_t version = get(&r), binding = get(&r), tag = get(&r);
+    if (!r.failed && (version != STATE_VERSION || binding > 1 || tag > UINT32_MAX))
+        return ordo__error(err, ORDO_INVALID, "checkpoint: unknown version %llu or binding %llu "
+                                              "(this ordo writes version %d)",
+                           (unsigned long long)version, (unsigned long long)binding,
+                           STATE_VERSION);
     s->rank_bound = (int)binding;
+    s->recipe_tag = (uint32_t)tag;
     s->step = get(&r);
     s->stride = get(&r);
     uint64_t sources = get(&r);
@@ -167,7 +181,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
 
 static int same_shape(const ordo__state *a, const ordo__state *b)
 {
-    return a->rank_bound == b->rank_bound && a->step == b->step && a->stride == b->stride &&
+    return a->rank_bound == b->rank_bound && a->recipe_tag == b->recipe_tag &&
+           a->step == b->step && a->stride == b->stride &&
            a->sources == b->sources &&
            memcmp(a->base, b->base, a->sources * sizeof *a->base) == 0;
 }

@@ -1,7 +1,8 @@
 /* Checkpoint encoding (internal).
  *
- *   byte     version (1)
+ *   byte     version (2)
  *   byte     binding (0 logical, 1 rank)
+ *   varint   recipe tag: the first 32 bits of the recipe id
  *   varint   step the checkpoint follows
  *   varint   stride (lanes of the whole job)
  *   varint   sources S
@@ -27,7 +28,12 @@ typedef struct ordo__state {
     uint64_t *base;
     ordo__lane_record *lanes;
     uint64_t lane_count;
+    uint32_t recipe_tag; /* ordo__recipe_tag of the recipe it belongs to */
 } ordo__state;
+
+/* The first 32 bits of a recipe's id: what a checkpoint carries to be
+ * matched with its recipe. */
+uint32_t ordo__recipe_tag(const ordo_recipe *recipe);
 
 /* Decodes a checkpoint; refuses a truncated or malformed one, naming the
  * byte offset. Free with ordo__state_free. */

@@ -78,11 +78,16 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     if (status != ORDO_OK)
         return status;
     int resharding = l->rank_bound && (uint64_t)l->stride != s.stride;
-    if (s.sources != l->recipe->source_count || s.rank_bound != l->rank_bound)
+    uint32_t tag = ordo__recipe_tag(l->recipe);
+    if (s.recipe_tag != tag)
+        status = ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
+                                                "%08x..., this recipe is %08x...)",
+                             s.recipe_tag, tag);
+    else if (s.sources != l->recipe->source_count || s.rank_bound != l->rank_bound)
         status = ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
                                                 "(%u sources, %s lanes)", s.sources,
                              s.rank_bound ? "rank-bound" : "logical");
-    else if (!resharding && (s.stride != (uint64_t)l->stride || s.lane_count != s.stride))
+    else if (s.lane_count != s.stride || (!resharding && s.stride != (uint64_t)l->stride))
         status = ordo__error(err, ORDO_INVALID,
                              "checkpoint covers %llu of %llu lanes; this job has %d lanes",
                              (unsigned long long)s.lane_count, (unsigned long long)s.stride,
@@ -327,7 +332,8 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
         return ordo__error(err, ORDO_INVALID, "an unordered (debug) loader takes no checkpoints: "
                                               "its batches cannot be replayed");
     ordo__state s = {l->rank_bound, (uint64_t)l->step, (uint64_t)l->stride,
-                     l->recipe->source_count, l->base, NULL, (uint64_t)l->lane_count};
+                     l->recipe->source_count, l->base, NULL, (uint64_t)l->lane_count,
+                     ordo__recipe_tag(l->recipe)};
     ordo__lane_record *records = calloc((size_t)l->lane_count, sizeof *records);
     if (!records)
         return ordo__error(err, ORDO_NOMEM, "out of memory taking a checkpoint");

@@ -96,7 +96,8 @@ static ordo_status store_shard(ordo_ledger *ledger, const ordo_recipe *r,
         sqlite3_bind_int64(stmt, 6, (int64_t)shard->records);
         sqlite3_bind_int64(stmt, 7, (int64_t)shard->skipped);
         sqlite3_bind_int64(stmt, 8, shard->chunk_count);
-        sqlite3_bind_blob(stmt, 9, table, (int)((size_t)shard->chunk_count * 32), SQLITE_STATIC);
+        sqlite3_bind_blob64(stmt, 9, table, (sqlite3_uint64)shard->chunk_count * 32,
+                            SQLITE_STATIC);
         if (sqlite3_step(stmt) != SQLITE_DONE)
             status = ordo__db_error(ledger, err, "storing a shard index");
     }

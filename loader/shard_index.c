@@ -16,8 +16,16 @@ typedef struct {
     uint32_t count, capacity;
 } chunk_list;
 
-static ordo_status push_chunk(chunk_list *list, ordo__chunk chunk, ordo_error *err)
+/* Chunks one shard may have: its chunk table (32 bytes a chunk) is one
+ * ledger value, and SQLite values stay below 1 GB. */
+#define MAX_SHARD_CHUNKS ((uint32_t)1 << 24)
+
+static ordo_status push_chunk(const char *path, chunk_list *list, ordo__chunk chunk,
+                              ordo_error *err)
 {
+    if (list->count == MAX_SHARD_CHUNKS)
+        return ordo__error(err, ORDO_INVALID, "shard '%s' has more than %u chunks; split it into "
+                                              "several files", path, MAX_SHARD_CHUNKS);
     if (list->count == list->capacity) {
         uint32_t capacity = list->capacity ? 2 * list->capacity : 64;
         ordo__chunk *grown = realloc(list->chunks, capacity * sizeof *grown);
@@ -132,7 +140,8 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
         status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
                                     NULL, NULL, &kept, &dropped, err);
         if (status == ORDO_OK && kept > 0)
-            status = push_chunk(list, (ordo__chunk){offset, end, end, (uint32_t)kept}, err);
+            status = push_chunk(w->path, list, (ordo__chunk){offset, end, end, (uint32_t)kept},
+                                err);
         *records += kept;
         *skipped += dropped;
         w->start += end;
@@ -232,7 +241,8 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
                                         NULL, &kept, &dropped, err);
         free(content);
         if (status == ORDO_OK && kept > 0)
-            status = push_chunk(list, (ordo__chunk){offset, csize, len, (uint32_t)kept}, err);
+            status = push_chunk(w->path, list,
+                                (ordo__chunk){offset, csize, len, (uint32_t)kept}, err);
         *records += kept;
         *skipped += dropped;
         if (status == ORDO_OK)
@@ -254,7 +264,7 @@ static ordo_status index_txt(window *w, const char *field, chunk_list *list, uin
         status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,
                                     NULL, NULL, records, skipped, err);
     if (status == ORDO_OK && *records)
-        status = push_chunk(list, (ordo__chunk){0, size, size, 1}, err);
+        status = push_chunk(w->path, list, (ordo__chunk){0, size, size, 1}, err);
     w->start += size;
     return status;
 }

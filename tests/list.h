@@ -86,6 +86,8 @@
     X(index_refuses_chunks_larger_than_the_limit)      \
     X(index_nul_line_is_an_error_not_a_blank)          \
     X(compare_reports_conflicting_reports)             \
-    X(resume_in_place_refuses_an_earlier_checkpoint)
+    X(resume_in_place_refuses_an_earlier_checkpoint)   \
+    X(resume_state_must_fit_the_recipe_and_cover_every_lane) \
+    X(loader_prefetch_and_workers_change_nothing)
 
 #endif

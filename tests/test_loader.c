@@ -299,8 +299,14 @@ TEST(loader_checkpoints_are_small)
     standard_setup(32, 0.5);
     run("base", "8", "60", NULL);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM checkpoints"), 60);
-    long long worst = fixture_int(db, "SELECT max(length(lane_state) * 1.0 / lanes) FROM checkpoints");
-    ASSERT(worst <= 64);
+    /* A lane record is its number, flush epoch, samples delivered and per
+     * source (2 here) chunks taken and estimated tokens: 7 varints, at most
+     * 2 + 2 + 2 + 2 * (3 + 4) = 20 bytes for a run this size; the header is
+     * shared by all 32 lanes. The issue's target is 64. */
+    long long worst = fixture_int(db, "SELECT max((length(lane_state) + lanes - 1) / lanes) "
+                                      "FROM checkpoints");
+    ASSERT(worst >= 7);
+    ASSERT(worst <= 20);
     char *shown = ordo_ok(A("show", "base", "--db", db), 0);
     ASSERT_CONTAINS(shown, "per lane");
     free(shown);

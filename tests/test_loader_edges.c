@@ -423,3 +423,77 @@ TEST(resume_in_place_refuses_an_earlier_checkpoint)
                    "--world-size", "1", "--steps", "60", "--quiet"), 0));
     free(ordo_ok(A("compare", "base", "fork", "--db", db), 0));
 }
+
+/* A checkpoint names its recipe, and a resume needs every lane of it. */
+TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 60, 19);
+    ordo_recipe *a = indexed(one_source(4, 8, 16, 2, 2));
+    ordo_recipe *b = indexed(kept(corpus_recipe(
+        "other.json", 4, 8, 16, 3, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]")));
+    ordo_error err;
+    ordo_loader *l = NULL;
+    ordo_batch batch;
+    unsigned char *state = NULL;
+    size_t size = 0;
+    ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
+    ASSERT_OK(ordo_loader_open(a, &o, &l, &err), &err);
+    ASSERT_OK(ordo_loader_next(l, &batch, &err), &err);
+    ASSERT_OK(ordo_loader_checkpoint(l, &state, &size, &err), &err);
+    ordo_loader_close(l);
+    o.resume = state;
+    o.resume_size = size;
+    ASSERT_STATUS(ordo_loader_open(b, &o, &l, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "belongs to another recipe");
+    ASSERT_OK(ordo_loader_open(a, &o, &l, &err), &err);
+    ordo_loader_close(l);
+    ordo_free(state);
+    /* Rank 0 of 4 rank-bound ranks holds one lane of four: not enough to
+     * re-shard from. */
+    ordo_loader_options r0 = {.world_size = 4, .read_workers = 1, .tokenize_workers = 1,
+                              .lane_binding = "rank"};
+    ASSERT_OK(ordo_loader_open(a, &r0, &l, &err), &err);
+    ASSERT_OK(ordo_loader_next(l, &batch, &err), &err);
+    ASSERT_OK(ordo_loader_checkpoint(l, &state, &size, &err), &err);
+    ordo_loader_close(l);
+    r0.world_size = 8;
+    r0.resume = state;
+    r0.resume_size = size;
+    ASSERT_STATUS(ordo_loader_open(a, &r0, &l, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "covers 1 of 4 lanes");
+    ordo_free(state);
+    ordo_recipe_free(a);
+    ordo_recipe_free(b);
+}
+
+/* Chunks in flight per lane (1 to 9) and workers (1 to 4) change only
+ * speed: every batch digest is the same. */
+TEST(loader_prefetch_and_workers_change_nothing)
+{
+    corpus_jsonl("data", "doc", 3, 50, 1, 300, 20);
+    ordo_recipe *r = indexed(one_source(4, 8, 32, 3, 4));
+    const int prefetch[] = {1, 2, 9, 0}, workers[] = {1, 4, 2, 3};
+    unsigned char first[60][ORDO_DIGEST_SIZE];
+    for (int k = 0; k < 4; k++) {
+        ordo_loader_options o = {.world_size = 2, .rank = 1, .read_workers = workers[k],
+                                 .tokenize_workers = workers[(k + 1) % 4],
+                                 .prefetch = prefetch[k]};
+        ordo_loader *l = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+        for (int step = 0; step < 60; step++) {
+            ordo_batch b;
+            ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+            unsigned char digest[ORDO_DIGEST_SIZE];
+            ordo_batch_digest(b.lane_digests, b.lane_count, digest);
+            if (k == 0)
+                memcpy(first[step], digest, sizeof digest);
+            else if (memcmp(first[step], digest, sizeof digest) != 0)
+                test_fail(__FILE__, __LINE__, "prefetch %d, workers %d: step %d differs",
+                          prefetch[k], workers[k], step + 1);
+        }
+        ordo_loader_close(l);
+    }
+    ordo_recipe_free(r);
+}

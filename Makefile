@@ -72,6 +72,8 @@ $(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_loader: $(BUILD)/bench/bench_loader.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
@@ -88,9 +90,10 @@ asan:
 tsan:
 	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
-bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader
+bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_ledger
 	$(BUILD)/bench_loader
+	BUILD=$(BUILD) bench/tokenizer.sh
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

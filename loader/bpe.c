@@ -9,6 +9,7 @@
 
 #include "bpe.h"
 #include "bpe_merge.h"
+#include "pretokenize.h"
 #include "unicode_classes.h"
 
 /* The published patterns, with every Unicode class spelled out from
@@ -33,11 +34,19 @@
     "]+[\\r\\n/]*|[" WS_ "]*[\\r\\n]+|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]+"
 
 static const ordo__encoding encodings[] = {
-    {"gpt2", GPT2_PATTERN, 50256, 50256, 50256, 50257},
-    {"r50k_base", GPT2_PATTERN, 50256, 50256, 50256, 50257},
-    {"p50k_base", GPT2_PATTERN, 50280, 50281, 50256, 50281},
-    {"cl100k_base", CL100K_PATTERN, 100256, 100256, 100257, 100277},
-    {"o200k_base", O200K_PATTERN, 199998, 199998, 199999, 200019},
+    {"gpt2", GPT2_PATTERN, 50256, 50256, 50256, 50257, NULL},
+    {"r50k_base", GPT2_PATTERN, 50256, 50256, 50256, 50257, NULL},
+    {"p50k_base", GPT2_PATTERN, 50280, 50281, 50256, 50281, NULL},
+    {"cl100k_base", CL100K_PATTERN, 100256, 100256, 100257, 100277, ordo__cl100k_piece},
+    {"o200k_base", O200K_PATTERN, 199998, 199998, 199999, 200019, NULL},
+};
+
+/* A table slot holds the token's first 8 bytes, so most lookups touch one
+ * cache line. */
+struct rank_slot {
+    uint64_t head;          /* first 8 bytes, zero-padded, little-endian */
+    uint32_t rank_plus_one; /* 0: empty */
+    uint32_t length;
 };
 
 /* One token's bytes: where they sit in the blob. */
@@ -51,9 +60,11 @@ struct ordo__bpe {
     char *blob;            /* every token's bytes */
     token_bytes *tokens;   /* by rank */
     uint32_t count;
-    uint32_t *table;       /* open addressing: rank + 1, 0 empty */
+    struct rank_slot *table; /* open addressing; rank_plus_one 0 is empty */
     uint64_t mask;
+    uint32_t max_length;   /* the longest token's bytes */
     uint32_t byte_rank[256];
+    uint32_t *pair_rank;   /* 65536: rank of each two-byte string */
     pcre2_code *pattern;
 };
 
@@ -70,27 +81,60 @@ const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe)
     return bpe->encoding;
 }
 
-/* FNV-1a: a table hash, not a digest. */
-static uint64_t hash_bytes(const unsigned char *p, size_t n)
+static uint64_t mix(uint64_t x)
 {
-    uint64_t h = 1469598103934665603ull;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ull;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ull;
+    x ^= x >> 32;
+    return x;
+}
+
+static uint64_t head_of(const unsigned char *p, size_t n)
+{
+    uint64_t w = 0;
+    if (n >= 8) {
+        memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        return w;
+    }
     for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
+        w |= (uint64_t)p[i] << (8 * i);
+    return w;
+}
+
+/* A table hash (not a digest): the head word, then the rest in 8-byte
+ * words. */
+static uint64_t hash_bytes(uint64_t head, const unsigned char *p, size_t n)
+{
+    uint64_t h = mix(head ^ (0x9e3779b97f4a7c15ull * (n + 1)));
+    for (size_t i = 8; i < n; i += 8) {
+        uint64_t w = head_of(p + i, n - i < 8 ? n - i : 8);
+        h = mix(h ^ w);
+    }
     return h;
 }
 
 /* The rank of a byte string, or UINT32_MAX. */
 uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
 {
-    if (n == 1)
-        return bpe->byte_rank[p[0]];
-    for (uint64_t i = hash_bytes(p, n) & bpe->mask;; i = (i + 1) & bpe->mask) {
-        uint32_t slot = bpe->table[i];
-        if (!slot)
+    if (n <= 2)
+        return n == 1 ? bpe->byte_rank[p[0]] : bpe->pair_rank[p[0] << 8 | p[1]];
+    if (n > bpe->max_length)
+        return UINT32_MAX;
+    uint64_t head = head_of(p, n);
+    for (uint64_t i = hash_bytes(head, p, n) & bpe->mask;; i = (i + 1) & bpe->mask) {
+        const struct rank_slot *slot = &bpe->table[i];
+        if (!slot->rank_plus_one)
             return UINT32_MAX;
-        const token_bytes *t = &bpe->tokens[slot - 1];
-        if (t->length == n && memcmp(bpe->blob + t->offset, p, n) == 0)
-            return slot - 1;
+        if (slot->head != head || slot->length != n)
+            continue;
+        uint32_t rank = slot->rank_plus_one - 1;
+        if (n <= 8 || memcmp(bpe->blob + bpe->tokens[rank].offset + 8, p + 8, n - 8) == 0)
+            return rank;
     }
 }
 
@@ -102,6 +146,7 @@ void ordo__bpe_free(ordo__bpe *bpe)
     free(bpe->blob);
     free(bpe->tokens);
     free(bpe->table);
+    free(bpe->pair_rank);
     free(bpe);
 }
 
@@ -191,10 +236,13 @@ static ordo_status build_table(ordo__bpe *bpe, ordo_error *err)
         size <<= 1;
     bpe->mask = size - 1;
     bpe->table = calloc(size, sizeof *bpe->table);
-    if (!bpe->table)
+    bpe->pair_rank = malloc(65536 * sizeof *bpe->pair_rank);
+    if (!bpe->table || !bpe->pair_rank)
         return ordo__error(err, ORDO_NOMEM, "out of memory building the rank table");
     for (int b = 0; b < 256; b++)
         bpe->byte_rank[b] = UINT32_MAX;
+    for (int b = 0; b < 65536; b++)
+        bpe->pair_rank[b] = UINT32_MAX;
     for (uint32_t r = 0; r < bpe->count; r++) {
         const token_bytes *t = &bpe->tokens[r];
         if (t->length == 0) /* the end-of-text hole */
@@ -202,10 +250,14 @@ static ordo_status build_table(ordo__bpe *bpe, ordo_error *err)
         const unsigned char *p = (const unsigned char *)bpe->blob + t->offset;
         if (t->length == 1)
             bpe->byte_rank[p[0]] = r;
-        uint64_t i = hash_bytes(p, t->length) & bpe->mask;
-        while (bpe->table[i])
+        if (t->length == 2)
+            bpe->pair_rank[p[0] << 8 | p[1]] = r;
+        if (t->length > bpe->max_length)
+            bpe->max_length = t->length;
+        uint64_t head = head_of(p, t->length), i = hash_bytes(head, p, t->length) & bpe->mask;
+        while (bpe->table[i].rank_plus_one)
             i = (i + 1) & bpe->mask;
-        bpe->table[i] = r + 1;
+        bpe->table[i] = (struct rank_slot){head, r + 1, t->length};
     }
     for (int b = 0; b < 256; b++)
         if (bpe->byte_rank[b] == UINT32_MAX)
@@ -285,11 +337,16 @@ ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, s
 }
 
 /* Encodes ordinary text: UTF-8 repair, split, merge (bpe_encode.c). */
-ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
-                                  size_t len, ordo__tokens *out, ordo_error *err);
-
 ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
                              ordo__tokens *out, ordo_error *err)
+{
+    return ordo__bpe_encode_with(bpe, bpe->encoding->scan ? NULL : bpe->pattern, text, len, out,
+                                 err);
+}
+
+/* Encodes with PCRE2 whatever the encoding's scanner; see bpe.h. */
+ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_t len,
+                                   ordo__tokens *out, ordo_error *err)
 {
     return ordo__bpe_encode_with(bpe, bpe->pattern, text, len, out, err);
 }

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "tokenizer.h"
+#include "unicode_table.h"
 
 typedef struct ordo__bpe ordo__bpe;
 
@@ -25,6 +26,9 @@ typedef struct ordo__encoding {
     uint32_t rank_space;  /* ranks lie below this (p50k skips its end-of-text) */
     uint32_t eot;         /* <|endoftext|> */
     uint32_t vocab_size;  /* ids below it, special tokens included */
+    /* A hand-written scanner for the pattern (pretokenize.h), or NULL for
+     * PCRE2 alone. */
+    size_t (*scan)(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i);
 } ordo__encoding;
 
 /* The encoding called `name`, or NULL. */
@@ -43,6 +47,11 @@ void ordo__bpe_free(ordo__bpe *bpe);
  * produced) to `out`. Thread-safe. */
 ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
                              ordo__tokens *out, ordo_error *err);
+
+/* The same, always splitting with PCRE2 and the published pattern (the
+ * reference the scanners are tested against). */
+ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_t len,
+                                   ordo__tokens *out, ordo_error *err);
 
 /* Appends the bytes of token `id` to a growable buffer; ORDO_INVALID for an
  * id with no bytes (special or out of range). */

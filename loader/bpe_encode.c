@@ -90,7 +90,11 @@ static ordo_status split_and_merge(const ordo__bpe *bpe, const pcre2_code *patte
     ordo_status status = ORDO_OK;
     PCRE2_SIZE at = 0;
     while (status == ORDO_OK && at < len) {
-        int rc = pcre2_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match, NULL);
+        int rc = pcre2_jit_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match,
+                                 NULL);
+        if (rc == PCRE2_ERROR_JIT_BADOPTION) /* not compiled by the JIT: the interpreter */
+            rc = pcre2_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match,
+                             NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break; /* cannot happen: the patterns cover every character */
         if (rc < 0) {
@@ -115,6 +119,24 @@ static ordo_status split_and_merge(const ordo__bpe *bpe, const pcre2_code *patte
     return status;
 }
 
+static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t len,
+                                  ordo__tokens *out, ordo_error *err)
+{
+    const ordo__unicode_table *u = ordo__unicode();
+    if (!u)
+        return ordo__error(err, ORDO_NOMEM, "out of memory building the Unicode table");
+    size_t (*scan)(const ordo__unicode_table *, const unsigned char *, size_t, size_t) =
+        ordo__bpe_encoding(bpe)->scan;
+    const unsigned char *s = (const unsigned char *)text;
+    ordo_status status = ORDO_OK;
+    for (size_t at = 0; status == ORDO_OK && at < len;) {
+        size_t end = scan(u, s, len, at);
+        status = ordo__bpe_merge(bpe, s + at, end - at, out, err);
+        at = end;
+    }
+    return status;
+}
+
 /* Encodes ordinary text; see bpe.h. */
 ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
                                   size_t len, ordo__tokens *out, ordo_error *err)
@@ -124,7 +146,10 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
     ordo_status status = repair_utf8(text, len, &copy, &copy_len, err);
     if (status != ORDO_OK)
         return status;
-    status = split_and_merge(bpe, pattern, copy ? copy : text, copy ? copy_len : len, out, err);
+    const char *valid = copy ? copy : text;
+    size_t valid_len = copy ? copy_len : len;
+    status = pattern ? split_and_merge(bpe, pattern, valid, valid_len, out, err)
+                     : scan_and_merge(bpe, valid, valid_len, out, err);
     free(copy);
     return status;
 }

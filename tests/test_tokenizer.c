@@ -2,6 +2,7 @@
  * ids themselves are checked against tiktoken by the conformance suite. */
 #include "corpus.h"
 #include "fixtures.h"
+#include "bpe.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -156,4 +157,54 @@ TEST(tokenizer_in_recipes_names_the_rank_file)
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "encoding 'cl99k'");
     cli_result_free(&r);
+}
+
+/* cl100k_base's hand-written scanner against PCRE2 running the published
+ * pattern, on random strings over the characters the pattern treats
+ * differently: letters of several scripts, digits of several scripts,
+ * apostrophes and contraction letters (with LONG S), every kind of
+ * White_Space, CR/LF, marks, punctuation, symbols, emoji. */
+TEST(cl100k_scanner_matches_the_published_pattern)
+{
+    static const char *const alphabet[] = {
+        "a", "b", "Z", "s", "S", "t", "d", "m", "l", "L", "v", "e", "E", "r", "R",
+        "\xc5\xbf", /* U+017F */ "'", "'", "'", "0", "7", "\xd9\xa3", /* U+0663 */
+        "\xe2\x85\xa0", /* U+2160 Nl */ "\xc2\xb2", /* U+00B2 No */ " ", " ", " ", "\t", "\n",
+        "\r", "\x0b", "\x0c", "\xc2\x85", "\xc2\xa0", "\xe3\x80\x80", "\xe2\x80\xa8",
+        "\xe1\x9a\x80", "\xe2\x80\x8b", /* U+200B: not White_Space */ "\xef\xbb\xbf",
+        "\xcc\x81", /* U+0301 Mn */ "\xe0\xa4\x95", "\xe0\xa4\xbf", /* Devanagari */
+        "\xe4\xb8\xad", "\xe6\x96\x87", "\xd0\x96", "\xce\xb1", "!", ".", ",", "?", "-", "/",
+        "$", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf0\x9f\x91\x8d", "_", "\"", "(", "\x01",
+    };
+    const size_t letters = sizeof alphabet / sizeof *alphabet;
+    ordo__bpe *bpe = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo__bpe_load(vocab("cl100k_base"), ordo__encoding_find("cl100k_base"), &bpe,
+                             &err), &err);
+    ASSERT(ordo__encoding_find("cl100k_base")->scan != NULL);
+    unsigned state = 12345;
+    char text[512];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        int count = 1 + (int)((state = state * 1103515245u + 12345u) >> 16) % 24;
+        for (int k = 0; k < count; k++) {
+            state = state * 1103515245u + 12345u;
+            const char *c = alphabet[(state >> 16) % letters];
+            memcpy(text + len, c, strlen(c));
+            len += strlen(c);
+        }
+        ordo__tokens fast = {0}, reference = {0};
+        ASSERT_OK(ordo__bpe_encode(bpe, text, len, &fast, &err), &err);
+        ASSERT_OK(ordo__bpe_encode_pcre2(bpe, text, len, &reference, &err), &err);
+        int same = fast.count == reference.count &&
+                   memcmp(fast.ids, reference.ids, fast.count * sizeof *fast.ids) == 0;
+        if (!same) {
+            text[len] = '\0';
+            test_fail(__FILE__, __LINE__, "scanner and pattern differ on \"%s\" (%zu vs %zu "
+                                          "tokens)", text, fast.count, reference.count);
+        }
+        free(fast.ids);
+        free(reference.ids);
+    }
+    ordo__bpe_free(bpe);
 }

@@ -1,0 +1,144 @@
+/* The cl100k_base split pattern as a scanner: one pass, no backtracking
+ * beyond what the pattern's alternatives need. */
+#include "pretokenize.h"
+
+/* The code point at s[i] (valid UTF-8) and its length. */
+static uint32_t decode(const unsigned char *s, size_t i, size_t *len)
+{
+    unsigned char c = s[i];
+    if (c < 0x80) {
+        *len = 1;
+        return c;
+    }
+    if (c < 0xE0) {
+        *len = 2;
+        return (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+    }
+    if (c < 0xF0) {
+        *len = 3;
+        return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+    }
+    *len = 4;
+    return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
+           (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+}
+
+static unsigned class_at(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i,
+                         uint32_t *cp, size_t *len)
+{
+    if (i >= n) {
+        *cp = UINT32_MAX;
+        *len = 0;
+        return 0;
+    }
+    *cp = decode(s, i, len);
+    return ordo__unicode_class(u, *cp);
+}
+
+/* The end of the run of code points starting at i whose classes meet
+ * `bits`. */
+static size_t run_of(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i,
+                     unsigned bits)
+{
+    while (i < n) {
+        size_t len;
+        uint32_t cp;
+        if (!(class_at(u, s, n, i, &cp, &len) & bits))
+            break;
+        i += len;
+    }
+    return i;
+}
+
+/* The end of the run of code points not in L, N or White_Space. */
+static size_t run_of_other(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                           size_t i)
+{
+    while (i < n) {
+        size_t len;
+        uint32_t cp;
+        if (class_at(u, s, n, i, &cp, &len) & (ORDO__U_L | ORDO__U_N | ORDO__U_WS))
+            break;
+        i += len;
+    }
+    return i;
+}
+
+static int is_s(uint32_t c)
+{
+    return c == 's' || c == 'S' || c == 0x17F; /* (?i) folds LONG S to s */
+}
+
+/* '(?i:[sdmt]|ll|ve|re): the contraction's end, or 0. */
+static size_t contraction(const unsigned char *s, size_t n, size_t i)
+{
+    if (s[i] != '\'' || i + 1 >= n)
+        return 0;
+    size_t len;
+    uint32_t c = decode(s, i + 1, &len);
+    if (is_s(c) || c == 'd' || c == 'D' || c == 'm' || c == 'M' || c == 't' || c == 'T')
+        return i + 1 + len;
+    if (i + 2 >= n)
+        return 0;
+    unsigned char a = s[i + 1] | 0x20, b = s[i + 2] | 0x20; /* ASCII only from here */
+    if ((s[i + 2] & 0x80) == 0 && ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') ||
+                                   (a == 'r' && b == 'e')))
+        return i + 3;
+    return 0;
+}
+
+/* The whitespace alternatives: \s++$ | \s*[\r\n] | \s+(?!\S) | \s. */
+static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                         size_t i, size_t first_len)
+{
+    size_t end = i, last_newline = 0, last_start = i;
+    while (end < n) {
+        size_t len;
+        uint32_t cp;
+        if (!(class_at(u, s, n, end, &cp, &len) & ORDO__U_WS))
+            break;
+        if (cp == '\r' || cp == '\n')
+            last_newline = end + 1;
+        last_start = end;
+        end += len;
+    }
+    if (end == n)
+        return n;
+    if (last_newline)
+        return last_newline;
+    if (last_start > i)
+        return last_start;
+    return i + first_len;
+}
+
+/* The cl100k_base piece starting at i; see pretokenize.h. */
+size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i)
+{
+    size_t end = contraction(s, n, i);
+    if (end)
+        return end;
+    size_t len, next_len;
+    uint32_t c, next;
+    unsigned cls = class_at(u, s, n, i, &c, &len);
+    if (cls & ORDO__U_L)
+        return run_of(u, s, n, i, ORDO__U_L);
+    if (!(cls & ORDO__U_N) && c != '\r' && c != '\n' &&
+        (class_at(u, s, n, i + len, &next, &next_len) & ORDO__U_L))
+        return run_of(u, s, n, i + len, ORDO__U_L);
+    if (cls & ORDO__U_N) {
+        end = i + len;
+        for (int k = 1; k < 3 && (class_at(u, s, n, end, &next, &next_len) & ORDO__U_N); k++)
+            end += next_len;
+        return end;
+    }
+    size_t from = c == ' ' ? i + len : i;
+    if (from < n && !(class_at(u, s, n, from, &next, &next_len) &
+                      (ORDO__U_L | ORDO__U_N | ORDO__U_WS))) {
+        end = run_of_other(u, s, n, from);
+        while (end < n && (s[end] == '\r' || s[end] == '\n'))
+            end++;
+        return end;
+    }
+    return whitespace(u, s, n, i, len);
+}

@@ -1,0 +1,19 @@
+/* Hand-written pre-tokenizers (internal): each returns where the piece
+ * starting at byte i ends, exactly as the encoding's published split
+ * pattern would (leftmost alternative first, as tiktoken's regex engine),
+ * on valid UTF-8. */
+#ifndef ORDO_PRETOKENIZE_H
+#define ORDO_PRETOKENIZE_H
+
+#include <stddef.h>
+
+#include "unicode_table.h"
+
+/* cl100k_base's pattern:
+ *   '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ | \p{N}{1,3}+
+ *   | ' '?[^\s\p{L}\p{N}]++[\r\n]*+ | \s++$ | \s*[\r\n] | \s+(?!\S) | \s
+ * with \s as White_Space. */
+size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i);
+
+#endif

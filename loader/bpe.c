@@ -43,6 +43,8 @@ static const ordo__encoding encodings[] = {
 
 /* A table slot holds the token's first 8 bytes, so most lookups touch one
  * cache line. */
+#define FILTER_BITS ((uint64_t)1 << 21)
+
 struct rank_slot {
     uint64_t head;          /* first 8 bytes, zero-padded, little-endian */
     uint32_t rank_plus_one; /* 0: empty */
@@ -61,6 +63,8 @@ struct ordo__bpe {
     token_bytes *tokens;   /* by rank */
     uint32_t count;
     struct rank_slot *table; /* open addressing; rank_plus_one 0 is empty */
+    uint64_t *filter;        /* FILTER_BITS bits, one per token hash: most strings that are
+                                no token are refused here, in cache */
     uint64_t mask;
     uint32_t max_length;   /* the longest token's bytes */
     uint32_t byte_rank[256];
@@ -125,8 +129,10 @@ uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
         return n == 1 ? bpe->byte_rank[p[0]] : bpe->pair_rank[p[0] << 8 | p[1]];
     if (n > bpe->max_length)
         return UINT32_MAX;
-    uint64_t head = head_of(p, n);
-    for (uint64_t i = hash_bytes(head, p, n) & bpe->mask;; i = (i + 1) & bpe->mask) {
+    uint64_t head = head_of(p, n), h = hash_bytes(head, p, n), bit = h >> 43;
+    if (!(bpe->filter[bit >> 6] >> (bit & 63) & 1))
+        return UINT32_MAX;
+    for (uint64_t i = h & bpe->mask;; i = (i + 1) & bpe->mask) {
         const struct rank_slot *slot = &bpe->table[i];
         if (!slot->rank_plus_one)
             return UINT32_MAX;
@@ -146,6 +152,7 @@ void ordo__bpe_free(ordo__bpe *bpe)
     free(bpe->blob);
     free(bpe->tokens);
     free(bpe->table);
+    free(bpe->filter);
     free(bpe->pair_rank);
     free(bpe);
 }
@@ -236,8 +243,9 @@ static ordo_status build_table(ordo__bpe *bpe, ordo_error *err)
         size <<= 1;
     bpe->mask = size - 1;
     bpe->table = calloc(size, sizeof *bpe->table);
+    bpe->filter = calloc(FILTER_BITS / 64, sizeof *bpe->filter);
     bpe->pair_rank = malloc(65536 * sizeof *bpe->pair_rank);
-    if (!bpe->table || !bpe->pair_rank)
+    if (!bpe->table || !bpe->filter || !bpe->pair_rank)
         return ordo__error(err, ORDO_NOMEM, "out of memory building the rank table");
     for (int b = 0; b < 256; b++)
         bpe->byte_rank[b] = UINT32_MAX;
@@ -254,7 +262,9 @@ static ordo_status build_table(ordo__bpe *bpe, ordo_error *err)
             bpe->pair_rank[p[0] << 8 | p[1]] = r;
         if (t->length > bpe->max_length)
             bpe->max_length = t->length;
-        uint64_t head = head_of(p, t->length), i = hash_bytes(head, p, t->length) & bpe->mask;
+        uint64_t head = head_of(p, t->length), h = hash_bytes(head, p, t->length);
+        uint64_t i = h & bpe->mask, bit = h >> 43;
+        bpe->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
         while (bpe->table[i].rank_plus_one)
             i = (i + 1) & bpe->mask;
         bpe->table[i] = (struct rank_slot){head, r + 1, t->length};

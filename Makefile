@@ -92,8 +92,9 @@ tsan:
 
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer
 	$(BUILD)/bench_ledger
-	$(BUILD)/bench_loader
 	BUILD=$(BUILD) bench/tokenizer.sh
+	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
+	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

@@ -6,11 +6,17 @@
  *   3. time to the first batch after a resume as flush_every grows.
  * Medians of rounds, configurations interleaved within each round.
  *
+ * Both with the byte tokenizer on generated text and, given --ranks, with
+ * cl100k_base on real English text (--text: JSON lines of {"text": ...},
+ * cycled until the shards hold --mb MB).
+ *
  *   bench_loader [--dir DIR] [--mb N] [--rounds R] [--prefetch P]
+ *                [--ranks CL100K.tiktoken --text ENGLISH.jsonl]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <zstd.h>
@@ -20,6 +26,7 @@
 typedef struct {
     const char *dir;
     int mb, rounds;
+    const char *ranks, *text;
 } options;
 
 static double now(void)
@@ -70,12 +77,67 @@ static void write_shard(const char *path, size_t bytes, int min_len, int max_len
     free(packed);
 }
 
+/* Shards of real text: the lines of a JSON-lines file, cycled until
+ * `bytes` are written, 16 documents a frame. */
+static void write_text_shards(const options *o, size_t bytes)
+{
+    FILE *in = fopen(o->text, "rb");
+    if (!in)
+        die(o->text, "cannot open");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/english-0.jsonl.zst", o->dir);
+    FILE *out = fopen(path, "wb");
+    if (!out)
+        die(path, "cannot create");
+    char *line = NULL, *frame = NULL, *packed = NULL;
+    size_t cap = 0, len = 0, frame_cap = 0, written = 0;
+    ssize_t n;
+    int docs = 0;
+    while (written < bytes) {
+        if ((n = getline(&line, &cap, in)) <= 0) {
+            rewind(in);
+            continue;
+        }
+        if (len + (size_t)n > frame_cap) {
+            frame_cap = 2 * (len + (size_t)n);
+            frame = realloc(frame, frame_cap);
+        }
+        memcpy(frame + len, line, (size_t)n);
+        len += (size_t)n;
+        if (++docs == 16 || written + len >= bytes) {
+            packed = realloc(packed, ZSTD_compressBound(len));
+            size_t c = ZSTD_compress(packed, ZSTD_compressBound(len), frame, len, 3);
+            fwrite(packed, 1, c, out);
+            written += len;
+            len = 0;
+            docs = 0;
+        }
+    }
+    fclose(out);
+    fclose(in);
+    free(line);
+    free(frame);
+    free(packed);
+}
+
 /* The throughput recipe (web + books), or the resume one over small
  * chunks (small-*: 4 documents a frame) so replay length shows. */
 static const char *recipe_path(const options *o, int flush_every, int small)
 {
     static char path[4096];
     snprintf(path, sizeof path, "%s/recipe-%s%d.json", o->dir, small ? "small-" : "", flush_every);
+    if (small < 0) { /* cl100k_base over the English shards */
+        FILE *f = fopen(path, "w");
+        if (!f)
+            die(path, "cannot create");
+        fprintf(f, "{\"name\":\"bench-bpe\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"tokenizer\":{\"kind\":"
+                   "\"tiktoken\",\"encoding\":\"cl100k_base\",\"path\":\"%s\"},\"sources\":["
+                   "{\"name\":\"english\",\"paths\":[\"english-*.jsonl.zst\"],\"weight\":1}]}\n",
+                flush_every, o->ranks);
+        fclose(f);
+        return path;
+    }
     FILE *f = fopen(path, "w");
     if (!f)
         die(path, "cannot create");
@@ -104,6 +166,17 @@ static ordo_recipe *load(const options *o, int flush_every, int small)
     return r;
 }
 
+/* Process CPU seconds, all threads. */
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+           (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+}
+
+static double last_cores; /* CPU time / wall time of the last measurement */
+
 /* Tokens per second of one rank (world size 1) over `steps` batches. */
 static int prefetch = 8;
 
@@ -117,7 +190,7 @@ static double throughput(const ordo_recipe *r, int workers, int unordered, int s
     if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
         die("open", err.message);
     ordo_batch b;
-    double start = now();
+    double start = now(), cpu0 = cpu_seconds();
     int64_t tokens = 0;
     for (int s = 0; s < steps; s++) {
         if (ordo_loader_next(l, &b, &err) != ORDO_OK)
@@ -125,6 +198,7 @@ static double throughput(const ordo_recipe *r, int workers, int unordered, int s
         tokens += (int64_t)b.rows * b.seq_len;
     }
     double elapsed = now() - start;
+    last_cores = (cpu_seconds() - cpu0) / elapsed;
     ordo_loader_close(l);
     return (double)tokens / elapsed;
 }
@@ -172,7 +246,7 @@ static double median(double *v, int n)
 
 static options parse(int argc, char **argv)
 {
-    options o = {"build/bench/loader", 48, 5};
+    options o = {"build/bench/loader", 48, 5, NULL, NULL};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
             o.dir = argv[i + 1];
@@ -182,6 +256,10 @@ static options parse(int argc, char **argv)
             o.rounds = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--prefetch") == 0)
             prefetch = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--ranks") == 0)
+            o.ranks = argv[i + 1];
+        else if (strcmp(argv[i], "--text") == 0)
+            o.text = argv[i + 1];
     }
     if (o.mb < 1 || o.rounds < 1 || o.rounds > 49) {
         fprintf(stderr, "usage: bench_loader [--dir DIR] [--mb N] [--rounds R]\n");
@@ -205,22 +283,25 @@ static void make_corpus(const options *o)
     }
 }
 
-int main(int argc, char **argv)
+/* Workers and ordering: 1 vs 2 workers, ordered vs unordered. */
+static void workers_and_order(const options *o, ordo_recipe *r, int steps, const char *what)
 {
-    options o = parse(argc, argv);
-    make_corpus(&o);
-    ordo_recipe *r = load(&o, 16, 0);
-    int steps = 1000; /* 1000 x 16 x 2048 = 33M tokens per measurement */
     double one[49], two[49], ratio[49], ordered[49], unordered[49], cost[49];
-    printf("loader pipeline: %d MB corpus, byte tokenizer, seq_len 2048, 16 samples/step, "
-           "%d steps per measurement, %d rounds\n", o.mb, steps, o.rounds);
+    double cores_one[49], cores_two[49];
+    printf("loader pipeline: %d MB corpus, %s, seq_len 2048, 16 samples/step, "
+           "%d steps per measurement, %d rounds\n", o->mb, what, steps, o->rounds);
     printf("%5s %16s %16s %7s %16s %16s %8s\n", "round", "1 worker tok/s", "2 workers tok/s",
            "ratio", "ordered tok/s", "unordered tok/s", "cost");
-    for (int i = 0; i < o.rounds; i++) {
+    for (int i = 0; i < o->rounds; i++) {
         one[i] = throughput(r, 1, 0, steps);
+        cores_one[i] = last_cores;
         two[i] = throughput(r, 2, 0, steps);
+        cores_two[i] = last_cores;
+        /* ABBA order, so drift in the machine's speed cancels out */
         ordered[i] = throughput(r, 2, 0, steps);
         unordered[i] = throughput(r, 2, 1, steps);
+        unordered[i] = (unordered[i] + throughput(r, 2, 1, steps)) / 2;
+        ordered[i] = (ordered[i] + throughput(r, 2, 0, steps)) / 2;
         ratio[i] = two[i] / one[i];
         cost[i] = 1 - ordered[i] / unordered[i];
         printf("%5d %16.0f %16.0f %7.2f %16.0f %16.0f %7.1f%%\n", i + 1, one[i], two[i],
@@ -229,9 +310,25 @@ int main(int argc, char **argv)
     }
     printf("median: 1 worker %.0f tokens/s, 2 workers %.0f tokens/s, ratio %.2f; "
            "ordered reassembly costs %.1f%%\n",
-           median(one, o.rounds), median(two, o.rounds), median(ratio, o.rounds),
-           100 * median(cost, o.rounds));
+           median(one, o->rounds), median(two, o->rounds), median(ratio, o->rounds),
+           100 * median(cost, o->rounds));
+    printf("cores busy (CPU time / wall time): 1 worker %.2f, 2 workers %.2f\n",
+           median(cores_one, o->rounds), median(cores_two, o->rounds));
+}
+
+int main(int argc, char **argv)
+{
+    options o = parse(argc, argv);
+    make_corpus(&o);
+    ordo_recipe *r = load(&o, 16, 0);
+    workers_and_order(&o, r, 1000, "byte tokenizer"); /* 1000 x 16 x 2048 = 33M tokens */
     ordo_recipe_free(r);
+    if (o.ranks && o.text) {
+        write_text_shards(&o, (size_t)o.mb << 20);
+        r = load(&o, 16, -1);
+        workers_and_order(&o, r, 300, "cl100k_base tokenizer on English text");
+        ordo_recipe_free(r);
+    }
     printf("time to the first batch after a resume at step 400 (2 workers, chunks of 4 "
            "documents), median of %d:\n", o.rounds);
     int flushes[] = {4, 16, 64, 256};

@@ -21,7 +21,7 @@ CFLAGS   += -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 LDFLAGS  := $(SANITIZE)
 
 LOADER_SRC := $(sort $(wildcard loader/*.c))
-CLI_SRC    := $(sort $(wildcard cli/*.c))
+CLI_SRC    := $(sort $(wildcard cli/*.c) $(wildcard server/*.c))
 TEST_SRC   := $(sort $(wildcard tests/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 

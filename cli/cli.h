@@ -50,6 +50,7 @@ json_t *cli_segment_json(const ordo_segment_info *segment);
 json_t *cli_checkpoint_json(const ordo_checkpoint *checkpoint);
 json_t *cli_event_json(const ordo_event *event);
 json_t *cli_step_json(const ordo_step *step);
+json_t *cli_compare_json(const char *a, const char *b, const ordo_compare_result *result);
 
 /* Subcommands. */
 int cmd_migrate(int argc, char **argv);
@@ -62,5 +63,7 @@ int cmd_index(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_tokens(int argc, char **argv);
+int cmd_token(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* server/serve.c */
 
 #endif

@@ -15,27 +15,6 @@ static const char compare_help[] =
     "  --json      print a JSON object\n"
     "  -h, --help  this help\n";
 
-static json_t *result_json(const char *a, const char *b, const ordo_compare_result *r)
-{
-    json_t *ranges = json_array(), *lanes = json_array();
-    for (size_t i = 0; i < r->range_count; i++)
-        json_array_append_new(ranges, json_pack("[I, I]", (json_int_t)r->ranges[i][0],
-                                                (json_int_t)r->ranges[i][1]));
-    for (size_t i = 0; i < r->lane_count; i++)
-        json_array_append_new(lanes, json_integer(r->lanes[i]));
-    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}",
-                     "a", a, "b", b,
-                     "comparable", r->comparable, "steps_compared", (json_int_t)r->steps_compared,
-                     "matched", (json_int_t)r->matched, "diverged", (json_int_t)r->diverged,
-                     "first_divergent_step",
-                     r->first_divergent_step ? json_integer(r->first_divergent_step) : json_null(),
-                     "only_a", (json_int_t)r->only_a, "only_b", (json_int_t)r->only_b,
-                     "divergent_ranges", ranges, "lanes_differ", lanes, "conflicts_a",
-                     (json_int_t)r->conflicts_a, "conflicts_b", (json_int_t)r->conflicts_b,
-                     "first_conflict_step",
-                     r->first_conflict_step ? json_integer(r->first_conflict_step) : json_null());
-}
-
 static void print_body(const char *a, const char *b, const ordo_compare_result *r);
 
 static void print_conflicts(const char *a, const char *b, const ordo_compare_result *r)
@@ -110,7 +89,7 @@ int cmd_compare(int argc, char **argv)
         return cli_fail("compare", &err);
     int rc = EXIT_OK;
     if (json)
-        rc = cli_print_json(result_json(a, b, &r));
+        rc = cli_print_json(cli_compare_json(a, b, &r));
     else
         print_text(a, b, &r);
     int diverged = r.diverged > 0 || !r.comparable || r.conflicts_a > 0 || r.conflicts_b > 0;

@@ -8,7 +8,7 @@
 static const char tokens_help[] =
     "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n\n"
     "Prints FILE's token ids (space-separated) under a tiktoken-compatible\n"
-    "encoding: gpt2, r50k_base, p50k_base, cl100k_base or o200k_base. With\n"
+    "encoding: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base or llama3. With\n"
     "--jsonl every line is a JSON object whose \"text\" is tokenized on its own,\n"
     "one output line per input line. FILE '-' reads standard input. Invalid\n"
     "UTF-8 is read as U+FFFD per maximal ill-formed subsequence.\n\n"

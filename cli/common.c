@@ -158,3 +158,26 @@ json_t *cli_step_json(const ordo_step *s)
                      s->has_loss ? json_real(s->loss) : json_null(), "metrics",
                      metrics ? metrics : json_null());
 }
+
+/* What ordo compare --json prints (shared with the service). */
+json_t *cli_compare_json(const char *a, const char *b, const ordo_compare_result *r)
+{
+    json_t *ranges = json_array(), *lanes = json_array();
+    for (size_t i = 0; i < r->range_count; i++)
+        json_array_append_new(ranges, json_pack("[I, I]", (json_int_t)r->ranges[i][0],
+                                                (json_int_t)r->ranges[i][1]));
+    for (size_t i = 0; i < r->lane_count; i++)
+        json_array_append_new(lanes, json_integer(r->lanes[i]));
+    return json_pack("{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}",
+                     "a", a, "b", b,
+                     "comparable", r->comparable, "steps_compared", (json_int_t)r->steps_compared,
+                     "matched", (json_int_t)r->matched, "diverged", (json_int_t)r->diverged,
+                     "first_divergent_step",
+                     r->first_divergent_step ? json_integer(r->first_divergent_step) : json_null(),
+                     "only_a", (json_int_t)r->only_a, "only_b", (json_int_t)r->only_b,
+                     "divergent_ranges", ranges, "lanes_differ", lanes, "conflicts_a",
+                     (json_int_t)r->conflicts_a, "conflicts_b", (json_int_t)r->conflicts_b,
+                     "first_conflict_step",
+                     r->first_conflict_step ? json_integer(r->first_conflict_step) : json_null());
+}
+

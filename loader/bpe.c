@@ -27,6 +27,11 @@
 #define CL100K_PATTERN                                                                        \
     "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n" L_ N_ "]?+[" L_ "]++|[" N_ "]{1,3}+| ?[^" WS_ L_ N_         \
     "]++[\\r\\n]*+|[" WS_ "]++$|[" WS_ "]*[\\r\\n]|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]"
+/* Llama 3: Meta's reference tokenizer's pattern, cl100k's but for the
+ * whitespace alternatives (no \s++$; \s*[\r\n]+; a final \s+). */
+#define LLAMA3_PATTERN                                                                        \
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n" L_ N_ "]?[" L_ "]+|[" N_ "]{1,3}| ?[^" WS_ L_ N_      \
+    "]+[\\r\\n]*|[" WS_ "]*[\\r\\n]+|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]+"
 #define O200K_CONTRACTIONS "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 #define O200K_PATTERN                                                                         \
     "[^\\r\\n" L_ N_ "]?[" UPPERISH "]*[" LOWERISH "]+" O200K_CONTRACTIONS "|[^\\r\\n" L_ N_  \
@@ -39,6 +44,7 @@ static const ordo__encoding encodings[] = {
     {"p50k_base", GPT2_PATTERN, 50280, 50281, 50256, 50281, NULL},
     {"cl100k_base", CL100K_PATTERN, 100256, 100256, 100257, 100277, ordo__cl100k_piece},
     {"o200k_base", O200K_PATTERN, 199998, 199998, 199999, 200019, NULL},
+    {"llama3", LLAMA3_PATTERN, 128000, 128000, 128001, 128256, ordo__llama3_piece},
 };
 
 /* A table slot holds the token's first 8 bytes, so most lookups touch one
@@ -359,4 +365,13 @@ ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_
                                    ordo__tokens *out, ordo_error *err)
 {
     return ordo__bpe_encode_with(bpe, bpe->pattern, text, len, out, err);
+}
+
+/* Piece ends by scanner or PCRE2; see bpe.h. */
+ordo_status ordo__bpe_split(const ordo__bpe *bpe, int pcre2, const char *text, size_t len,
+                            ordo__tokens *ends, ordo_error *err)
+{
+    if (!pcre2 && !bpe->encoding->scan)
+        return ordo__error(err, ORDO_INVALID, "%s has no scanner", bpe->encoding->name);
+    return ordo__bpe_split_with(bpe, pcre2 ? bpe->pattern : NULL, text, len, ends, err);
 }

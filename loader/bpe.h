@@ -53,6 +53,11 @@ ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
 ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_t len,
                                    ordo__tokens *out, ordo_error *err);
 
+/* The end offsets of the pieces of valid UTF-8 text, split by the
+ * encoding's scanner (pcre2 0) or by PCRE2 (pcre2 1). */
+ordo_status ordo__bpe_split(const ordo__bpe *bpe, int pcre2, const char *text, size_t len,
+                            ordo__tokens *ends, ordo_error *err);
+
 /* Appends the bytes of token `id` to a growable buffer; ORDO_INVALID for an
  * id with no bytes (special or out of range). */
 ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, size_t *len,

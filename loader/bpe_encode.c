@@ -80,9 +80,25 @@ static ordo_status repair_utf8(const char *text, size_t len, char **copy, size_t
     return ORDO_OK;
 }
 
-static ordo_status split_and_merge(const ordo__bpe *bpe, const pcre2_code *pattern,
-                                   const char *text, size_t len, ordo__tokens *out,
-                                   ordo_error *err)
+/* What is done with each piece: merged into tokens, or (tests) its end
+ * offset noted. */
+typedef struct {
+    const ordo__bpe *bpe;
+    ordo__tokens *out;
+    int ends_only;
+    const char *text;
+} piece_sink;
+
+static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n,
+                              ordo_error *err)
+{
+    if (sink->ends_only)
+        return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
+    return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
+}
+
+static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, size_t len,
+                                   piece_sink *sink, ordo_error *err)
 {
     pcre2_match_data *match = pcre2_match_data_create(2, NULL);
     if (!match)
@@ -111,8 +127,8 @@ static ordo_status split_and_merge(const ordo__bpe *bpe, const pcre2_code *patte
                 at++;
             continue;
         }
-        status = ordo__bpe_merge(bpe, (const unsigned char *)text + ovector[0],
-                                 ovector[1] - ovector[0], out, err);
+        status = take_piece(sink, (const unsigned char *)text + ovector[0],
+                            ovector[1] - ovector[0], err);
         at = ovector[1];
     }
     pcre2_match_data_free(match);
@@ -120,7 +136,7 @@ static ordo_status split_and_merge(const ordo__bpe *bpe, const pcre2_code *patte
 }
 
 static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t len,
-                                  ordo__tokens *out, ordo_error *err)
+                                  piece_sink *sink, ordo_error *err)
 {
     const ordo__unicode_table *u = ordo__unicode();
     if (!u)
@@ -131,7 +147,7 @@ static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t
     ordo_status status = ORDO_OK;
     for (size_t at = 0; status == ORDO_OK && at < len;) {
         size_t end = scan(u, s, len, at);
-        status = ordo__bpe_merge(bpe, s + at, end - at, out, err);
+        status = take_piece(sink, s + at, end - at, err);
         at = end;
     }
     return status;
@@ -148,8 +164,18 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
         return status;
     const char *valid = copy ? copy : text;
     size_t valid_len = copy ? copy_len : len;
-    status = pattern ? split_and_merge(bpe, pattern, valid, valid_len, out, err)
-                     : scan_and_merge(bpe, valid, valid_len, out, err);
+    piece_sink sink = {bpe, out, 0, valid};
+    status = pattern ? split_and_merge(pattern, valid, valid_len, &sink, err)
+                     : scan_and_merge(bpe, valid, valid_len, &sink, err);
     free(copy);
     return status;
+}
+
+/* Piece ends of valid UTF-8 text; see bpe_merge.h. */
+ordo_status ordo__bpe_split_with(const ordo__bpe *bpe, const void *pattern, const char *text,
+                                 size_t len, ordo__tokens *ends, ordo_error *err)
+{
+    piece_sink sink = {bpe, ends, 1, text};
+    return pattern ? split_and_merge(pattern, text, len, &sink, err)
+                   : scan_and_merge(bpe, text, len, &sink, err);
 }

@@ -19,4 +19,9 @@ ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, si
 ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
                                   size_t len, ordo__tokens *out, ordo_error *err);
 
+/* The end offsets of the pieces of valid UTF-8 text (tests compare the
+ * scanners with PCRE2 this way), split as ordo__bpe_encode_with would. */
+ordo_status ordo__bpe_split_with(const ordo__bpe *bpe, const void *pattern, const char *text,
+                                 size_t len, ordo__tokens *ends, ordo_error *err);
+
 #endif

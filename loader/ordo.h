@@ -93,9 +93,9 @@ void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
 /* ---- tokenizers ------------------------------------------------------- */
 
 /* A tiktoken-compatible BPE tokenizer: encodings gpt2, r50k_base,
- * p50k_base, cl100k_base, o200k_base, with their published split patterns
- * and ranks from a .tiktoken file. Read-only once open: one tokenizer may
- * serve many threads. */
+ * p50k_base, cl100k_base, o200k_base and llama3, with their published
+ * split patterns and ranks from a .tiktoken file (docs/tokenizer.md).
+ * Read-only once open: one tokenizer may serve many threads. */
 typedef struct ordo_tokenizer ordo_tokenizer;
 
 /* Opens `encoding` with the rank file at `ranks_path` (checked line by line
@@ -553,6 +553,39 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
 
 /* Frees what ordo_events_list returned. */
 void ordo_events_free(ordo_event *events, size_t count);
+
+/* ---- recovery manifests ------------------------------------------------ */
+
+/* The recovery manifest for resuming run `run` from its checkpoint at
+ * `step` (0: the latest) at world size `world_size`: JSON with the recipe,
+ * L, W, rank -> lanes, the checkpoint state (base64) and its per-lane
+ * replay positions, the batch digests recorded for the next
+ * `expected_steps` steps, and "sha256": the SHA-256 of the manifest's
+ * canonical text without that field. ORDO_INVALID naming both numbers when
+ * L % W != 0. *json is owned by the caller (ordo_free). */
+ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run, int world_size,
+                                   int64_t step, int expected_steps, char **json,
+                                   ordo_error *err);
+
+/* Checks that a manifest is well-formed and its SHA-256 matches. */
+ordo_status ordo_recovery_manifest_check(const char *json, size_t len, ordo_error *err);
+
+/* ---- API tokens -------------------------------------------------------- */
+
+/* "ordo_" and 64 hex characters, plus the terminating NUL. */
+#define ORDO_TOKEN_SIZE 70
+
+/* Creates an API token for `role` ("writer" or "reader") named `name`:
+ * a fresh random secret written to `token` (shown once; only its SHA-256
+ * is stored). */
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+                              char token[ORDO_TOKEN_SIZE], ordo_error *err);
+
+/* Checks a presented token: ORDO_OK with its role ("writer" or "reader")
+ * written to `role`, or ORDO_NOTFOUND for a malformed, unknown or revoked
+ * token. Only hashes are compared, in constant time. */
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+                             ordo_error *err);
 
 #ifdef __cplusplus
 }

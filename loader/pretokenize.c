@@ -87,9 +87,10 @@ static size_t contraction(const unsigned char *s, size_t n, size_t i)
     return 0;
 }
 
-/* The whitespace alternatives: \s++$ | \s*[\r\n] | \s+(?!\S) | \s. */
+/* The whitespace alternatives: cl100k's \s++$ | \s*[\r\n] | \s+(?!\S) | \s,
+ * or (end_first 0) Llama 3's \s*[\r\n]+ | \s+(?!\S) | \s+. */
 static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                         size_t i, size_t first_len)
+                         size_t i, size_t first_len, int end_first)
 {
     size_t end = i, last_newline = 0, last_start = i;
     while (end < n) {
@@ -102,18 +103,19 @@ static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, s
         last_start = end;
         end += len;
     }
-    if (end == n)
+    if (end == n && end_first)
         return n;
     if (last_newline)
         return last_newline;
+    if (end == n)
+        return n;
     if (last_start > i)
         return last_start;
     return i + first_len;
 }
 
-/* The cl100k_base piece starting at i; see pretokenize.h. */
-size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i)
+static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i, int end_first)
 {
     size_t end = contraction(s, n, i);
     if (end)
@@ -140,5 +142,19 @@ size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, 
             end++;
         return end;
     }
-    return whitespace(u, s, n, i, len);
+    return whitespace(u, s, n, i, len, end_first);
+}
+
+/* The cl100k_base piece starting at i; see pretokenize.h. */
+size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i)
+{
+    return cl100k_like(u, s, n, i, 1);
+}
+
+/* The Llama 3 piece starting at i; see pretokenize.h. */
+size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i)
+{
+    return cl100k_like(u, s, n, i, 0);
 }

@@ -16,4 +16,13 @@
 size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
                           size_t i);
 
+/* Llama 3's pattern (Meta's reference tokenizer):
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N}{1,3}
+ *   | ' '?[^\s\p{L}\p{N}]+[\r\n]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+ * the same as cl100k_base's but for a whitespace run that reaches the end
+ * of the text: cl100k takes it whole, Llama 3 first up to its last line
+ * break. */
+size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t i);
+
 #endif

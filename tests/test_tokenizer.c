@@ -164,7 +164,19 @@ TEST(tokenizer_in_recipes_names_the_rank_file)
  * differently: letters of several scripts, digits of several scripts,
  * apostrophes and contraction letters (with LONG S), every kind of
  * White_Space, CR/LF, marks, punctuation, symbols, emoji. */
+static void scanner_matches_pattern(const char *encoding);
+
 TEST(cl100k_scanner_matches_the_published_pattern)
+{
+    scanner_matches_pattern("cl100k_base");
+}
+
+TEST(llama3_scanner_matches_the_published_pattern)
+{
+    scanner_matches_pattern("llama3");
+}
+
+static void scanner_matches_pattern(const char *encoding)
 {
     static const char *const alphabet[] = {
         "a", "b", "Z", "s", "S", "t", "d", "m", "l", "L", "v", "e", "E", "r", "R",
@@ -179,9 +191,8 @@ TEST(cl100k_scanner_matches_the_published_pattern)
     const size_t letters = sizeof alphabet / sizeof *alphabet;
     ordo__bpe *bpe = NULL;
     ordo_error err;
-    ASSERT_OK(ordo__bpe_load(vocab("cl100k_base"), ordo__encoding_find("cl100k_base"), &bpe,
-                             &err), &err);
-    ASSERT(ordo__encoding_find("cl100k_base")->scan != NULL);
+    ASSERT_OK(ordo__bpe_load(vocab(encoding), ordo__encoding_find(encoding), &bpe, &err), &err);
+    ASSERT(ordo__encoding_find(encoding)->scan != NULL);
     unsigned state = 12345;
     char text[512];
     for (int round = 0; round < 20000; round++) {
@@ -193,18 +204,26 @@ TEST(cl100k_scanner_matches_the_published_pattern)
             memcpy(text + len, c, strlen(c));
             len += strlen(c);
         }
-        ordo__tokens fast = {0}, reference = {0};
+        ordo__tokens fast = {0}, reference = {0}, fast_ends = {0}, reference_ends = {0};
         ASSERT_OK(ordo__bpe_encode(bpe, text, len, &fast, &err), &err);
         ASSERT_OK(ordo__bpe_encode_pcre2(bpe, text, len, &reference, &err), &err);
+        ASSERT_OK(ordo__bpe_split(bpe, 0, text, len, &fast_ends, &err), &err);
+        ASSERT_OK(ordo__bpe_split(bpe, 1, text, len, &reference_ends, &err), &err);
         int same = fast.count == reference.count &&
-                   memcmp(fast.ids, reference.ids, fast.count * sizeof *fast.ids) == 0;
+                   memcmp(fast.ids, reference.ids, fast.count * sizeof *fast.ids) == 0 &&
+                   fast_ends.count == reference_ends.count &&
+                   memcmp(fast_ends.ids, reference_ends.ids,
+                          fast_ends.count * sizeof *fast_ends.ids) == 0;
         if (!same) {
             text[len] = '\0';
-            test_fail(__FILE__, __LINE__, "scanner and pattern differ on \"%s\" (%zu vs %zu "
-                                          "tokens)", text, fast.count, reference.count);
+            test_fail(__FILE__, __LINE__, "%s: scanner and pattern differ on \"%s\" (%zu vs "
+                                          "%zu pieces, %zu vs %zu tokens)", encoding, text,
+                      fast_ends.count, reference_ends.count, fast.count, reference.count);
         }
         free(fast.ids);
         free(reference.ids);
+        free(fast_ends.ids);
+        free(reference_ends.ids);
     }
     ordo__bpe_free(bpe);
 }

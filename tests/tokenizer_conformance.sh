@@ -2,6 +2,7 @@
 # Token-for-token conformance with OpenAI's tiktoken (npm, its Rust core in
 # wasm) for every supported encoding on a multi-megabyte corpus of many
 # scripts plus edge cases (tests/peers/corpus.mjs), and on invalid UTF-8.
+# llama3 is tiktoken's core with Llama 3's ranks and Meta's pattern.
 set -uo pipefail
 build=${BUILD:-build}
 ordo=$build/ordo
@@ -27,9 +28,10 @@ compare() { # name expected ours
   fi
 }
 
-for enc in gpt2 r50k_base p50k_base cl100k_base o200k_base; do
+for enc in gpt2 r50k_base p50k_base cl100k_base o200k_base llama3; do
   file=$enc; [ "$enc" = gpt2 ] && file=r50k_base
-  node "$peers/oracle.mjs" "$enc" "$peers/corpus.jsonl" > "$peers/$enc.expected"
+  node "$peers/oracle.mjs" "$enc" "$peers/corpus.jsonl" "$build/vocab/$file.tiktoken" \
+    > "$peers/$enc.expected"
   "$ordo" tokens --jsonl --encoding "$enc" --path "$build/vocab/$file.tiktoken" \
     "$peers/corpus.jsonl" > "$peers/$enc.ours"
   compare "$enc corpus" "$peers/$enc.expected" "$peers/$enc.ours"

@@ -42,7 +42,7 @@ for (let base = 0; base < 0x110000; base += 32) {
 }
 // Named traps and edges.
 for (const t of ['', ' ', '\n', '\u0085', 'a\u0085b', '\uFEFFhello', 'x\u180Ey', 'I\'m', 'HE\'LL',
-                 'don\'t \u017Ft', '12345678', ' \n\n \t', 'a  \n', '\r\n\r\n', '?!\n/'])
+                 'don\'t \u017Ft', 'it\'\u017F \u017Fo', 'HE\'\u017FLL\n  \n ', '12345678', ' \n\n \t', 'a  \n', '\r\n\r\n', '?!\n/'])
   emit(t);
 emit('a'.repeat(20000));
 emit(' '.repeat(20000) + 'x');

@@ -1,0 +1,197 @@
+/* Compare, audit, recovery manifests, metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../cli/cli.h"
+#include "server.h"
+
+/* How two recipes differ: their top-level keys with different values. */
+static json_t *recipe_diff(ordo_ledger *ledger, const char *a, const char *b)
+{
+    json_t *out = json_pack("{s:s, s:s, s:b}", "a", a, "b", b, "same", strcmp(a, b) == 0);
+    if (strcmp(a, b) == 0)
+        return out;
+    char *ta = NULL, *tb = NULL;
+    ordo_error err;
+    json_t *ra = NULL, *rb = NULL, *diff = json_array();
+    if (ordo_recipe_get(ledger, a, &ta, &err) == ORDO_OK &&
+        ordo_recipe_get(ledger, b, &tb, &err) == ORDO_OK) {
+        ra = json_loads(ta, 0, NULL);
+        rb = json_loads(tb, 0, NULL);
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(ra, key, value) {
+        json_t *other = json_object_get(rb, key);
+        if (!json_equal(value, other))
+            json_array_append_new(diff, json_pack("{s:s, s:O, s:O}", "key", key, "a", value, "b",
+                                                  other ? other : json_null()));
+    }
+    json_object_foreach(rb, key, value)
+        if (!json_object_get(ra, key))
+            json_array_append_new(diff, json_pack("{s:s, s:n, s:O}", "key", key, "a", "b",
+                                                  value));
+    json_object_set_new(out, "differences", diff);
+    json_decref(ra);
+    json_decref(rb);
+    ordo_free(ta);
+    ordo_free(tb);
+    return out;
+}
+
+/* GET /api/compare?a=RUN&b=RUN */
+response api_compare(request *req)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    const char *a = query(req, "a"), *b = query(req, "b");
+    if (!a || !b)
+        return json_error(400, "invalid", "compare needs ?a=RUN&b=RUN");
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_compare_result r;
+    ordo_run_info ra, rb;
+    if (!ledger || ordo_run_get(ledger, a, &ra, &err) != ORDO_OK ||
+        ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
+        ordo_compare_runs(ledger, a, b, &r, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *body = cli_compare_json(a, b, &r);
+    ordo_compare_result_free(&r);
+    json_object_set_new(body, "recipes", recipe_diff(ledger, ra.recipe_id, rb.recipe_id));
+    return json_ok(200, body);
+}
+
+static json_t *world_sizes(ordo_ledger *ledger, int64_t run_id)
+{
+    ordo_segment_info *segments = NULL;
+    size_t count = 0;
+    ordo_error err;
+    json_t *list = json_array();
+    if (ordo_segments_list(ledger, run_id, &segments, &count, &err) != ORDO_OK)
+        return list;
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(list, json_pack("{s:i, s:I, s:s}", "world_size",
+                                              segments[i].world_size, "from_step",
+                                              (json_int_t)segments[i].start_step, "binding",
+                                              segments[i].lane_binding));
+    ordo_segments_free(segments, count);
+    return list;
+}
+
+/* GET /api/audit?recipe=ID: every run of a recipe against its baseline. */
+response api_audit(request *req)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    const char *recipe = query(req, "recipe");
+    if (!recipe)
+        return json_error(400, "invalid", "audit needs ?recipe=ID");
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_run_info *runs = NULL;
+    size_t count = 0;
+    if (!ledger || ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *list = json_array();
+    for (size_t i = 0; i < count; i++) {
+        const ordo_run_info *run = &runs[i];
+        if (strcmp(run->recipe_id, recipe) != 0)
+            continue;
+        json_t *item = json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
+                                 run->baseline[0] ? json_string(run->baseline) : json_null(),
+                                 "world_sizes", world_sizes(ledger, run->id), "steps",
+                                 (json_int_t)run->steps);
+        ordo_compare_result r;
+        if (run->baseline[0] && ordo_compare_runs(ledger, run->baseline, run->name, &r, &err) ==
+                                    ORDO_OK) {
+            json_object_set_new(item, "steps_compared", json_integer(r.steps_compared));
+            json_object_set_new(item, "matched", json_integer(r.matched));
+            json_object_set_new(item, "agreement",
+                                r.steps_compared ? json_real((double)r.matched /
+                                                             (double)r.steps_compared)
+                                                 : json_null());
+            json_object_set_new(item, "first_divergent_step",
+                                r.first_divergent_step ? json_integer(r.first_divergent_step)
+                                                       : json_null());
+            ordo_compare_result_free(&r);
+        }
+        json_array_append_new(list, item);
+    }
+    ordo_free(runs);
+    return json_ok(200, json_pack("{s:s, s:o}", "recipe", recipe, "runs", list));
+}
+
+/* GET /api/runs/{run}/recovery?world_size=W[&step=S] */
+response api_recovery(request *req, const char *name)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    int64_t world = 0, step = 0;
+    if (parse_int64(query(req, "world_size"), 1, 65536, &world) ||
+        (query(req, "step") && parse_int64(query(req, "step"), 1, ORDO_STEP_MAX, &step)))
+        return json_error(400, "invalid", "recovery needs ?world_size=W (1 to 65536) and "
+                                          "optionally &step=S");
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    char *json = NULL;
+    if (!ledger || ordo_recovery_manifest(ledger, name, (int)world, step, SERVER_MANIFEST_STEPS,
+                                          &json, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *m = json_loads(json, 0, NULL);
+    ordo_free(json);
+    return json_ok(200, m);
+}
+
+/* GET /metrics: Prometheus text format. */
+response api_metrics(request *req)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        return json_error(503, "out_of_memory", "out of memory");
+    fprintf(out, "# HELP ordo_requests_total HTTP requests by route and status class.\n"
+                 "# TYPE ordo_requests_total counter\n");
+    for (int r = 0; r < 16; r++)
+        for (int c = 1; c <= 5; c++) {
+            long long n = atomic_load(&metrics.requests[r][c]);
+            if (n)
+                fprintf(out, "ordo_requests_total{route=\"%s\",status=\"%dxx\"} %lld\n",
+                        server_route_names[r], c, n);
+        }
+    fprintf(out, "# HELP ordo_request_seconds_total Time spent answering, by route.\n"
+                 "# TYPE ordo_request_seconds_total counter\n");
+    for (int r = 0; r < 16; r++) {
+        long long us = atomic_load(&metrics.micros[r]);
+        if (us)
+            fprintf(out, "ordo_request_seconds_total{route=\"%s\"} %.6f\n",
+                    server_route_names[r], (double)us / 1e6);
+    }
+    struct stat st;
+    long long db_bytes = stat(server->db, &st) == 0 ? (long long)st.st_size : 0;
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", server->db);
+    if (stat(wal, &st) == 0)
+        db_bytes += (long long)st.st_size;
+    fprintf(out,
+            "# HELP ordo_steps_ingested_total Steps newly recorded through the API.\n"
+            "# TYPE ordo_steps_ingested_total counter\nordo_steps_ingested_total %lld\n"
+            "# HELP ordo_conflicts_total Steps re-reported with another digest.\n"
+            "# TYPE ordo_conflicts_total counter\nordo_conflicts_total %lld\n"
+            "# HELP ordo_divergences_total Ingested steps that differ from their baseline.\n"
+            "# TYPE ordo_divergences_total counter\nordo_divergences_total %lld\n"
+            "# HELP ordo_database_bytes Ledger file and WAL size.\n"
+            "# TYPE ordo_database_bytes gauge\nordo_database_bytes %lld\n",
+            atomic_load(&metrics.steps_ingested), atomic_load(&metrics.conflicts),
+            atomic_load(&metrics.divergences), db_bytes);
+    fclose(out);
+    return (response){200, NULL, NULL, text, "text/plain; version=0.0.4"};
+}

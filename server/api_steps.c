@@ -1,0 +1,346 @@
+/* Steps and checkpoints: ingest and read back. */
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/cli.h"
+#include "server.h"
+
+typedef struct {
+    ordo_step *steps;
+    unsigned char *lanes; /* lane digests of every step, back to back */
+    int64_t *sources;
+    char **metrics;
+    size_t count;
+} step_batch;
+
+static void batch_free(step_batch *b)
+{
+    for (size_t i = 0; b->metrics && i < b->count; i++)
+        free(b->metrics[i]);
+    free(b->steps);
+    free(b->lanes);
+    free(b->sources);
+    free(b->metrics);
+}
+
+static int hex_digest(json_t *v, unsigned char out[ORDO_DIGEST_SIZE])
+{
+    const char *hex = json_string_value(v);
+    ordo_error err;
+    return hex && ordo_digest_from_hex(hex, out, &err) == ORDO_OK ? 0 : -1;
+}
+
+static int64_t int_or(json_t *v, int64_t fallback, int *bad)
+{
+    if (!v || json_is_null(v))
+        return fallback;
+    if (!json_is_integer(v) || json_integer_value(v) < 0) {
+        *bad = 1;
+        return fallback;
+    }
+    return json_integer_value(v);
+}
+
+/* One whole step from JSON; returns an error text or NULL. */
+static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane_offset,
+                              size_t source_offset)
+{
+    ordo_step *s = &b->steps[i];
+    json_t *step = json_object_get(item, "step");
+    if (!json_is_object(item))
+        return "is not an object";
+    if (!json_is_integer(step) || json_integer_value(step) < 1 ||
+        json_integer_value(step) > ORDO_STEP_MAX)
+        return "needs a step from 1 to 1000000000000";
+    ordo_step_init(s, json_integer_value(step));
+    json_t *lanes = json_object_get(item, "lane_digests");
+    if (lanes && !json_is_null(lanes)) {
+        if (!json_is_array(lanes) || json_array_size(lanes) == 0 ||
+            json_array_size(lanes) > 65536)
+            return "lane_digests must be an array of 1 to 65536 digests";
+        for (size_t l = 0; l < json_array_size(lanes); l++)
+            if (hex_digest(json_array_get(lanes, l), b->lanes + (lane_offset + l) * 32))
+                return "lane_digests must be 64 hex characters each";
+        s->lane_digests = b->lanes + lane_offset * 32;
+        s->lane_count = (int)json_array_size(lanes);
+    }
+    json_t *digest = json_object_get(item, "batch_digest");
+    if (digest && hex_digest(digest, s->batch_digest))
+        return "batch_digest must be 64 hex characters";
+    if (!digest && !s->lane_digests)
+        return "needs a batch_digest or lane_digests";
+    if (!digest)
+        ordo_batch_digest(s->lane_digests, s->lane_count, s->batch_digest);
+    int bad = 0;
+    s->tokens = int_or(json_object_get(item, "tokens"), -1, &bad);
+    s->pad_tokens = int_or(json_object_get(item, "pad_tokens"), -1, &bad);
+    if (bad)
+        return "tokens and pad_tokens must be whole numbers >= 0";
+    json_t *sources = json_object_get(item, "source_tokens");
+    if (sources && !json_is_null(sources)) {
+        if (!json_is_array(sources) || json_array_size(sources) > 4096)
+            return "source_tokens must be an array of whole numbers";
+        for (size_t k = 0; k < json_array_size(sources); k++) {
+            b->sources[source_offset + k] = int_or(json_array_get(sources, k), -1, &bad);
+            if (bad || b->sources[source_offset + k] < 0)
+                return "source_tokens must be an array of whole numbers";
+        }
+        s->source_tokens = b->sources + source_offset;
+        s->source_count = (int)json_array_size(sources);
+    }
+    json_t *loss = json_object_get(item, "loss");
+    if (loss && !json_is_null(loss)) {
+        if (!json_is_number(loss))
+            return "loss must be a number";
+        s->has_loss = 1;
+        s->loss = json_number_value(loss);
+    }
+    json_t *metrics_value = json_object_get(item, "metrics");
+    if (metrics_value && !json_is_null(metrics_value)) {
+        if (!json_is_object(metrics_value))
+            return "metrics must be an object";
+        b->metrics[i] = json_dumps(metrics_value, JSON_COMPACT | JSON_SORT_KEYS);
+        s->metrics = b->metrics[i];
+    }
+    return NULL;
+}
+
+static response parse_steps(json_t *items, step_batch *b)
+{
+    size_t n = json_array_size(items), lanes = 0, sources = 0;
+    for (size_t i = 0; i < n; i++) {
+        lanes += json_array_size(json_object_get(json_array_get(items, i), "lane_digests"));
+        sources += json_array_size(json_object_get(json_array_get(items, i), "source_tokens"));
+    }
+    b->steps = calloc(n, sizeof *b->steps);
+    b->lanes = malloc((lanes ? lanes : 1) * 32);
+    b->sources = malloc((sources ? sources : 1) * sizeof *b->sources);
+    b->metrics = calloc(n, sizeof *b->metrics);
+    b->count = n;
+    if (!b->steps || !b->lanes || !b->sources || !b->metrics)
+        return json_error(503, "out_of_memory", "out of memory");
+    lanes = sources = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = json_array_get(items, i);
+        const char *why = parse_step(item, b, i, lanes, sources);
+        if (why)
+            return json_error(400, "invalid", "steps[%zu] %s", i, why);
+        lanes += (size_t)b->steps[i].lane_count;
+        sources += (size_t)b->steps[i].source_count;
+    }
+    return json_ok(0, NULL);
+}
+
+typedef struct {
+    const step_batch *batch;
+    size_t at; /* batch steps are sorted by the scan's order: search by step */
+    json_t *found;
+    size_t listed;
+    int64_t count;
+    ordo_ledger *ledger;
+    int64_t run_id;
+} divergence_scan;
+
+static int check_baseline(const ordo_step *base, void *context)
+{
+    divergence_scan *d = context;
+    for (size_t i = 0; i < d->batch->count; i++) {
+        const ordo_step *s = &d->batch->steps[i];
+        if (s->step != base->step ||
+            memcmp(s->batch_digest, base->batch_digest, ORDO_DIGEST_SIZE) == 0)
+            continue;
+        char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE], detail[256];
+        ordo_digest_to_hex(s->batch_digest, ours);
+        ordo_digest_to_hex(base->batch_digest, theirs);
+        snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"baseline_digest\":\"%s\"}", ours,
+                 theirs);
+        ordo_error err;
+        ordo_event_record(d->ledger, d->run_id, s->step, "divergence", detail, &err);
+        d->count++;
+        if (d->listed++ < 100)
+            json_array_append_new(d->found, json_pack("{s:I, s:s, s:s}", "step",
+                                                      (json_int_t)s->step, "digest", ours,
+                                                      "baseline_digest", theirs));
+        break;
+    }
+    return 0;
+}
+
+/* Divergence as it happens: each step against the baseline's digest. */
+static json_t *against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
+                                const step_batch *b, int64_t *count)
+{
+    json_t *found = json_array();
+    ordo_run_info base;
+    ordo_error err;
+    *count = 0;
+    if (!run->baseline[0] || ordo_run_get(ledger, run->baseline, &base, &err) != ORDO_OK ||
+        strcmp(base.digest_kind, run->digest_kind) != 0)
+        return found;
+    int64_t lo = ORDO_STEP_MAX, hi = 0;
+    for (size_t i = 0; i < b->count; i++) {
+        lo = b->steps[i].step < lo ? b->steps[i].step : lo;
+        hi = b->steps[i].step > hi ? b->steps[i].step : hi;
+    }
+    divergence_scan d = {b, 0, found, 0, 0, ledger, run->id};
+    ordo_steps_scan(ledger, base.id, lo, hi, check_baseline, &d, &err);
+    *count = d.count;
+    return found;
+}
+
+/* POST /api/runs/{run}/steps: {"steps": [...]}, stored whole or not at all. */
+response api_steps_post(request *req, const char *name)
+{
+    response error;
+    if (require_writer(req, &error))
+        return error;
+    json_t *body = body_object(req, &error);
+    if (!body)
+        return error;
+    json_t *items = json_object_get(body, "steps");
+    response out = {0};
+    if (!json_is_array(items) || json_array_size(items) == 0)
+        out = json_error(400, "invalid", "the body needs a non-empty array 'steps'");
+    else if (json_array_size(items) > SERVER_MAX_ITEMS)
+        out = json_error(400, "too_many_items", "%zu steps in one request; at most %d",
+                         json_array_size(items), SERVER_MAX_ITEMS);
+    if (out.status) {
+        json_decref(body);
+        return out;
+    }
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_run_info run;
+    step_batch b = {0};
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+        out = status_error(&err);
+    else if ((out = parse_steps(items, &b)).status == 0) {
+        ordo_record_result result;
+        ordo_status status = ordo_steps_record(ledger, run.id, b.steps, b.count, &result, &err);
+        if (status != ORDO_OK && status != ORDO_CONFLICT)
+            out = status_error(&err);
+        else {
+            int64_t diverged = 0;
+            json_t *divergences = against_baseline(ledger, &run, &b, &diverged);
+            atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
+            atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
+            atomic_fetch_add(&metrics.divergences, diverged);
+            out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", "inserted",
+                                         (json_int_t)result.inserted, "unchanged",
+                                         (json_int_t)result.unchanged, "conflicts",
+                                         (json_int_t)result.conflicts, "first_conflict_step",
+                                         result.conflicts
+                                             ? json_integer(result.first_conflict_step)
+                                             : json_null(),
+                                         "diverged", (json_int_t)diverged, "divergences",
+                                         divergences));
+        }
+    }
+    batch_free(&b);
+    json_decref(body);
+    return out;
+}
+
+typedef struct {
+    json_t *list;
+    int64_t limit, next;
+} page;
+
+static int add_step(const ordo_step *s, void *context)
+{
+    page *p = context;
+    if ((int64_t)json_array_size(p->list) == p->limit) {
+        p->next = s->step;
+        return 1;
+    }
+    json_array_append_new(p->list, cli_step_json(s));
+    return 0;
+}
+
+/* GET /api/runs/{run}/steps?from=&to=&limit= (pages of at most 10,000). */
+response api_steps_get(request *req, const char *name)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    int64_t from = 1, to = ORDO_STEP_MAX, limit = 1000;
+    if ((query(req, "from") && parse_int64(query(req, "from"), 1, ORDO_STEP_MAX, &from)) ||
+        (query(req, "to") && parse_int64(query(req, "to"), 1, ORDO_STEP_MAX, &to)) ||
+        (query(req, "limit") && parse_int64(query(req, "limit"), 1, SERVER_MAX_ITEMS, &limit)))
+        return json_error(400, "invalid", "from and to must be steps from 1 to %lld, limit 1 to "
+                                          "%d", (long long)ORDO_STEP_MAX, SERVER_MAX_ITEMS);
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_run_info run;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+        return status_error(&err);
+    page p = {json_array(), limit, 0};
+    if (ordo_steps_scan(ledger, run.id, from, to, add_step, &p, &err) != ORDO_OK) {
+        json_decref(p.list);
+        return status_error(&err);
+    }
+    return json_ok(200, json_pack("{s:o, s:o}", "steps", p.list, "next",
+                                  p.next ? json_integer(p.next) : json_null()));
+}
+
+/* POST /api/runs/{run}/checkpoints: {step, lanes, state (base64)}. */
+response api_checkpoints_post(request *req, const char *name)
+{
+    response error;
+    if (require_writer(req, &error))
+        return error;
+    json_t *body = body_object(req, &error);
+    if (!body)
+        return error;
+    json_t *step = json_object_get(body, "step"), *lanes = json_object_get(body, "lanes");
+    const char *state = json_string_value(json_object_get(body, "state"));
+    size_t len = state ? strlen(state) : 0;
+    unsigned char *raw = len ? malloc(len) : NULL;
+    int n = raw && len % 4 == 0 ? EVP_DecodeBlock(raw, (const unsigned char *)state, (int)len)
+                                : -1;
+    if (n >= 0)
+        n -= (len > 0 && state[len - 1] == '=') + (len > 1 && state[len - 2] == '=');
+    response out;
+    ordo_error err;
+    ordo_ledger *ledger = NULL;
+    ordo_run_info run;
+    if (!json_is_integer(step) || !json_is_integer(lanes))
+        out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes");
+    else if (n <= 0)
+        out = json_error(400, "invalid", "state must be non-empty base64");
+    else if (!(ledger = server_ledger(&err)) || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+        out = status_error(&err);
+    else {
+        ordo_status status = ordo_checkpoint_record(ledger, run.id, json_integer_value(step),
+                                                    (int)json_integer_value(lanes), raw,
+                                                    (size_t)n, &err);
+        out = status == ORDO_OK ? json_ok(201, json_pack("{s:I}", "step",
+                                                         (json_int_t)json_integer_value(step)))
+                                : status_error(&err);
+    }
+    free(raw);
+    json_decref(body);
+    return out;
+}
+
+/* GET /api/runs/{run}/checkpoints */
+response api_checkpoints_get(request *req, const char *name)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_run_info run;
+    ordo_checkpoint *list = NULL;
+    size_t count = 0;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+        ordo_checkpoints_list(ledger, run.id, &list, &count, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *out = json_array();
+    for (size_t i = 0; i < count; i++)
+        json_array_append_new(out, cli_checkpoint_json(&list[i]));
+    ordo_free(list);
+    return json_ok(200, json_pack("{s:o}", "checkpoints", out));
+}

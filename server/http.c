@@ -1,0 +1,255 @@
+/* libmicrohttpd glue: reading bodies within limits, one ledger connection
+ * per thread, answering, logging one line per request. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server.h"
+
+const server_config *server;
+server_metrics metrics;
+
+static pthread_key_t ledger_key;
+static pthread_once_t ledger_once = PTHREAD_ONCE_INIT;
+
+static void close_ledger(void *ledger)
+{
+    ordo_ledger_close(ledger);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&ledger_key, close_ledger);
+}
+
+/* The calling thread's connection; see server.h. */
+ordo_ledger *server_ledger(ordo_error *err)
+{
+    pthread_once(&ledger_once, make_key);
+    ordo_ledger *ledger = pthread_getspecific(ledger_key);
+    if (ledger)
+        return ledger;
+    if (ordo_ledger_open(server->db, ORDO_OPEN_NO_CREATE, &ledger, err) != ORDO_OK)
+        return NULL;
+    pthread_setspecific(ledger_key, ledger);
+    return ledger;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Queues a response; the body is JSON (compact) unless text is given. */
+static enum MHD_Result answer(request *req, response *out)
+{
+    char *text = NULL;
+    const char *type = out->content_type ? out->content_type : "application/json";
+    if (out->body) {
+        text = json_dumps(out->body, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(out->body);
+        if (!text) {
+            out->status = 500;
+            text = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
+        } else {
+            size_t n = strlen(text);
+            char *line = realloc(text, n + 2);
+            if (line) {
+                text = line;
+                memcpy(text + n, "\n", 2);
+            }
+        }
+    } else if (out->owned_text) {
+        text = out->owned_text;
+    } else {
+        text = strdup(out->text ? out->text : "");
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(text ? strlen(text) : 0, text,
+                                                             MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (out->status == 401)
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ordo\"");
+    req->status = out->status;
+    enum MHD_Result rc = MHD_queue_response(req->connection, (unsigned)out->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static int body_length_too_large(struct MHD_Connection *c)
+{
+    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    return length && strtoull(length, NULL, 10) > SERVER_MAX_BODY;
+}
+
+/* The access handler: called once for the headers, then per body piece,
+ * then once more with nothing left to read. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **state)
+{
+    (void)cls, (void)version;
+    request *req = *state;
+    if (!req) {
+        req = calloc(1, sizeof *req);
+        if (!req)
+            return MHD_NO;
+        req->connection = c;
+        req->method = method;
+        req->url = url;
+        req->started = now();
+        req->route = 15;
+        *state = req;
+        if (body_length_too_large(c)) {
+            req->too_large = 1;
+            response out = json_error(413, "too_large", "request body is over %zu bytes",
+                                      SERVER_MAX_BODY);
+            return answer(req, &out);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!req->too_large && req->body_len + *upload_size > SERVER_MAX_BODY)
+            req->too_large = 1;
+        if (!req->too_large) {
+            if (req->body_len + *upload_size + 1 > req->body_cap) {
+                size_t cap = req->body_cap ? req->body_cap : 4096;
+                while (cap < req->body_len + *upload_size + 1)
+                    cap *= 2;
+                char *grown = realloc(req->body, cap);
+                if (!grown)
+                    return MHD_NO;
+                req->body = grown;
+                req->body_cap = cap;
+            }
+            memcpy(req->body + req->body_len, upload, *upload_size);
+            req->body_len += *upload_size;
+            req->body[req->body_len] = '\0';
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (req->status) /* answered already (413 on the headers) */
+        return MHD_YES;
+    response out;
+    if (req->too_large)
+        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+    else
+        server_route(req, &out);
+    return answer(req, &out);
+}
+
+/* After the response went out (or the connection died): log, count, free. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode why)
+{
+    (void)cls, (void)c, (void)why;
+    request *req = *state;
+    if (!req)
+        return;
+    double ms = 1e3 * (now() - req->started);
+    int status = req->status ? req->status : 499;
+    fprintf(stderr, "%s %s %d %.1f ms\n", req->method, req->url, status, ms);
+    int route = req->route >= 0 && req->route < 16 ? req->route : 15;
+    int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
+    atomic_fetch_add(&metrics.requests[route][cls_index], 1);
+    atomic_fetch_add(&metrics.micros[route], (long long)(ms * 1e3));
+    free(req->body);
+    free(req);
+    *state = NULL;
+}
+
+/* Starts the daemon on `addr`; see serve.c. */
+struct MHD_Daemon *server_start(const struct sockaddr *addr, int threads)
+{
+    return MHD_start_daemon(
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+        on_request, NULL, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+}
+
+/* ---- helpers for handlers ---- */
+
+response json_ok(int status, json_t *body)
+{
+    return (response){status, body ? body : json_object(), NULL, NULL, NULL};
+}
+
+response json_error(int status, const char *code, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    return json_ok(status, json_pack("{s:s, s:s}", "error", message, "code", code));
+}
+
+response status_error(const ordo_error *err)
+{
+    switch (err->status) {
+    case ORDO_NOTFOUND:
+        return json_error(404, "not_found", "%s", err->message);
+    case ORDO_CONFLICT:
+        return json_error(409, "conflict", "%s", err->message);
+    case ORDO_INVALID:
+        return json_error(400, "invalid", "%s", err->message);
+    case ORDO_BUSY:
+        return json_error(503, "busy", "%s", err->message);
+    case ORDO_NOMEM:
+        return json_error(503, "out_of_memory", "%s", err->message);
+    default:
+        return json_error(500, "internal", "%s", err->message);
+    }
+}
+
+json_t *body_object(const request *req, response *error)
+{
+    if (!req->body_len) {
+        *error = json_error(400, "bad_json", "the request needs a JSON object body");
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        *error = json_error(400, "bad_json", "malformed JSON at line %d, column %d: %s",
+                            jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object(root)) {
+        json_decref(root);
+        *error = json_error(400, "bad_json", "the body must be a JSON object");
+        return NULL;
+    }
+    return root;
+}
+
+const char *query(const request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out)
+{
+    if (!text || !*text)
+        return -1;
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    if (*end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,136 @@
+/* ordo serve: the HTTP service over the ledger. */
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "../cli/cli.h"
+#include "server.h"
+
+static const char serve_help[] =
+    "usage: ordo serve [--db PATH] [--listen HOST:PORT] [--threads N] [--public-read]\n\n"
+    "Serves the ledger over HTTP (docs/api.md): training jobs report steps and\n"
+    "checkpoints, fetch recovery manifests; compare, audit and the dashboard\n"
+    "read. Port 0 picks a free port; the address bound is printed on stdout.\n"
+    "Writes need a writer token (ordo token create); reads are open on a\n"
+    "loopback address or with --public-read, else need a token. SIGTERM or\n"
+    "SIGINT lets requests in flight finish, then closes the ledger.\n\n"
+    "  --db PATH          the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --listen HOST:PORT address to bind (default 127.0.0.1:8765; IPv4)\n"
+    "  --threads N        worker threads, each with its own connection (default 4)\n"
+    "  --public-read      reads need no token on a non-loopback address\n"
+    "  -h, --help         this help\n";
+
+static int parse_listen(const char *text, struct sockaddr_in *addr)
+{
+    char host[64];
+    const char *colon = strrchr(text, ':');
+    if (!colon || (size_t)(colon - text) >= sizeof host || colon == text)
+        return -1;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    char *end = NULL;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 0 || port > 65535)
+        return -1;
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_port = htons((uint16_t)port);
+    if (strcmp(host, "localhost") == 0)
+        strcpy(host, "127.0.0.1");
+    return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+}
+
+static int bound_port(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_in addr;
+    socklen_t len = sizeof addr;
+    if (!info || getsockname(info->listen_fd, (struct sockaddr *)&addr, &len) != 0)
+        return -1;
+    return ntohs(addr.sin_port);
+}
+
+/* Stops accepting, lets open connections finish (up to 10 s), stops. */
+static void drain(struct MHD_Daemon *d)
+{
+    MHD_quiesce_daemon(d);
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 500; i++) {
+        const union MHD_DaemonInfo *info =
+            MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        if (!info || info->num_connections == 0)
+            break;
+        nanosleep(&tick, NULL);
+    }
+    MHD_stop_daemon(d);
+}
+
+/* Entry point of `ordo serve`. */
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
+                                            {"listen", required_argument, NULL, 'l'},
+                                            {"threads", required_argument, NULL, 't'},
+                                            {"public-read", no_argument, NULL, 'p'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+    const char *db = NULL, *listen = "127.0.0.1:8765";
+    static server_config config = {.threads = 4};
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'd')
+            db = optarg;
+        else if (opt == 'l')
+            listen = optarg;
+        else if (opt == 't')
+            config.threads = atoi(optarg);
+        else if (opt == 'p')
+            config.public_read = 1;
+        else if (opt == 'h')
+            return fputs(serve_help, stdout), EXIT_OK;
+        else
+            return cli_option_error("serve", argv);
+    }
+    if (optind != argc)
+        return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    struct sockaddr_in addr;
+    if (parse_listen(listen, &addr) != 0)
+        return cli_usage_error("serve", "--listen '%s' must be IPV4-ADDRESS:PORT", listen);
+    if (config.threads < 1 || config.threads > 256)
+        return cli_usage_error("serve", "--threads must be 1 to 256");
+    config.db = cli_db_path(db);
+    config.loopback = (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+    ordo_ledger *ledger = cli_open("serve", db, 0); /* creates and migrates */
+    if (!ledger)
+        return EXIT_FAILURE_;
+    ordo_ledger_close(ledger);
+    server = &config;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the daemon's threads inherit it */
+    signal(SIGPIPE, SIG_IGN);
+    struct MHD_Daemon *d = server_start((const struct sockaddr *)&addr, config.threads);
+    if (!d)
+        return fprintf(stderr, "ordo serve: cannot listen on %s\n", listen), EXIT_FAILURE_;
+    char host[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
+    printf("ordo serve: listening on http://%s:%d (ledger %s)\n", host, bound_port(d),
+           config.db);
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "ordo serve: %s, finishing requests in flight\n",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    drain(d);
+    fprintf(stderr, "ordo serve: stopped\n");
+    return EXIT_OK;
+}

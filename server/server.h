@@ -1,0 +1,107 @@
+/* The ordo service (internal to the ordo binary): HTTP over the ledger,
+ * built on libmicrohttpd and Jansson, using only ordo.h. */
+#ifndef ORDO_SERVER_H
+#define ORDO_SERVER_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ordo.h"
+
+#define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
+#define SERVER_MAX_ITEMS 10000             /* steps, lanes or checkpoints per request */
+#define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
+
+/* How the server was started. */
+typedef struct server_config {
+    const char *db;
+    int loopback;    /* bound to a loopback address */
+    int public_read; /* reads need no token even off loopback */
+    int threads;
+} server_config;
+
+/* Counters for /metrics (updated with atomics from every thread). */
+typedef struct server_metrics {
+    atomic_llong requests[16][6]; /* by route, by status class 1xx..5xx (index 1..5) */
+    atomic_llong micros[16];      /* summed latency by route */
+    atomic_llong steps_ingested, conflicts, divergences;
+} server_metrics;
+
+/* One request being read and answered. */
+typedef struct request {
+    struct MHD_Connection *connection;
+    const char *method, *url;
+    char *body;
+    size_t body_len, body_cap;
+    int too_large;
+    int status;     /* of the response queued */
+    int route;      /* index for metrics */
+    double started; /* monotonic seconds */
+} request;
+
+/* A response: status and a JSON body (stolen). */
+typedef struct response {
+    int status;
+    json_t *body;
+    const char *text; /* a plain-text body instead (static), e.g. /metrics */
+    char *owned_text; /* or an owned one */
+    const char *content_type;
+} response;
+
+extern const server_config *server;
+extern server_metrics metrics;
+
+/* The ledger connection of the calling thread (opened on first use,
+ * closed when the thread ends); NULL with *err set on failure. */
+ordo_ledger *server_ledger(ordo_error *err);
+
+/* Routing: fills `out` for a complete request. */
+void server_route(request *req, response *out);
+
+/* Route names for metrics, by index. */
+extern const char *const server_route_names[16];
+
+/* Helpers for handlers. */
+response json_ok(int status, json_t *body);
+response json_error(int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* An error response for a library status (404 not found, 409 conflict, ...). */
+response status_error(const ordo_error *err);
+/* Parses the request body as a JSON object; on failure fills *error. */
+json_t *body_object(const request *req, response *error);
+/* A query argument, or NULL. */
+const char *query(const request *req, const char *name);
+/* Parses a whole number in [min, max]; 0 on success. */
+int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out);
+
+/* Authorisation: 0 when the request may go on, else fills *error. */
+int require_writer(const request *req, response *error);
+int require_reader(const request *req, response *error);
+
+/* Handlers (api_*.c). */
+response api_recipe_post(request *req);
+response api_recipe_get(request *req, const char *id);
+response api_runs_post(request *req);
+response api_runs_list(request *req);
+response api_run_get(request *req, const char *run);
+response api_segments_post(request *req, const char *run);
+response api_steps_post(request *req, const char *run);
+response api_steps_get(request *req, const char *run);
+response api_checkpoints_post(request *req, const char *run);
+response api_checkpoints_get(request *req, const char *run);
+response api_compare(request *req);
+response api_recovery(request *req, const char *run);
+response api_audit(request *req);
+response api_metrics(request *req);
+
+/* Starts the daemon (epoll, a pool of `threads`) on `addr` (http.c). */
+struct sockaddr;
+struct MHD_Daemon *server_start(const struct sockaddr *addr, int threads);
+
+/* `ordo serve`. */
+int cmd_serve(int argc, char **argv);
+
+#endif

@@ -56,6 +56,10 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
 #define ORDO__ERRNO_TEXT_SIZE 128
 const char *ordo__errno_text(int errnum, char buf[ORDO__ERRNO_TEXT_SIZE]);
 
+/* ordo_steps_record's work inside a transaction the caller holds. */
+ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
+                                      size_t count, ordo_record_result *result, ordo_error *err);
+
 /* Clears `err` to ORDO_OK and returns ORDO_OK. */
 ordo_status ordo__ok(ordo_error *err);
 

@@ -462,6 +462,24 @@ typedef struct ordo_record_result {
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                               size_t count, ordo_record_result *result, ordo_error *err);
 
+/* One rank's report of one lane's digest for a step. */
+typedef struct ordo_lane_report {
+    int64_t step;
+    int lane;
+    unsigned char digest[ORDO_DIGEST_SIZE];
+} ordo_lane_report;
+
+/* Records lane digests reported one lane at a time (ranks of a job that
+ * does not link libordo) in one transaction, all or none: each is kept
+ * until every lane of its step (the covering segment's L) is in; then the
+ * batch digest is composed (design §7) and the step recorded as by
+ * ordo_steps_record, and *completed counts such steps. The same report
+ * again is a no-op; a different digest for a lane already reported is a
+ * conflict event (counted in result) and never overwrites the first. */
+ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
+                              const ordo_lane_report *reports, size_t count,
+                              ordo_record_result *result, size_t *completed, ordo_error *err);
+
 /* Called for each step of a scan, in step order; return non-zero to stop. */
 typedef int (*ordo_step_fn)(const ordo_step *step, void *context);
 

@@ -338,6 +338,21 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
     return status;
 }
 
+/* Records steps inside the caller's transaction; see internal.h. */
+ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
+                                      size_t count, ordo_record_result *result, ordo_error *err)
+{
+    record_state state = {0};
+    ordo_status status = record_locked(ledger, run_id, steps, count, &state, result, err);
+    sqlite3_stmt *insert = ledger->stmts[ORDO_STMT_STEP_INSERT];
+    if (insert)
+        sqlite3_clear_bindings(insert); /* they point into this call's memory */
+    free(state.segments);
+    free(state.scratch);
+    free(state.metrics);
+    return status;
+}
+
 /* Records a batch of steps in one transaction; see ordo.h. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                               size_t count, ordo_record_result *result, ordo_error *err)
@@ -351,14 +366,7 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
     ordo_status status = ordo__begin(ledger, err);
     if (status != ORDO_OK)
         return status;
-    record_state state = {0};
-    status = record_locked(ledger, run_id, steps, count, &state, result, err);
-    sqlite3_stmt *insert = ledger->stmts[ORDO_STMT_STEP_INSERT];
-    if (insert)
-        sqlite3_clear_bindings(insert); /* they point into this call's memory */
-    free(state.segments);
-    free(state.scratch);
-    free(state.metrics);
+    status = ordo__steps_record_locked(ledger, run_id, steps, count, result, err);
     if (status == ORDO_OK)
         status = ordo__commit(ledger, err);
     else

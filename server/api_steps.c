@@ -189,7 +189,55 @@ static json_t *against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
     return found;
 }
 
-/* POST /api/runs/{run}/steps: {"steps": [...]}, stored whole or not at all. */
+/* {"lanes": [{step, lane, digest}, ...]}: one rank's lane digests. */
+static response post_lanes(json_t *items, const char *name)
+{
+    size_t n = json_array_size(items);
+    ordo_lane_report *reports = calloc(n ? n : 1, sizeof *reports);
+    if (!reports)
+        return json_error(503, "out_of_memory", "out of memory");
+    response out = {0};
+    for (size_t i = 0; i < n && !out.status; i++) {
+        json_t *item = json_array_get(items, i), *step = json_object_get(item, "step"),
+               *lane = json_object_get(item, "lane");
+        if (!json_is_integer(step) || json_integer_value(step) < 1 ||
+            json_integer_value(step) > ORDO_STEP_MAX)
+            out = json_error(400, "invalid", "lanes[%zu] needs a step from 1 to %lld", i,
+                             (long long)ORDO_STEP_MAX);
+        else if (!json_is_integer(lane) || json_integer_value(lane) < 0 ||
+                 json_integer_value(lane) > 65535)
+            out = json_error(400, "invalid", "lanes[%zu] needs a lane from 0 to 65535", i);
+        else if (hex_digest(json_object_get(item, "digest"), reports[i].digest))
+            out = json_error(400, "invalid", "lanes[%zu] digest must be 64 hex characters", i);
+        reports[i].step = json_integer_value(step);
+        reports[i].lane = (int)json_integer_value(lane);
+    }
+    ordo_error err;
+    ordo_ledger *ledger = out.status ? NULL : server_ledger(&err);
+    ordo_run_info run;
+    ordo_record_result result;
+    size_t completed = 0;
+    if (out.status)
+        ;
+    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+             ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
+        out = status_error(&err);
+    else {
+        atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
+        atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
+        out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o}", "completed_steps",
+                                     (json_int_t)completed, "unchanged",
+                                     (json_int_t)result.unchanged, "conflicts",
+                                     (json_int_t)result.conflicts, "first_conflict_step",
+                                     result.conflicts ? json_integer(result.first_conflict_step)
+                                                      : json_null()));
+    }
+    free(reports);
+    return out;
+}
+
+/* POST /api/runs/{run}/steps: {"steps": [...]} whole steps, or {"lanes":
+ * [...]} one rank's lane digests; stored whole or not at all. */
 response api_steps_post(request *req, const char *name)
 {
     response error;
@@ -198,6 +246,18 @@ response api_steps_post(request *req, const char *name)
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
+    json_t *lanes = json_object_get(body, "lanes");
+    if (lanes && !json_object_get(body, "steps")) {
+        response out = !json_is_array(lanes) || json_array_size(lanes) == 0
+                           ? json_error(400, "invalid", "'lanes' must be a non-empty array")
+                       : json_array_size(lanes) > SERVER_MAX_ITEMS * 64
+                           ? json_error(400, "too_many_items", "%zu lane reports in one request; "
+                                                               "at most %d", json_array_size(lanes),
+                                        SERVER_MAX_ITEMS * 64)
+                           : post_lanes(lanes, name);
+        json_decref(body);
+        return out;
+    }
     json_t *items = json_object_get(body, "steps");
     response out = {0};
     if (!json_is_array(items) || json_array_size(items) == 0)

@@ -90,6 +90,10 @@
     X(compare_reports_conflicting_reports)             \
     X(resume_in_place_refuses_an_earlier_checkpoint)   \
     X(resume_state_must_fit_the_recipe_and_cover_every_lane) \
-    X(loader_prefetch_and_workers_change_nothing)
+    X(loader_prefetch_and_workers_change_nothing)      \
+    X(server_endpoints_answer)                         \
+    X(server_refuses_bad_requests_and_stays_up)        \
+    X(server_lanes_from_eight_ranks_compose_the_batch_digests) \
+    X(server_reads_need_a_token_off_loopback_unless_public)
 
 #endif

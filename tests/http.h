@@ -1,0 +1,44 @@
+/* A real `ordo serve` on 127.0.0.1 (port 0) and a small HTTP/1.1 client
+ * for the service tests. */
+#ifndef ORDO_TEST_HTTP_H
+#define ORDO_TEST_HTTP_H
+
+#include <jansson.h>
+#include <sys/types.h>
+
+#include "harness.h"
+
+typedef struct test_server {
+    pid_t pid;
+    int port;
+    int log_fd; /* the server's stderr (request log), readable */
+    char db[1024];
+} test_server;
+
+/* Starts `ordo serve --db DB --listen 127.0.0.1:0 [extra...]` and waits for
+ * the line naming its port (no sleeping: it reads the server's stdout). */
+void server_up(test_server *s, const char *db, const char *const *extra);
+
+/* SIGTERM, then waits: the server must exit 0. */
+void server_down(test_server *s);
+
+typedef struct http_result {
+    int status;
+    char *body;       /* owned */
+    json_t *json;     /* parsed body, or NULL */
+    char headers[2048];
+} http_result;
+
+/* One request (Connection: close). token may be NULL; body may be NULL. */
+http_result http(const test_server *s, const char *method, const char *path, const char *token,
+                 const char *body);
+
+/* Sends raw bytes and returns the status of the answer (0 when none). */
+int http_raw(const test_server *s, const char *bytes, size_t len);
+
+void http_free(http_result *r);
+
+/* Creates a token with the CLI; returns it (static storage per role). */
+const char *make_token(const char *db, const char *role);
+
+#endif

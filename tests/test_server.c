@@ -1,0 +1,303 @@
+/* The service over real HTTP on 127.0.0.1 (port 0): every endpoint's
+ * success path, its bad inputs, tokens, per-lane ingest composing the
+ * digests ordo run records, recovery manifests. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "corpus.h"
+#include "fixtures.h"
+#include "http.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char db[1024], recipe[1024];
+
+/* A ledger with run "base": ordo run at W = 2 over 8 lanes, 30 steps,
+ * checkpoints every 10. */
+static void filled_ledger(void)
+{
+    corpus_jsonl("data", "doc", 2, 60, 5, 200, 31);
+    snprintf(recipe, sizeof recipe, "%s",
+             corpus_recipe("recipe.json", 8, 16, 32, 2, 4,
+                           "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
+                   "30", "--checkpoint-every", "10", "--quiet"), 0));
+}
+
+static const char *str(const http_result *r, const char *key)
+{
+    const char *v = json_string_value(json_object_get(r->json, key));
+    return v ? v : "";
+}
+
+static long long num(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static void expect(const http_result *r, int status, const char *code, const char *needle)
+{
+    if (r->status != status || (code && strcmp(str(r, "code"), code) != 0) ||
+        (needle && !strstr(r->body, needle)))
+        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status,
+                  code ? code : "", needle ? needle : "", r->status, r->body);
+}
+
+static void call(const test_server *s, const char *method, const char *path, const char *token,
+                 const char *body, int status, const char *code, const char *needle)
+{
+    http_result r = http(s, method, path, token, body);
+    expect(&r, status, code, needle);
+    http_free(&r);
+}
+
+TEST(server_endpoints_answer)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, "\"ok\"");
+    /* Reads of what ordo run recorded. */
+    http_result r = http(&s, "GET", "/api/runs", NULL, NULL);
+    expect(&r, 200, NULL, "\"base\"");
+    const char *recipe_id =
+        json_string_value(json_object_get(json_array_get(json_object_get(r.json, "runs"), 0),
+                                          "recipe_id"));
+    char rid[65];
+    snprintf(rid, sizeof rid, "%s", recipe_id);
+    http_free(&r);
+    r = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    expect(&r, 200, NULL, "\"segments\"");
+    ASSERT_EQ_INT(num(r.json, "steps"), 30);
+    http_free(&r);
+    r = http(&s, "GET", "/api/runs/base/steps?from=5&to=30&limit=4", NULL, NULL);
+    expect(&r, 200, NULL, NULL);
+    ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "steps")), 4);
+    ASSERT_EQ_INT(num(r.json, "next"), 9);
+    http_free(&r);
+    call(&s, "GET", "/api/runs/base/checkpoints", NULL, NULL, 200, NULL, "\"step\":30");
+    char path[512];
+    snprintf(path, sizeof path, "/api/recipes/%s", rid);
+    call(&s, "GET", path, NULL, NULL, 200, NULL, "\"lanes\":8");
+    /* A job that does not link libordo: recipe, run, steps, checkpoint. */
+    const char *body = "{\"name\": \"ext\", \"lanes\": 4, \"global_batch\": 8}";
+    r = http(&s, "POST", "/api/recipes", writer, body);
+    expect(&r, 201, NULL, NULL);
+    char ext[65];
+    snprintf(ext, sizeof ext, "%s", str(&r, "id"));
+    http_free(&r);
+    call(&s, "POST", "/api/recipes", writer, body, 201, NULL, ext); /* idempotent */
+    char run[512];
+    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}",
+             ext);
+    call(&s, "POST", "/api/runs", writer, run, 201, NULL, "\"created\":true");
+    call(&s, "POST", "/api/runs", writer, run, 200, NULL, "\"created\":false");
+    char steps[4096];
+    int n = snprintf(steps, sizeof steps, "{\"steps\": [");
+    for (int i = 1; i <= 12; i++)
+        n += snprintf(steps + n, sizeof steps - (size_t)n,
+                      "%s{\"step\": %d, \"batch_digest\": \"%064x\", \"loss\": %d.5, "
+                      "\"tokens\": 100}",
+                      i > 1 ? ", " : "", i, i, 12 - i);
+    snprintf(steps + n, sizeof steps - (size_t)n, "]}");
+    call(&s, "POST", "/api/runs/job/steps", writer, steps, 200, NULL, "\"inserted\":12");
+    call(&s, "POST", "/api/runs/job/steps", writer, steps, 200, NULL, "\"unchanged\":12");
+    call(&s, "POST", "/api/runs/job/segments", writer,
+         "{\"start_step\": 13, \"world_size\": 4}", 201, NULL, "\"start_step\":13");
+    call(&s, "POST", "/api/runs/job/checkpoints", writer,
+         "{\"step\": 12, \"lanes\": 4, \"state\": \"AQIDBA==\"}", 201, NULL, "\"step\":12");
+    call(&s, "GET", "/api/runs/job/checkpoints", NULL, NULL, 200, NULL, "\"state_bytes\":4");
+    /* Compare, audit, recovery, metrics. */
+    r = http(&s, "GET", "/api/compare?a=base&b=job", NULL, NULL);
+    expect(&r, 200, NULL, "\"recipes\"");
+    ASSERT_EQ_INT(num(r.json, "steps_compared"), 12);
+    ASSERT(json_array_size(json_object_get(json_object_get(r.json, "recipes"), "differences")) >
+           0);
+    http_free(&r);
+    snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
+    call(&s, "GET", path, NULL, NULL, 200, NULL, "\"world_sizes\"");
+    r = http(&s, "GET", "/api/runs/base/recovery?world_size=4&step=20", NULL, NULL);
+    expect(&r, 200, NULL, "\"rank_lanes\":[[0,1],[2,3],[4,5],[6,7]]");
+    ASSERT_EQ_INT(num(r.json, "checkpoint_step"), 20);
+    ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "expected")), 10);
+    ordo_error err;
+    ASSERT_OK(ordo_recovery_manifest_check(r.body, strlen(r.body), &err), &err);
+    char *tampered = strdup(r.body);
+    char *at = strstr(tampered, "\"checkpoint_step\":20");
+    at[strlen("\"checkpoint_step\":2")] = '1';
+    ASSERT_STATUS(ordo_recovery_manifest_check(tampered, strlen(tampered), &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "SHA-256");
+    free(tampered);
+    http_free(&r);
+    call(&s, "GET", "/api/runs/base/recovery?world_size=3", NULL, NULL, 400, "invalid",
+         "lanes (8) must be divisible by world size (3)");
+    r = http(&s, "GET", "/metrics", NULL, NULL);
+    ASSERT_EQ_INT(r.status, 200);
+    ASSERT_CONTAINS(r.body, "ordo_steps_ingested_total 12");
+    ASSERT_CONTAINS(r.body, "ordo_requests_total{route=\"steps\",status=\"2xx\"}");
+    http_free(&r);
+    server_down(&s);
+}
+
+TEST(server_refuses_bad_requests_and_stays_up)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    char reader[128];
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    test_server s;
+    server_up(&s, db, NULL);
+    const char *run = "/api/runs/base/steps";
+    /* Tokens. */
+    call(&s, "POST", run, NULL, "{\"steps\": []}", 401, "unauthorized", NULL);
+    call(&s, "POST", run, reader, "{\"steps\": []}", 403, "forbidden", NULL);
+    call(&s, "POST", run, "ordo_0000000000000000000000000000000000000000000000000000000000000000",
+         "{}", 401, "unauthorized", "unknown");
+    call(&s, "POST", run, writer, "{\"steps\": [", 400, "bad_json", "line 1");
+    call(&s, "POST", run, writer, "[1, 2]", 400, "bad_json", "object");
+    call(&s, "POST", run, writer, "{\"steps\": \"no\"}", 400, "invalid", "'steps'");
+    call(&s, "POST", run, writer, "{\"steps\": [{\"step\": 0, \"batch_digest\": \"00\"}]}", 400,
+         "invalid", "steps[0] needs a step");
+    call(&s, "POST", run, writer,
+         "{\"steps\": [{\"step\": 1000000000001, \"batch_digest\": \"00\"}]}", 400, "invalid",
+         "steps[0]");
+    call(&s, "POST", run, writer, "{\"steps\": [{\"step\": 5, \"batch_digest\": \"zz\"}]}", 400,
+         "invalid", "64 hex");
+    call(&s, "POST", run, writer, "{\"steps\": [{\"step\": \"5\"}]}", 400, "invalid", NULL);
+    call(&s, "POST", "/api/runs/nobody/steps", writer,
+         "{\"steps\": [{\"step\": 5, \"batch_digest\": \"" 
+         "0000000000000000000000000000000000000000000000000000000000000000\"}]}",
+         404, "not_found", "nobody");
+    /* A conflicting re-report of step 3 is kept as a conflict, not stored. */
+    http_result r = http(&s, "POST", run, writer,
+                         "{\"steps\": [{\"step\": 3, \"batch_digest\": \""
+                         "0000000000000000000000000000000000000000000000000000000000000001\"}]}");
+    expect(&r, 200, NULL, "\"conflicts\":1");
+    http_free(&r);
+    call(&s, "GET", "/api/runs/base", NULL, NULL, 200, NULL, "\"conflicts\":1");
+    /* Whole or not at all: a bad item after good ones stores nothing. */
+    call(&s, "POST", run, writer,
+         "{\"steps\": [{\"step\": 31, \"batch_digest\": \""
+         "0000000000000000000000000000000000000000000000000000000000000001\"}, {\"step\": -1}]}",
+         400, "invalid", "steps[1]");
+    call(&s, "GET", "/api/runs/base/steps?from=31", NULL, NULL, 200, NULL, "\"steps\":[]");
+    /* Oversized body: 413 from its Content-Length. */
+    char big[256];
+    snprintf(big, sizeof big,
+             "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 999999999\r\n\r\n{",
+             run, writer);
+    ASSERT_EQ_INT(http_raw(&s, big, strlen(big)), 413);
+    /* Too many items, bad queries, unknown routes and methods. */
+    call(&s, "GET", "/api/runs/base/steps?from=0", NULL, NULL, 400, "invalid", NULL);
+    call(&s, "GET", "/api/runs/base/steps?limit=x", NULL, NULL, 400, "invalid", NULL);
+    call(&s, "GET", "/api/compare?a=base", NULL, NULL, 400, "invalid", NULL);
+    call(&s, "GET", "/api/compare?a=base&b=ghost", NULL, NULL, 404, "not_found", "ghost");
+    call(&s, "GET", "/api/nothing", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "DELETE", "/api/runs/base", writer, NULL, 405, "method_not_allowed", NULL);
+    call(&s, "GET", "/api/runs/base/recovery", NULL, NULL, 400, "invalid", "world_size");
+    call(&s, "POST", "/api/recipes", writer, "{\"lanes\": 3, \"global_batch\": 8}", 400,
+         "invalid", "global_batch (8) must be divisible by lanes (3)");
+    call(&s, "POST", "/api/runs", writer, "{\"name\": 5}", 400, "invalid", NULL);
+    call(&s, "POST", "/api/runs/base/segments", writer, "{\"start_step\": 31}", 400, "invalid",
+         "world_size");
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 31, \"world_size\": 3}", 400, "invalid",
+         "lanes (8) must be divisible by world size (3)");
+    call(&s, "POST", "/api/runs/base/checkpoints", writer, "{\"step\": 1, \"lanes\": 8, "
+         "\"state\": \"%%%\"}", 400, "invalid", "base64");
+    int garbage = http_raw(&s, "GARBAGE\r\n\r\n", 11); /* an error, or just closed */
+    ASSERT(garbage == 0 || garbage >= 400);
+    /* Healthy afterwards. */
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, "ok");
+    server_down(&s);
+}
+
+/* Eight ranks of a job that does not link libordo, each posting its own
+ * lane's digests concurrently: the ledger composes exactly the batch
+ * digests ordo run recorded in-process. */
+TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    http_result r = http(&s, "GET", "/api/runs/base/steps?limit=30", NULL, NULL);
+    expect(&r, 200, NULL, NULL);
+    json_t *recorded = json_incref(json_object_get(r.json, "steps"));
+    ASSERT_EQ_INT(json_array_size(recorded), 30);
+    http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    char run[512];
+    snprintf(run, sizeof run, "{\"name\": \"lanes\", \"recipe_id\": \"%s\", \"world_size\": 8, "
+                              "\"baseline\": \"base\"}", str(&info, "recipe_id"));
+    http_free(&info);
+    http_free(&r);
+    call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
+    pid_t ranks[8];
+    for (int rank = 0; rank < 8; rank++) {
+        ranks[rank] = fork();
+        ASSERT(ranks[rank] >= 0);
+        if (ranks[rank] > 0)
+            continue;
+        /* rank `rank` owns lane `rank`; it reports in batches of 10 steps */
+        for (int from = 0; from < 30; from += 10) {
+            char body[8192];
+            int n = snprintf(body, sizeof body, "{\"lanes\": [");
+            for (int i = from; i < from + 10; i++) {
+                json_t *step = json_array_get(recorded, (size_t)i);
+                const char *digest = json_string_value(
+                    json_array_get(json_object_get(step, "lane_digests"), (size_t)rank));
+                n += snprintf(body + n, sizeof body - (size_t)n,
+                              "%s{\"step\": %lld, \"lane\": %d, \"digest\": \"%s\"}",
+                              i > from ? ", " : "", num(step, "step"), rank, digest);
+            }
+            snprintf(body + n, sizeof body - (size_t)n, "]}");
+            http_result post = http(&s, "POST", "/api/runs/lanes/steps", writer, body);
+            if (post.status != 200)
+                _exit(1);
+            http_free(&post);
+        }
+        _exit(0);
+    }
+    for (int rank = 0; rank < 8; rank++) {
+        int status = 0;
+        ASSERT(waitpid(ranks[rank], &status, 0) == ranks[rank]);
+        ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    json_decref(recorded);
+    r = http(&s, "GET", "/api/compare?a=base&b=lanes", NULL, NULL);
+    expect(&r, 200, NULL, NULL);
+    ASSERT_EQ_INT(num(r.json, "steps_compared"), 30);
+    ASSERT_EQ_INT(num(r.json, "matched"), 30);
+    http_free(&r);
+    /* A lane re-reported with another digest is a conflict; a lane outside
+     * the plan is refused. */
+    call(&s, "POST", "/api/runs/lanes/steps", writer,
+         "{\"lanes\": [{\"step\": 4, \"lane\": 2, \"digest\": \""
+         "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
+         200, NULL, "\"conflicts\":1");
+    call(&s, "POST", "/api/runs/lanes/steps", writer,
+         "{\"lanes\": [{\"step\": 40, \"lane\": 8, \"digest\": \""
+         "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
+         400, "invalid", "lane 8 is not one of the 8 lanes");
+    server_down(&s);
+}
+
+TEST(server_reads_need_a_token_off_loopback_unless_public)
+{
+    filled_ledger();
+    /* The rule itself is decided by the bound address; on loopback reads
+     * are open and writes are not. */
+    test_server s;
+    server_up(&s, db, NULL);
+    call(&s, "GET", "/api/runs", NULL, NULL, 200, NULL, NULL);
+    call(&s, "POST", "/api/recipes", NULL, "{}", 401, "unauthorized", NULL);
+    server_down(&s);
+    cli_result c = run_ordo(NULL, A("serve", "--db", db, "--listen", "nowhere"));
+    ASSERT_EQ_INT(c.code, 2);
+    ASSERT_CONTAINS(c.err, "--listen 'nowhere'");
+    cli_result_free(&c);
+}

@@ -28,7 +28,8 @@ static const char run_help[] =
     "  -h, --help              this help\n";
 
 static const char resume_help[] =
-    "usage: ordo resume NAME --world-size W --steps N [options]\n\n"
+    "usage: ordo resume NAME --world-size W --steps N [options]\n"
+    "       ordo resume --manifest FILE|URL --steps N [options]\n\n"
     "Continues run NAME from its latest checkpoint (or the one at --from-step)\n"
     "at a new world size, as a new segment, until step N. Every shard is\n"
     "re-hashed first; a changed file refuses the resume. With --as NEW the\n"
@@ -38,13 +39,19 @@ static const char resume_help[] =
     "  --steps N               last step\n"
     "  --from-step S           resume from the checkpoint at step S\n"
     "  --as NEW                record the continuation as a new run\n"
+    "  --manifest FILE|URL     resume from a recovery manifest (ordo serve's\n"
+    "                          /api/runs/NAME/recovery): its run, checkpoint and\n"
+    "                          world size; the first steps must match the batch\n"
+    "                          digests it expects, or the job stops loudly\n"
+    "  --data-root DIR         where the recipe's shards are (default: the\n"
+    "                          manifest's)\n"
     "  --checkpoint-every K    checkpoint every K steps (and always at step N)\n"
     "  --workers read=R,tokenize=T   workers per operator (default 1 each)\n"
     "  --quiet                 no summary line\n"
     "  -h, --help              this help\n";
 
 typedef struct {
-    const char *db, *name, *group, *baseline, *binding, *as, *target;
+    const char *db, *name, *group, *baseline, *binding, *as, *target, *manifest, *data_root;
     int world_size, read_workers, tokenize_workers, quiet;
     int64_t steps, checkpoint_every, from_step;
 } run_args;
@@ -67,6 +74,7 @@ static const struct option run_options[] = {
         {"workers", required_argument, NULL, 'W'},   {"lane-binding", required_argument, NULL, 'b'},
         {"group", required_argument, NULL, 'g'},     {"baseline", required_argument, NULL, 'B'},
         {"from-step", required_argument, NULL, 'f'}, {"as", required_argument, NULL, 'a'},
+        {"manifest", required_argument, NULL, 'M'}, {"data-root", required_argument, NULL, 'D'},
         {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
 
@@ -99,6 +107,8 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
         case 'g': bad = resume; a->group = optarg; break;
         case 'B': bad = resume; a->baseline = optarg; break;
         case 'a': bad = !resume; a->as = optarg; break;
+        case 'M': bad = !resume; a->manifest = optarg; break;
+        case 'D': bad = !resume; a->data_root = optarg; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(resume ? resume_help : run_help, stdout); return -1;
         default:
@@ -109,14 +119,20 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
                                    optarg ? "has a bad value " : "does not apply here ",
                                    optarg ? optarg : "");
     }
-    if (optind + 1 != argc)
+    if (a->manifest && optind < argc)
+        return cli_usage_error(command, "unexpected argument '%s' (the manifest names the run)",
+                               argv[optind]);
+    if (!a->manifest && optind + 1 != argc)
         return cli_usage_error(command, optind >= argc ? "which %s?" : "unexpected argument '%s'",
                                optind >= argc ? (resume ? "run" : "recipe") : argv[optind + 1]);
-    a->target = argv[optind];
+    a->target = a->manifest ? NULL : argv[optind];
     if (!resume && !a->name)
         return cli_usage_error(command, "--name is required");
-    if (!a->world_size || !a->steps)
+    if ((!a->world_size && !a->manifest) || !a->steps)
         return cli_usage_error(command, "--world-size and --steps are required");
+    if (a->manifest && a->from_step)
+        return cli_usage_error(command, "--from-step does not apply: the manifest names the "
+                                        "checkpoint");
     if (a->binding && strcmp(a->binding, "logical") && strcmp(a->binding, "rank"))
         return cli_usage_error(command, "--lane-binding must be 'logical' or 'rank'");
     return 0;
@@ -215,15 +231,6 @@ int cmd_run(int argc, char **argv)
     return rc;
 }
 
-/* The run to continue, its recipe re-read from the ledger with every shard
- * re-hashed, and the checkpoint to continue from. */
-typedef struct {
-    ordo_run_info run;
-    ordo_recipe *recipe;
-    ordo_checkpoint checkpoint;
-    int rank_bound;
-} resume_source;
-
 /* Resuming a run in place from an earlier checkpoint would record a second
  * history over the first; a fork (--as) is the way to do that. */
 static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
@@ -310,12 +317,27 @@ int cmd_resume(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     ordo_ledger *ledger = cli_open("resume", a.db, 0);
     resume_source src = {0};
-    rc = ledger ? load_source(ledger, &a, &src) : EXIT_FAILURE_;
+    rc = !ledger ? EXIT_FAILURE_
+         : a.manifest ? manifest_source(ledger, a.manifest, a.data_root, &src)
+                      : load_source(ledger, &a, &src);
+    if (rc == EXIT_OK && a.manifest) {
+        if (a.world_size && a.world_size != src.world_size)
+            rc = cli_usage_error("resume", "--world-size %d differs from the manifest's %d",
+                                 a.world_size, src.world_size);
+        a.world_size = src.world_size;
+        if (rc == EXIT_OK && a.steps <= src.checkpoint.step)
+            rc = cli_usage_error("resume", "--steps %lld is not after the checkpoint at step "
+                                 "%lld", (long long)a.steps, (long long)src.checkpoint.step);
+        if (rc == EXIT_OK && !a.as)
+            rc = no_later_checkpoint(ledger, &src);
+    }
     job j = {.ledger = ledger, .recipe = src.recipe, .world_size = a.world_size,
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .quiet = a.quiet};
+             .resume_size = src.checkpoint.state_size, .quiet = a.quiet,
+             .expected = src.expected, .expected_first = src.checkpoint.step + 1,
+             .expected_count = src.expected_count};
     if (rc == EXIT_OK) {
         /* Validate the new world size before recording anything. */
         ordo_loader *probe = NULL;
@@ -335,6 +357,7 @@ int cmd_resume(int argc, char **argv)
         rc = job_play("resume", &j);
     ordo_checkpoint_free(&src.checkpoint);
     ordo_recipe_free(src.recipe);
+    free(src.expected);
     ordo_ledger_close(ledger);
     return rc;
 }

@@ -166,12 +166,38 @@ static int open_loaders(const char *command, player *p)
     return EXIT_OK;
 }
 
+/* The step just played against the digest the manifest expects for it. */
+static int check_expected(const char *command, player *p)
+{
+    const job *j = p->j;
+    const ordo_step *s = &p->steps[p->pending - 1];
+    int64_t at = s->step - j->expected_first;
+    if (!j->expected || at < 0 || (uint64_t)at >= j->expected_count ||
+        memcmp(s->batch_digest, j->expected + (size_t)at * ORDO_DIGEST_SIZE,
+               ORDO_DIGEST_SIZE) == 0)
+        return EXIT_OK;
+    char got[ORDO_DIGEST_HEX_SIZE], want[ORDO_DIGEST_HEX_SIZE], detail[256];
+    ordo_digest_to_hex(s->batch_digest, got);
+    ordo_digest_to_hex(j->expected + (size_t)at * ORDO_DIGEST_SIZE, want);
+    int rc = flush_records(command, p); /* the evidence goes into the ledger */
+    snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"expected\":\"%s\"}", got, want);
+    ordo_error err;
+    ordo_event_record(j->ledger, j->run_id, s->step, "replay_mismatch", detail, &err);
+    fprintf(stderr,
+            "ordo %s: REPLAY MISMATCH at step %lld: batch digest %s, the manifest expects %s;\n"
+            "  this job is not seeing the data the run saw; stopping%s\n",
+            command, (long long)s->step, got, want, rc == EXIT_OK ? "" : " (recording failed)");
+    return EXIT_FAILURE_;
+}
+
 static int play(const char *command, player *p, int64_t first)
 {
     const job *j = p->j;
     int rc = open_loaders(command, p);
     for (int64_t step = first; rc == EXIT_OK && step <= j->last_step; step++) {
         rc = play_step(command, p);
+        if (rc == EXIT_OK)
+            rc = check_expected(command, p);
         if (rc == EXIT_OK && p->pending == RECORD_BATCH)
             rc = flush_records(command, p);
         int due = j->checkpoint_every > 0 && step % j->checkpoint_every == 0;

@@ -18,7 +18,31 @@ typedef struct job {
     const void *resume;       /* merged checkpoint, or NULL */
     size_t resume_size;
     int quiet;
+    /* Batch digests the steps from expected_first on must have (a recovery
+     * manifest's): a step that differs stops the job loudly. */
+    const unsigned char *expected; /* expected_count × 32 bytes, or NULL */
+    int64_t expected_first;
+    size_t expected_count;
 } job;
+
+/* What a resume continues: the run, its recipe re-read with every shard
+ * re-hashed, the checkpoint, and (from a manifest) the digests expected. */
+typedef struct resume_source {
+    ordo_run_info run;
+    ordo_recipe *recipe;
+    ordo_checkpoint checkpoint;
+    int rank_bound;
+    int world_size;           /* the manifest's W, 0 without a manifest */
+    unsigned char *expected;  /* owned; expected_count × 32 */
+    size_t expected_count;
+} resume_source;
+
+/* Reads a recovery manifest (a file, or an http:// URL), checks its
+ * SHA-256, and fills `src` from it and the ledger (cmd_manifest.c). The
+ * run must be in the ledger. data_root overrides the manifest's. Returns
+ * an exit code, printing why on failure. */
+int manifest_source(ordo_ledger *ledger, const char *where, const char *data_root,
+                    resume_source *src);
 
 /* Lane plan of a segment: lane_ranks[l] for every lane (caller frees). */
 int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, int *lanes);

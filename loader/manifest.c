@@ -107,6 +107,9 @@ static ordo_status build(ordo_ledger *ledger, const ordo_run_info *run, int worl
     free(state);
     if (status == ORDO_OK && !m)
         status = ordo__error(err, ORDO_NOMEM, "out of memory writing a manifest");
+    if (status == ORDO_OK)
+        json_object_set_new(m, "data_root", run->data_root[0] ? json_string(run->data_root)
+                                                              : json_null());
     char hex[ORDO_DIGEST_HEX_SIZE];
     if (status == ORDO_OK && manifest_digest(m, hex) != 0)
         status = ordo__error(err, ORDO_NOMEM, "out of memory writing a manifest");

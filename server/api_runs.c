@@ -202,10 +202,11 @@ response api_runs_post(request *req)
                                          spec.name, "created", 0));
         else {
             out = add_segment(ledger, run_id, spec.lanes, body, 1, 1);
+            json_t *about = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)run_id, "name",
+                                      spec.name, "created", 1);
             if (out.status < 300)
-                json_object_update(out.body, json_pack("{s:I, s:s, s:b}", "id",
-                                                       (json_int_t)run_id, "name", spec.name,
-                                                       "created", 1));
+                json_object_update(out.body, about);
+            json_decref(about);
         }
     }
     json_decref(body);

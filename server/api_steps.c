@@ -129,7 +129,7 @@ static response parse_steps(json_t *items, step_batch *b)
         lanes += (size_t)b->steps[i].lane_count;
         sources += (size_t)b->steps[i].source_count;
     }
-    return json_ok(0, NULL);
+    return (response){0};
 }
 
 typedef struct {

@@ -61,9 +61,15 @@ void server_down(test_server *s)
     ASSERT(kill(s->pid, SIGTERM) == 0);
     int status = 0;
     ASSERT(waitpid(s->pid, &status, 0) == s->pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char log[16384];
+        ssize_t n = read(s->log_fd, log, sizeof log - 1);
+        log[n > 0 ? n : 0] = '\0';
+        const char *tail = strlen(log) > 4000 ? log + strlen(log) - 4000 : log;
+        test_fail(__FILE__, __LINE__, "ordo serve ended with status %d; its log ends:\n%s",
+                  status, tail);
+    }
     close(s->log_fd);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        test_fail(__FILE__, __LINE__, "ordo serve ended with status %d", status);
 }
 
 static int connect_to(const test_server *s)

@@ -301,3 +301,72 @@ TEST(server_reads_need_a_token_off_loopback_unless_public)
     ASSERT_CONTAINS(c.err, "--listen 'nowhere'");
     cli_result_free(&c);
 }
+
+/* Re-signs a manifest after editing it, as a forger who knows the format
+ * would: only the expected digests can then catch a changed run. */
+static char *resign(json_t *m)
+{
+    json_object_del(m, "sha256");
+    char *text = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_sha256(text, strlen(text), digest);
+    ordo_digest_to_hex(digest, hex);
+    free(text);
+    json_object_set_new(m, "sha256", json_string(hex));
+    return json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+TEST(server_manifest_drives_a_resume_step_for_step)
+{
+    filled_ledger();
+    test_server s;
+    server_up(&s, db, NULL);
+    char url[256];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/runs/base/recovery?world_size=4&step=10",
+             s.port);
+    /* From the manifest alone (fetched over HTTP), at W = 4 from step 10. */
+    free(ordo_ok(A("resume", "--manifest", url, "--as", "from-manifest", "--steps", "30", "--db",
+                   db, "--quiet"), 0));
+    char *out = ordo_ok(A("compare", "base", "from-manifest", "--db", db, "--json"), 0);
+    json_t *r = json_loads(out, 0, NULL);
+    free(out);
+    ASSERT_EQ_INT(num(r, "steps_compared"), 20);
+    ASSERT_EQ_INT(num(r, "matched"), 20);
+    json_decref(r);
+    /* A tampered manifest is refused before anything is recorded. */
+    http_result m = http(&s, "GET", "/api/runs/base/recovery?world_size=4&step=10", NULL, NULL);
+    ASSERT_EQ_INT(m.status, 200);
+    char *tampered = strdup(m.body);
+    char *at = strstr(tampered, "\"world_size\":4");
+    at[strlen("\"world_size\":")] = '8';
+    test_write_file(test_path("tampered.json"), tampered, strlen(tampered));
+    free(tampered);
+    cli_result c = run_ordo(NULL, A("resume", "--manifest", test_path("tampered.json"), "--as",
+                                    "t", "--steps", "30", "--db", db));
+    ASSERT_EQ_INT(c.code, 1);
+    ASSERT_CONTAINS(c.err, "SHA-256 does not match");
+    cli_result_free(&c);
+    /* A manifest whose expected digests the job does not reproduce stops
+     * the job loudly at that step, and the ledger says so. */
+    json_t *forged = json_incref(m.json);
+    json_t *first = json_array_get(json_object_get(forged, "expected"), 3);
+    json_object_set_new(first, "batch_digest",
+                        json_string("00000000000000000000000000000000000000000000000000000000"
+                                    "0000abcd"));
+    char *text = resign(forged);
+    json_decref(forged);
+    test_write_file(test_path("forged.json"), text, strlen(text));
+    free(text);
+    c = run_ordo(NULL, A("resume", "--manifest", test_path("forged.json"), "--as", "f",
+                         "--steps", "30", "--db", db));
+    ASSERT_EQ_INT(c.code, 1);
+    ASSERT_CONTAINS(c.err, "REPLAY MISMATCH at step 14");
+    cli_result_free(&c);
+    http_result f = http(&s, "GET", "/api/runs/f", NULL, NULL);
+    ASSERT_CONTAINS(f.body, "replay_mismatch");
+    ASSERT_EQ_INT(num(f.json, "last_step"), 14);
+    http_free(&f);
+    http_free(&m);
+    server_down(&s);
+}

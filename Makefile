@@ -74,6 +74,8 @@ $(BUILD)/bench_loader: $(BUILD)/bench/bench_loader.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
@@ -90,11 +92,12 @@ asan:
 tsan:
 	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
-bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer
+bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BUILD)/bench_server $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
 	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
+	$(BUILD)/bench_server --ordo $(BUILD)/ordo
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

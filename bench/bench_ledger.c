@@ -123,7 +123,7 @@ static void open_ordo(const char *path, ordo_side *side)
 }
 
 /* One batch through the ledger API; only the call itself is timed. */
-static void ordo_batch(ordo_side *side, const unsigned char *lanes, const unsigned char *batches,
+static void ledger_batch(ordo_side *side, const unsigned char *lanes, const unsigned char *batches,
                        long first, long n, timing *t)
 {
     for (long i = 0; i < n; i++) {
@@ -200,11 +200,11 @@ static void round_trip(const options *o, const char *ordo_path, const char *raw_
     for (long first = 0; first < o->steps; first += BATCH) {
         long n = o->steps - first < BATCH ? o->steps - first : BATCH;
         if ((first / BATCH) % 2 == 0) {
-            ordo_batch(&side, lanes, batches, first, n, ordo_t);
+            ledger_batch(&side, lanes, batches, first, n, ordo_t);
             raw_batch(db, stmt, lanes, batches, first, n, raw_t);
         } else {
             raw_batch(db, stmt, lanes, batches, first, n, raw_t);
-            ordo_batch(&side, lanes, batches, first, n, ordo_t);
+            ledger_batch(&side, lanes, batches, first, n, ordo_t);
         }
     }
     free(side.batch);

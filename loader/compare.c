@@ -3,9 +3,12 @@
 #include <string.h>
 
 #include "internal.h"
+#include "step_blocks.h"
 
 typedef struct {
     ordo_compare_result *r;
+    int64_t run_a, run_b;
+    sqlite3_stmt *lanes_stmt; /* lane digests of a step in both runs */
     int64_t range_from, range_to;
     unsigned char *lane_seen; /* which lanes differed */
     size_t lane_seen_size;
@@ -52,16 +55,37 @@ static ordo_status note_lanes(compare_state *c, const unsigned char *a, int a_by
     return ORDO_OK;
 }
 
-static ordo_status one_step(compare_state *c, sqlite3_stmt *stmt, ordo_error *err)
+/* Which lanes differ at a divergent step: its two rows' lane digests. */
+static ordo_status diverged_lanes(compare_state *c, int64_t step, ordo_error *err)
+{
+    sqlite3_stmt *stmt = c->lanes_stmt;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(c->run_a, step));
+    sqlite3_bind_int64(stmt, 2, ORDO__STEP_KEY(c->run_b, step));
+    const void *lanes[2] = {NULL, NULL};
+    int bytes[2] = {0, 0};
+    void *copy[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && sqlite3_step(stmt) == SQLITE_ROW; i++) {
+        int which = sqlite3_column_int64(stmt, 0) == ORDO__STEP_KEY(c->run_a, step) ? 0 : 1;
+        bytes[which] = sqlite3_column_bytes(stmt, 1);
+        copy[which] = bytes[which] ? malloc((size_t)bytes[which]) : NULL;
+        if (copy[which])
+            memcpy(copy[which], sqlite3_column_blob(stmt, 1), (size_t)bytes[which]);
+        lanes[which] = copy[which];
+    }
+    sqlite3_reset(stmt);
+    ordo_status status = note_lanes(c, lanes[0], bytes[0], lanes[1], bytes[1], err);
+    free(copy[0]);
+    free(copy[1]);
+    return status;
+}
+
+/* One step both runs recorded, with its two batch digests. */
+static ordo_status one_step(compare_state *c, const unsigned char *x, const unsigned char *y,
+                            int64_t step, ordo_error *err)
 {
     ordo_compare_result *r = c->r;
-    int64_t step = sqlite3_column_int64(stmt, 0);
-    int same = sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
-               sqlite3_column_bytes(stmt, 2) == ORDO_DIGEST_SIZE &&
-               memcmp(sqlite3_column_blob(stmt, 1), sqlite3_column_blob(stmt, 2),
-                      ORDO_DIGEST_SIZE) == 0;
     r->steps_compared++;
-    if (same) {
+    if (memcmp(x, y, ORDO_DIGEST_SIZE) == 0) {
         r->matched++;
         return close_range(c, err);
     }
@@ -76,30 +100,86 @@ static ordo_status one_step(compare_state *c, sqlite3_stmt *stmt, ordo_error *er
             return status;
         c->range_from = c->range_to = step;
     }
-    return note_lanes(c, sqlite3_column_blob(stmt, 3), sqlite3_column_bytes(stmt, 3),
-                      sqlite3_column_blob(stmt, 4), sqlite3_column_bytes(stmt, 4), err);
+    return diverged_lanes(c, step, err);
 }
 
+static int popcount(const unsigned char *bits, size_t n)
+{
+    int count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += __builtin_popcount(bits[i]);
+    return count;
+}
+
+/* Two runs' blocks of the same steps: equal blocks match whole. */
+static ordo_status one_block(compare_state *c, sqlite3_stmt *x, sqlite3_stmt *y, int64_t block,
+                             ordo_error *err)
+{
+    const unsigned char *px = sqlite3_column_blob(x, 1), *py = sqlite3_column_blob(y, 1);
+    const unsigned char *dx = sqlite3_column_blob(x, 2), *dy = sqlite3_column_blob(y, 2);
+    size_t bits = ORDO__BLOCK_STEPS / 8, bytes = (size_t)ORDO__BLOCK_STEPS * ORDO_DIGEST_SIZE;
+    if (sqlite3_column_bytes(x, 1) != (int)bits || sqlite3_column_bytes(y, 1) != (int)bits ||
+        sqlite3_column_bytes(x, 2) != (int)bytes || sqlite3_column_bytes(y, 2) != (int)bytes)
+        return ordo__error(err, ORDO_NOTLEDGER, "ledger: a step block is damaged");
+    if (memcmp(px, py, bits) == 0 && memcmp(dx, dy, bytes) == 0) {
+        int n = popcount(px, bits);
+        c->r->steps_compared += n;
+        c->r->matched += n;
+        return n ? close_range(c, err) : ORDO_OK;
+    }
+    ordo_status status = ORDO_OK;
+    for (int slot = 0; status == ORDO_OK && slot < ORDO__BLOCK_STEPS; slot++)
+        if ((px[slot / 8] & py[slot / 8]) >> (slot % 8) & 1)
+            status = one_step(c, dx + (size_t)slot * ORDO_DIGEST_SIZE,
+                              dy + (size_t)slot * ORDO_DIGEST_SIZE,
+                              block * ORDO__BLOCK_STEPS + slot + 1, err);
+    return status;
+}
+
+static ordo_status run_cursor(ordo_ledger *ledger, int64_t run, sqlite3_stmt **stmt,
+                              ordo_error *err)
+{
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT key - (?1 << 30), present, digests FROM step_blocks "
+        "WHERE key BETWEEN (?1 << 30) AND (?1 << 30) + 1073741823 ORDER BY key",
+        stmt, err);
+    if (status == ORDO_OK)
+        sqlite3_bind_int64(*stmt, 1, run);
+    return status;
+}
+
+/* A merge join over both runs' blocks, in step order: 32 bytes a step are
+ * read, and equal blocks compare at once. */
 static ordo_status scan(ordo_ledger *ledger, int64_t a, int64_t b, compare_state *c,
                         ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
+    sqlite3_stmt *x = NULL, *y = NULL;
+    c->run_a = a;
+    c->run_b = b;
     ordo_status status = ordo__prepare(
-        ledger,
-        "SELECT x.step, x.batch_digest, y.batch_digest, x.lane_digests, y.lane_digests "
-        "FROM steps x JOIN steps y ON y.key = (?2 << 40) + (x.key & 1099511627775) "
-        "WHERE x.key " ORDO__SQL_STEP_KEYS("?1") " ORDER BY x.key",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, a);
-    sqlite3_bind_int64(stmt, 2, b);
-    int rc;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
-        status = one_step(c, stmt, err);
-    if (status == ORDO_OK && rc != SQLITE_DONE)
+        ledger, "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)", &c->lanes_stmt,
+        err);
+    if (status == ORDO_OK)
+        status = run_cursor(ledger, a, &x, err);
+    if (status == ORDO_OK)
+        status = run_cursor(ledger, b, &y, err);
+    int rx = x ? sqlite3_step(x) : SQLITE_DONE, ry = y ? sqlite3_step(y) : SQLITE_DONE;
+    while (status == ORDO_OK && rx == SQLITE_ROW && ry == SQLITE_ROW) {
+        int64_t bx = sqlite3_column_int64(x, 0), by = sqlite3_column_int64(y, 0);
+        if (bx == by)
+            status = one_block(c, x, y, bx, err);
+        if (bx <= by)
+            rx = sqlite3_step(x);
+        if (by <= bx)
+            ry = sqlite3_step(y);
+    }
+    if (status == ORDO_OK && ((rx != SQLITE_ROW && rx != SQLITE_DONE) ||
+                              (ry != SQLITE_ROW && ry != SQLITE_DONE)))
         status = ordo__db_error(ledger, err, "comparing runs");
-    sqlite3_finalize(stmt);
+    sqlite3_finalize(x);
+    sqlite3_finalize(y);
+    sqlite3_finalize(c->lanes_stmt);
     if (status == ORDO_OK)
         status = close_range(c, err);
     return status;
@@ -159,7 +239,7 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
     if (status != ORDO_OK)
         return status;
     result->comparable = strcmp(run_a.digest_kind, run_b.digest_kind) == 0;
-    compare_state c = {result, 0, 0, NULL, 0, 0};
+    compare_state c = {.r = result};
     if (result->comparable)
         status = scan(ledger, run_a.id, run_b.id, &c, err);
     if (status == ORDO_OK)

@@ -5,6 +5,7 @@
 #include "embedded.h"
 #include "internal.h"
 #include "migrate.h"
+#include "step_blocks.h"
 
 /* The newest schema version: one per migration file. */
 int ordo_schema_version_latest(void)
@@ -38,6 +39,10 @@ static ordo_status apply_one(ordo_ledger *ledger, int version, ordo_error *err)
         status = ordo__error(err, ORDO_DB, "ledger '%s': migration %s failed: %s", ledger->path,
                              file->name, message ? message : "unknown error");
         sqlite3_free(message);
+        ordo__rollback(ledger);
+        return status;
+    }
+    if (version == 3 && (status = ordo__step_blocks_rebuild(ledger, err)) != ORDO_OK) {
         ordo__rollback(ledger);
         return status;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "step_blocks.h"
 #include "step_verify.h"
 
 /* ?1 is the step key (ORDO__STEP_KEY); ?2 is unused. */
@@ -35,6 +36,8 @@ typedef struct {
     unsigned char *scratch; /* encoded source tokens */
     size_t scratch_size;
     char *metrics;          /* canonical metrics of the current step */
+    ordo__fresh_step *fresh; /* steps inserted by this call, for their blocks */
+    size_t fresh_count;
 } record_state;
 
 /* Initializes a step to "nothing known but its number". */
@@ -285,6 +288,9 @@ static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_st
         return status;
     if (inserted) {
         result->inserted++;
+        ordo__fresh_step *f = &state->fresh[state->fresh_count++];
+        f->step = s->step;
+        memcpy(f->digest, s->batch_digest, ORDO_DIGEST_SIZE);
         return ORDO_OK;
     }
     int conflict = 0;
@@ -324,6 +330,9 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
         status = check_step(&steps[i], state, err);
     if (status != ORDO_OK)
         return status;
+    state->fresh = malloc((count ? count : 1) * sizeof *state->fresh);
+    if (!state->fresh)
+        return ordo__error(err, ORDO_NOMEM, "out of memory recording steps");
     ordo__digest_check check;
     ordo__digest_check_start(&check, steps, count);
     for (size_t i = 0; status == ORDO_OK && i < count; i++)
@@ -335,6 +344,8 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
                              (long long)steps[bad].step, steps[bad].lane_count);
     if (status == ORDO_OK && result->inserted > 0)
         status = add_step_count(ledger, run_id, (int64_t)result->inserted, err);
+    if (status == ORDO_OK)
+        status = ordo__step_blocks_add(ledger, run_id, state->fresh, state->fresh_count, err);
     return status;
 }
 
@@ -350,6 +361,7 @@ ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const
     free(state.segments);
     free(state.scratch);
     free(state.metrics);
+    free(state.fresh);
     return status;
 }
 

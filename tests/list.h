@@ -95,6 +95,8 @@
     X(server_refuses_bad_requests_and_stays_up)        \
     X(server_lanes_from_eight_ranks_compose_the_batch_digests) \
     X(server_reads_need_a_token_off_loopback_unless_public) \
-    X(server_manifest_drives_a_resume_step_for_step)
+    X(server_manifest_drives_a_resume_step_for_step)   \
+    X(compare_by_blocks_equals_brute_force)            \
+    X(migration_rebuilds_step_blocks)
 
 #endif

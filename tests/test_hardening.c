@@ -18,6 +18,8 @@ static const struct {
     {"migrations/0001_initial.sql", "945774845675dd0d4dcad79c80d88f4151e5a1e4a32205a4cfdf8bfb44a6a155"},
     {"migrations/0002_lane_reports.sql",
      "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
+    {"migrations/0003_step_blocks.sql",
+     "2349f2048149702d1bcf33d81d7cfd79f28f061dd2fbb228d014b0c27d79cf8f"},
 };
 
 TEST(released_migrations_are_frozen)

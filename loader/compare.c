@@ -9,6 +9,7 @@ typedef struct {
     ordo_compare_result *r;
     int64_t run_a, run_b;
     sqlite3_stmt *lanes_stmt; /* lane digests of a step in both runs */
+    sqlite3_stmt *block_stmt; /* batch digests of a block's steps */
     int64_t range_from, range_to;
     unsigned char *lane_seen; /* which lanes differed */
     size_t lane_seen_size;
@@ -111,28 +112,55 @@ static int popcount(const unsigned char *bits, size_t n)
     return count;
 }
 
-/* Two runs' blocks of the same steps: equal blocks match whole. */
+/* The block's recorded steps of one run: numbers and batch digests. */
+static int block_steps(compare_state *c, int64_t run, int64_t block, int64_t steps[],
+                       unsigned char digests[][ORDO_DIGEST_SIZE])
+{
+    sqlite3_stmt *stmt = c->block_stmt;
+    int64_t first = block * ORDO__BLOCK_STEPS + 1;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run, first));
+    sqlite3_bind_int64(stmt, 2, ORDO__STEP_KEY(run, first + ORDO__BLOCK_STEPS - 1));
+    int n = 0;
+    while (n < ORDO__BLOCK_STEPS && sqlite3_step(stmt) == SQLITE_ROW)
+        if (sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE) {
+            steps[n] = sqlite3_column_int64(stmt, 0);
+            memcpy(digests[n++], sqlite3_column_blob(stmt, 1), ORDO_DIGEST_SIZE);
+        }
+    sqlite3_reset(stmt);
+    return n;
+}
+
+/* Two runs' blocks of the same steps: equal range digests over the same
+ * steps match whole; otherwise their steps are compared one by one. */
 static ordo_status one_block(compare_state *c, sqlite3_stmt *x, sqlite3_stmt *y, int64_t block,
                              ordo_error *err)
 {
     const unsigned char *px = sqlite3_column_blob(x, 1), *py = sqlite3_column_blob(y, 1);
-    const unsigned char *dx = sqlite3_column_blob(x, 2), *dy = sqlite3_column_blob(y, 2);
-    size_t bits = ORDO__BLOCK_STEPS / 8, bytes = (size_t)ORDO__BLOCK_STEPS * ORDO_DIGEST_SIZE;
+    size_t bits = ORDO__BLOCK_STEPS / 8;
     if (sqlite3_column_bytes(x, 1) != (int)bits || sqlite3_column_bytes(y, 1) != (int)bits ||
-        sqlite3_column_bytes(x, 2) != (int)bytes || sqlite3_column_bytes(y, 2) != (int)bytes)
+        sqlite3_column_bytes(x, 2) != ORDO_DIGEST_SIZE ||
+        sqlite3_column_bytes(y, 2) != ORDO_DIGEST_SIZE)
         return ordo__error(err, ORDO_NOTLEDGER, "ledger: a step block is damaged");
-    if (memcmp(px, py, bits) == 0 && memcmp(dx, dy, bytes) == 0) {
+    if (memcmp(px, py, bits) == 0 &&
+        memcmp(sqlite3_column_blob(x, 2), sqlite3_column_blob(y, 2), ORDO_DIGEST_SIZE) == 0) {
         int n = popcount(px, bits);
         c->r->steps_compared += n;
         c->r->matched += n;
         return n ? close_range(c, err) : ORDO_OK;
     }
+    int64_t sx[ORDO__BLOCK_STEPS], sy[ORDO__BLOCK_STEPS];
+    unsigned char dx[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE], dy[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE];
+    int nx = block_steps(c, c->run_a, block, sx, dx), ny = block_steps(c, c->run_b, block, sy, dy);
     ordo_status status = ORDO_OK;
-    for (int slot = 0; status == ORDO_OK && slot < ORDO__BLOCK_STEPS; slot++)
-        if ((px[slot / 8] & py[slot / 8]) >> (slot % 8) & 1)
-            status = one_step(c, dx + (size_t)slot * ORDO_DIGEST_SIZE,
-                              dy + (size_t)slot * ORDO_DIGEST_SIZE,
-                              block * ORDO__BLOCK_STEPS + slot + 1, err);
+    for (int i = 0, j = 0; status == ORDO_OK && i < nx && j < ny;) {
+        if (sx[i] == sy[j]) {
+            status = one_step(c, dx[i], dy[j], sx[i], err);
+            i++, j++;
+        } else if (sx[i] < sy[j])
+            i++;
+        else
+            j++;
+    }
     return status;
 }
 
@@ -141,7 +169,7 @@ static ordo_status run_cursor(ordo_ledger *ledger, int64_t run, sqlite3_stmt **s
 {
     ordo_status status = ordo__prepare(
         ledger,
-        "SELECT key - (?1 << 30), present, digests FROM step_blocks "
+        "SELECT key - (?1 << 30), present, digest FROM step_blocks "
         "WHERE key BETWEEN (?1 << 30) AND (?1 << 30) + 1073741823 ORDER BY key",
         stmt, err);
     if (status == ORDO_OK)
@@ -160,6 +188,11 @@ static ordo_status scan(ordo_ledger *ledger, int64_t a, int64_t b, compare_state
     ordo_status status = ordo__prepare(
         ledger, "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)", &c->lanes_stmt,
         err);
+    if (status == ORDO_OK)
+        status = ordo__prepare(ledger,
+                               "SELECT key & 1099511627775, batch_digest FROM steps "
+                               "WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
+                               &c->block_stmt, err);
     if (status == ORDO_OK)
         status = run_cursor(ledger, a, &x, err);
     if (status == ORDO_OK)
@@ -180,6 +213,7 @@ static ordo_status scan(ordo_ledger *ledger, int64_t a, int64_t b, compare_state
     sqlite3_finalize(x);
     sqlite3_finalize(y);
     sqlite3_finalize(c->lanes_stmt);
+    sqlite3_finalize(c->block_stmt);
     if (status == ORDO_OK)
         status = close_range(c, err);
     return status;

@@ -1,61 +1,72 @@
-/* Blocks of batch digests, maintained as steps are recorded. */
+/* Range digests, kept as steps are recorded: per block of 120 steps, which
+ * are present and the SHA-256 of their batch digests in step order. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "step_blocks.h"
 
 typedef struct {
-    int64_t key;
+    int64_t run_id, block;
     unsigned char present[ORDO__BLOCK_STEPS / 8];
-    unsigned char digests[ORDO__BLOCK_STEPS * ORDO_DIGEST_SIZE];
+    unsigned char digests[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE];
 } block;
-
-static ordo_status load(ordo_ledger *ledger, block *b, ordo_error *err)
-{
-    sqlite3_stmt *stmt = ordo__stmt(ledger, ORDO_STMT_BLOCK_SELECT,
-                                    "SELECT present, digests FROM step_blocks WHERE key = ?1", err);
-    if (!stmt)
-        return err ? err->status : ORDO_DB;
-    ordo_status status = ORDO_OK;
-    sqlite3_bind_int64(stmt, 1, b->key);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) == (int)sizeof b->present &&
-        sqlite3_column_bytes(stmt, 1) == (int)sizeof b->digests) {
-        memcpy(b->present, sqlite3_column_blob(stmt, 0), sizeof b->present);
-        memcpy(b->digests, sqlite3_column_blob(stmt, 1), sizeof b->digests);
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-        memset(b->present, 0, sizeof b->present);
-        memset(b->digests, 0, sizeof b->digests);
-    } else {
-        status = ordo__db_error(ledger, err, "reading a step block");
-    }
-    sqlite3_reset(stmt);
-    return status;
-}
-
-static ordo_status save(ordo_ledger *ledger, const block *b, ordo_error *err)
-{
-    sqlite3_stmt *stmt = ordo__stmt(
-        ledger, ORDO_STMT_BLOCK_SAVE,
-        "INSERT OR REPLACE INTO step_blocks (key, present, digests) VALUES (?1, ?2, ?3)", err);
-    if (!stmt)
-        return err ? err->status : ORDO_DB;
-    ordo_status status = ORDO_OK;
-    sqlite3_bind_int64(stmt, 1, b->key);
-    sqlite3_bind_blob(stmt, 2, b->present, sizeof b->present, SQLITE_STATIC);
-    sqlite3_bind_blob(stmt, 3, b->digests, sizeof b->digests, SQLITE_STATIC);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "writing a step block");
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt); /* they point into the caller's block */
-    return status;
-}
 
 static void put(block *b, int64_t step, const unsigned char *digest)
 {
     int slot = (int)((step - 1) % ORDO__BLOCK_STEPS);
     b->present[slot / 8] |= (unsigned char)(1u << (slot % 8));
-    memcpy(b->digests + (size_t)slot * ORDO_DIGEST_SIZE, digest, ORDO_DIGEST_SIZE);
+    memcpy(b->digests[slot], digest, ORDO_DIGEST_SIZE);
+}
+
+/* The block's steps as recorded before this call. */
+static ordo_status load(ordo_ledger *ledger, block *b, ordo_error *err)
+{
+    sqlite3_stmt *stmt = ordo__stmt(
+        ledger, ORDO_STMT_BLOCK_SELECT,
+        "SELECT key & 1099511627775, batch_digest FROM steps WHERE key BETWEEN ?1 AND ?2", err);
+    if (!stmt)
+        return err ? err->status : ORDO_DB;
+    int64_t first = b->block * ORDO__BLOCK_STEPS + 1;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(b->run_id, first));
+    sqlite3_bind_int64(stmt, 2, ORDO__STEP_KEY(b->run_id, first + ORDO__BLOCK_STEPS - 1));
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        if (sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE)
+            put(b, sqlite3_column_int64(stmt, 0), sqlite3_column_blob(stmt, 1));
+    sqlite3_reset(stmt);
+    return rc == SQLITE_DONE ? ORDO_OK : ordo__db_error(ledger, err, "reading a step block");
+}
+
+/* SHA-256 over the present steps' digests in step order. */
+static void block_digest(ordo_ledger *ledger, const block *b, unsigned char out[ORDO_DIGEST_SIZE])
+{
+    unsigned char all[ORDO__BLOCK_STEPS * ORDO_DIGEST_SIZE];
+    size_t n = 0;
+    for (int slot = 0; slot < ORDO__BLOCK_STEPS; slot++)
+        if (b->present[slot / 8] >> (slot % 8) & 1)
+            memcpy(all + ORDO_DIGEST_SIZE * n++, b->digests[slot], ORDO_DIGEST_SIZE);
+    ordo__sha256_with(ledger->digest_ctx, all, n * ORDO_DIGEST_SIZE, out);
+}
+
+static ordo_status save(ordo_ledger *ledger, const block *b, ordo_error *err)
+{
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    block_digest(ledger, b, digest);
+    sqlite3_stmt *stmt = ordo__stmt(
+        ledger, ORDO_STMT_BLOCK_SAVE,
+        "INSERT INTO step_blocks (key, present, digest) VALUES (?1, ?2, ?3) ON CONFLICT (key) "
+        "DO UPDATE SET present = excluded.present, digest = excluded.digest",
+        err);
+    if (!stmt)
+        return err ? err->status : ORDO_DB;
+    ordo_status status = ORDO_OK;
+    sqlite3_bind_int64(stmt, 1, ORDO__BLOCK_KEY(b->run_id, b->block));
+    sqlite3_bind_blob(stmt, 2, b->present, sizeof b->present, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(stmt, 3, digest, sizeof digest, SQLITE_TRANSIENT);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "writing a step block");
+    sqlite3_reset(stmt);
+    return status;
 }
 
 static int by_step(const void *x, const void *y)
@@ -64,38 +75,46 @@ static int by_step(const void *x, const void *y)
     return (a->step > b->step) - (a->step < b->step);
 }
 
-/* Adds steps to their blocks; see step_blocks.h. */
+/* Updates the blocks of new steps; see step_blocks.h. The steps are in the
+ * steps table already, so each touched block is read back from it: a block
+ * that this call filled entirely costs no more than its own new steps. */
 ordo_status ordo__step_blocks_add(ordo_ledger *ledger, int64_t run_id,
                                   const ordo__fresh_step *steps, size_t count, ordo_error *err)
 {
     if (count == 0)
         return ORDO_OK;
-    ordo__fresh_step *sorted = malloc(count * sizeof *sorted);
-    block *b = malloc(sizeof *b);
-    ordo_status status = sorted && b ? ORDO_OK
-                                     : ordo__error(err, ORDO_NOMEM, "out of memory");
+    ordo__fresh_step *sorted = NULL;
     int in_order = 1;
     for (size_t i = 1; i < count && in_order; i++)
         in_order = steps[i - 1].step < steps[i].step;
-    if (status == ORDO_OK) {
+    if (!in_order) {
+        sorted = malloc(count * sizeof *sorted);
+        if (!sorted)
+            return ordo__error(err, ORDO_NOMEM, "out of memory");
         memcpy(sorted, steps, count * sizeof *sorted);
-        if (!in_order)
-            qsort(sorted, count, sizeof *sorted, by_step);
+        qsort(sorted, count, sizeof *sorted, by_step);
+        steps = sorted;
     }
+    block *b = malloc(sizeof *b);
+    ordo_status status = b ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory");
     for (size_t i = 0; status == ORDO_OK && i < count;) {
-        b->key = ORDO__BLOCK_KEY(run_id, (sorted[i].step - 1) / ORDO__BLOCK_STEPS);
-        status = load(ledger, b, err);
+        int64_t index = (steps[i].step - 1) / ORDO__BLOCK_STEPS;
         size_t j = i;
-        for (; status == ORDO_OK && j < count &&
-               ORDO__BLOCK_KEY(run_id, (sorted[j].step - 1) / ORDO__BLOCK_STEPS) == b->key;
-             j++)
-            put(b, sorted[j].step, sorted[j].digest);
+        while (j < count && (steps[j].step - 1) / ORDO__BLOCK_STEPS == index)
+            j++;
+        memset(b, 0, sizeof *b);
+        b->run_id = run_id;
+        b->block = index;
+        if (j - i < ORDO__BLOCK_STEPS) /* others of the block may be recorded already */
+            status = load(ledger, b, err);
+        for (size_t k = i; status == ORDO_OK && k < j; k++)
+            put(b, steps[k].step, steps[k].digest);
         if (status == ORDO_OK)
             status = save(ledger, b, err);
         i = j;
     }
-    free(sorted);
     free(b);
+    free(sorted);
     return status;
 }
 
@@ -113,21 +132,22 @@ ordo_status ordo__step_blocks_rebuild(ordo_ledger *ledger, ordo_error *err)
         sqlite3_finalize(stmt);
         return ordo__error(err, ORDO_NOMEM, "out of memory");
     }
-    b->key = -1;
+    b->run_id = -1;
     int rc;
     while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         int64_t run = sqlite3_column_int64(stmt, 0), step = sqlite3_column_int64(stmt, 1);
-        int64_t key = ORDO__BLOCK_KEY(run, (step - 1) / ORDO__BLOCK_STEPS);
-        if (key != b->key) {
-            if (b->key >= 0)
+        int64_t index = (step - 1) / ORDO__BLOCK_STEPS;
+        if (run != b->run_id || index != b->block) {
+            if (b->run_id >= 0)
                 status = save(ledger, b, err);
             memset(b, 0, sizeof *b);
-            b->key = key;
+            b->run_id = run;
+            b->block = index;
         }
         if (sqlite3_column_bytes(stmt, 2) == ORDO_DIGEST_SIZE)
             put(b, step, sqlite3_column_blob(stmt, 2));
     }
-    if (status == ORDO_OK && b->key >= 0)
+    if (status == ORDO_OK && b->run_id >= 0)
         status = save(ledger, b, err);
     sqlite3_finalize(stmt);
     free(b);

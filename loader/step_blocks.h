@@ -1,4 +1,5 @@
-/* Batch digests by blocks of 1,024 steps (internal; migration 0003). */
+/* Range digests of batch digests, by blocks of 120 steps (internal;
+ * migration 0003). */
 #ifndef ORDO_STEP_BLOCKS_H
 #define ORDO_STEP_BLOCKS_H
 
@@ -6,7 +7,8 @@
 
 #define ORDO__BLOCK_STEPS 120
 #define ORDO__BLOCK_BITS 30
-#define ORDO__BLOCK_KEY(run_id, block) ((int64_t)(run_id) * ((int64_t)1 << ORDO__BLOCK_BITS) + (block))
+#define ORDO__BLOCK_KEY(run_id, block) \
+    ((int64_t)(run_id) * ((int64_t)1 << ORDO__BLOCK_BITS) + (block))
 
 /* A step newly recorded: its number and batch digest. */
 typedef struct ordo__fresh_step {
@@ -14,8 +16,8 @@ typedef struct ordo__fresh_step {
     unsigned char digest[ORDO_DIGEST_SIZE];
 } ordo__fresh_step;
 
-/* Adds newly recorded steps (any order) to their blocks, inside the
- * caller's transaction. */
+/* Brings the blocks of newly recorded steps (any order) up to date, inside
+ * the caller's transaction. */
 ordo_status ordo__step_blocks_add(ordo_ledger *ledger, int64_t run_id,
                                   const ordo__fresh_step *steps, size_t count, ordo_error *err);
 

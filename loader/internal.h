@@ -22,6 +22,7 @@ enum ordo__stmt_id {
     ORDO_STMT_EVENT_INSERT,
     ORDO_STMT_BLOCK_SELECT,
     ORDO_STMT_BLOCK_SAVE,
+    ORDO_STMT_BLOCK_ROW,
     ORDO_STMT_COUNT
 };
 
@@ -31,6 +32,7 @@ struct ordo_ledger {
     unsigned flags;
     sqlite3_stmt *stmts[ORDO_STMT_COUNT];
     EVP_MD_CTX *digest_ctx; /* reused for the batch digest checks */
+    struct ordo__block *last_block; /* the step block this connection saved last */
 };
 
 /* SHA-256 through a reused context (falls back to ordo_sha256). */

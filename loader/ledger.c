@@ -245,6 +245,7 @@ void ordo_ledger_close(ordo_ledger *ledger)
         sqlite3_finalize(ledger->stmts[i]);
     sqlite3_close(ledger->db);
     EVP_MD_CTX_free(ledger->digest_ctx);
+    free(ledger->last_block);
     free(ledger->path);
     free(ledger);
 }

@@ -5,10 +5,11 @@
 
 #include "step_blocks.h"
 
-typedef struct {
+typedef struct ordo__block {
     int64_t run_id, block;
     unsigned char present[ORDO__BLOCK_STEPS / 8];
     unsigned char digests[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE];
+    unsigned char saved[ORDO_DIGEST_SIZE]; /* the range digest written */
 } block;
 
 static void put(block *b, int64_t step, const unsigned char *digest)
@@ -48,9 +49,9 @@ static void block_digest(ordo_ledger *ledger, const block *b, unsigned char out[
     ordo__sha256_with(ledger->digest_ctx, all, n * ORDO_DIGEST_SIZE, out);
 }
 
-static ordo_status save(ordo_ledger *ledger, const block *b, ordo_error *err)
+static ordo_status save(ordo_ledger *ledger, block *b, ordo_error *err)
 {
-    unsigned char digest[ORDO_DIGEST_SIZE];
+    unsigned char *digest = b->saved;
     block_digest(ledger, b, digest);
     sqlite3_stmt *stmt = ordo__stmt(
         ledger, ORDO_STMT_BLOCK_SAVE,
@@ -62,11 +63,36 @@ static ordo_status save(ordo_ledger *ledger, const block *b, ordo_error *err)
     ordo_status status = ORDO_OK;
     sqlite3_bind_int64(stmt, 1, ORDO__BLOCK_KEY(b->run_id, b->block));
     sqlite3_bind_blob(stmt, 2, b->present, sizeof b->present, SQLITE_TRANSIENT);
-    sqlite3_bind_blob(stmt, 3, digest, sizeof digest, SQLITE_TRANSIENT);
+    sqlite3_bind_blob(stmt, 3, digest, ORDO_DIGEST_SIZE, SQLITE_TRANSIENT);
     if (sqlite3_step(stmt) != SQLITE_DONE)
         status = ordo__db_error(ledger, err, "writing a step block");
     sqlite3_reset(stmt);
     return status;
+}
+
+/* A block this connection saved last is reused when its stored row is
+ * still what was saved (no other connection added steps to it since):
+ * steps reported in order then never read their block back. */
+static ordo_status reuse_or_load(ordo_ledger *ledger, block *b, ordo_error *err)
+{
+    const block *last = ledger->last_block;
+    if (!last || last->run_id != b->run_id || last->block != b->block)
+        return load(ledger, b, err);
+    sqlite3_stmt *stmt = ordo__stmt(ledger, ORDO_STMT_BLOCK_ROW,
+                                    "SELECT present, digest FROM step_blocks WHERE key = ?1", err);
+    if (!stmt)
+        return err ? err->status : ORDO_DB;
+    sqlite3_bind_int64(stmt, 1, ORDO__BLOCK_KEY(b->run_id, b->block));
+    int same = sqlite3_step(stmt) == SQLITE_ROW &&
+               sqlite3_column_bytes(stmt, 0) == (int)sizeof last->present &&
+               sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
+               memcmp(sqlite3_column_blob(stmt, 0), last->present, sizeof last->present) == 0 &&
+               memcmp(sqlite3_column_blob(stmt, 1), last->saved, ORDO_DIGEST_SIZE) == 0;
+    sqlite3_reset(stmt);
+    if (!same)
+        return load(ledger, b, err);
+    memcpy(b, last, sizeof *b);
+    return ORDO_OK;
 }
 
 static int by_step(const void *x, const void *y)
@@ -106,14 +132,19 @@ ordo_status ordo__step_blocks_add(ordo_ledger *ledger, int64_t run_id,
         b->run_id = run_id;
         b->block = index;
         if (j - i < ORDO__BLOCK_STEPS) /* others of the block may be recorded already */
-            status = load(ledger, b, err);
+            status = reuse_or_load(ledger, b, err);
         for (size_t k = i; status == ORDO_OK && k < j; k++)
             put(b, steps[k].step, steps[k].digest);
         if (status == ORDO_OK)
             status = save(ledger, b, err);
         i = j;
     }
-    free(b);
+    /* Remember the last block; on failure forget it (the transaction is
+     * rolled back). */
+    free(ledger->last_block);
+    ledger->last_block = status == ORDO_OK ? b : NULL;
+    if (status != ORDO_OK)
+        free(b);
     free(sorted);
     return status;
 }

@@ -189,6 +189,47 @@ static json_t *against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
     return found;
 }
 
+typedef struct {
+    const ordo_lane_report *reports;
+    size_t count;
+    step_batch *out;
+} completed_scan;
+
+static int keep_reported(const ordo_step *s, void *context)
+{
+    completed_scan *c = context;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->reports[i].step == s->step) {
+            ordo_step *copy = &c->out->steps[c->out->count++];
+            ordo_step_init(copy, s->step);
+            memcpy(copy->batch_digest, s->batch_digest, ORDO_DIGEST_SIZE);
+            break;
+        }
+    return c->out->count == c->count; /* no room for more */
+}
+
+/* Steps of this request that are now recorded, checked against the
+ * baseline like whole steps are. */
+static json_t *lanes_against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
+                                      const ordo_lane_report *reports, size_t n, int64_t *count)
+{
+    *count = 0;
+    int64_t lo = ORDO_STEP_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = reports[i].step < lo ? reports[i].step : lo;
+        hi = reports[i].step > hi ? reports[i].step : hi;
+    }
+    step_batch b = {calloc(n, sizeof(ordo_step)), NULL, NULL, NULL, 0};
+    json_t *found = NULL;
+    completed_scan c = {reports, n, &b};
+    ordo_error err;
+    if (b.steps && run->baseline[0] &&
+        ordo_steps_scan(ledger, run->id, lo, hi, keep_reported, &c, &err) == ORDO_OK)
+        found = against_baseline(ledger, run, &b, count);
+    free(b.steps);
+    return found ? found : json_array();
+}
+
 /* {"lanes": [{step, lane, digest}, ...]}: one rank's lane digests. */
 static response post_lanes(json_t *items, const char *name)
 {
@@ -223,14 +264,20 @@ static response post_lanes(json_t *items, const char *name)
              ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
         out = status_error(&err);
     else {
+        int64_t diverged = 0;
+        json_t *divergences =
+            completed ? lanes_against_baseline(ledger, &run, reports, n, &diverged) : json_array();
         atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
         atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
-        out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o}", "completed_steps",
+        atomic_fetch_add(&metrics.divergences, diverged);
+        out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", "completed_steps",
                                      (json_int_t)completed, "unchanged",
                                      (json_int_t)result.unchanged, "conflicts",
                                      (json_int_t)result.conflicts, "first_conflict_step",
                                      result.conflicts ? json_integer(result.first_conflict_step)
-                                                      : json_null()));
+                                                      : json_null(),
+                                     "diverged", (json_int_t)diverged, "divergences",
+                                     divergences));
     }
     free(reports);
     return out;

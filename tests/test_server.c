@@ -230,9 +230,10 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
     json_t *recorded = json_incref(json_object_get(r.json, "steps"));
     ASSERT_EQ_INT(json_array_size(recorded), 30);
     http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
-    char run[512];
+    char run[512], rid[65];
+    snprintf(rid, sizeof rid, "%s", str(&info, "recipe_id"));
     snprintf(run, sizeof run, "{\"name\": \"lanes\", \"recipe_id\": \"%s\", \"world_size\": 8, "
-                              "\"baseline\": \"base\"}", str(&info, "recipe_id"));
+                              "\"baseline\": \"base\"}", rid);
     http_free(&info);
     http_free(&r);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
@@ -267,11 +268,35 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
         ASSERT(waitpid(ranks[rank], &status, 0) == ranks[rank]);
         ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
+    static char last_lanes[8][65];
+    for (int lane = 0; lane < 8; lane++)
+        snprintf(last_lanes[lane], sizeof last_lanes[lane], "%s",
+                 json_string_value(json_array_get(
+                     json_object_get(json_array_get(recorded, 29), "lane_digests"),
+                     (size_t)lane)));
     json_decref(recorded);
     r = http(&s, "GET", "/api/compare?a=base&b=lanes", NULL, NULL);
     expect(&r, 200, NULL, NULL);
     ASSERT_EQ_INT(num(r.json, "steps_compared"), 30);
     ASSERT_EQ_INT(num(r.json, "matched"), 30);
+    http_free(&r);
+    /* Divergence from the baseline is flagged when a step's last lane
+     * arrives: run "odd" reports step 30's lanes with lane 5 changed. */
+    snprintf(run, sizeof run, "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 8, "
+                              "\"baseline\": \"base\"}", rid);
+    call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
+    char body[8192];
+    int n = snprintf(body, sizeof body, "{\"lanes\": [");
+    for (int lane = 0; lane < 8; lane++)
+        n += snprintf(body + n, sizeof body - (size_t)n,
+                      "%s{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}", lane ? ", " : "",
+                      lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
+                                        "0000beef" : last_lanes[lane]);
+    snprintf(body + n, sizeof body - (size_t)n, "]}");
+    r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
+    expect(&r, 200, NULL, "\"completed_steps\":1");
+    ASSERT_EQ_INT(num(r.json, "diverged"), 1);
+    ASSERT_CONTAINS(r.body, "\"baseline_digest\"");
     http_free(&r);
     /* A lane re-reported with another digest is a conflict; a lane outside
      * the plan is refused. */

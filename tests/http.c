@@ -49,10 +49,11 @@ void server_up(test_server *s, const char *db, const char *const *extra)
     }
     line[len] = '\0';
     close(out[0]);
-    const char *at = strstr(line, "127.0.0.1:");
+    const char *at = strstr(line, "http://");
+    at = at ? strchr(at + strlen("http://"), ':') : NULL;
     if (!at)
         test_fail(__FILE__, __LINE__, "ordo serve did not start: '%s'", line);
-    s->port = atoi(at + strlen("127.0.0.1:"));
+    s->port = atoi(at + 1);
     ASSERT(s->port > 0);
 }
 

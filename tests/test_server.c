@@ -321,6 +321,19 @@ TEST(server_reads_need_a_token_off_loopback_unless_public)
     call(&s, "GET", "/api/runs", NULL, NULL, 200, NULL, NULL);
     call(&s, "POST", "/api/recipes", NULL, "{}", 401, "unauthorized", NULL);
     server_down(&s);
+    /* Bound to every address (not only loopback): reads need a token. */
+    char reader[128];
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    server_up(&s, db, A("--listen", "0.0.0.0:0"));
+    call(&s, "GET", "/api/runs", NULL, NULL, 401, "unauthorized", "--public-read");
+    call(&s, "GET", "/api/runs", reader, NULL, 200, NULL, "\"base\"");
+    call(&s, "POST", "/api/recipes", reader, "{}", 403, "forbidden", NULL);
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, NULL);
+    server_down(&s);
+    server_up(&s, db, A("--listen", "0.0.0.0:0", "--public-read"));
+    call(&s, "GET", "/api/runs", NULL, NULL, 200, NULL, "\"base\"");
+    call(&s, "GET", "/api/audit", NULL, NULL, 400, "invalid", "recipe");
+    server_down(&s);
     cli_result c = run_ordo(NULL, A("serve", "--db", db, "--listen", "nowhere"));
     ASSERT_EQ_INT(c.code, 2);
     ASSERT_CONTAINS(c.err, "--listen 'nowhere'");

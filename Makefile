@@ -26,7 +26,9 @@ TEST_SRC   := $(sort $(wildcard tests/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
 LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
-CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o
+WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/web/uPlot.iife.min.js \
+              $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps test check asan tsan bench demo install clean schema
@@ -57,6 +59,15 @@ $(BUILD)/gen/migrations.c: $(MIGRATIONS) $(BUILD)/embed
 	@mkdir -p $(@D)
 	$(BUILD)/embed ordo__migrations $(MIGRATIONS) > $@
 $(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
+
+# The dashboard too: web/ plus uPlot (pinned in web/package-lock.json).
+$(BUILD)/web/uPlot.iife.min.js $(BUILD)/web/uPlot.min.css: web/package-lock.json scripts/web.sh
+	@BUILD=$(BUILD) scripts/web.sh
+$(BUILD)/gen/web.c: $(WEB_FILES) $(BUILD)/embed
+	@mkdir -p $(@D)
+	$(BUILD)/embed ordo__web_files $(WEB_FILES) > $@
+$(BUILD)/gen/web.o: $(BUILD)/gen/web.c
 	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
 
 $(BUILD)/libordo.a: $(LOADER_OBJ)
@@ -98,6 +109,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BU
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
 	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
+	BUILD=$(BUILD) bench/dashboard.sh
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

@@ -517,6 +517,59 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
 /* Frees what a compare result owns. */
 void ordo_compare_result_free(ordo_compare_result *result);
 
+/* One bucket of consecutive steps of a comparison (for display). */
+typedef struct ordo_compare_bucket {
+    int64_t from, to;                  /* the steps it covers */
+    int64_t matched, diverged, missing; /* missing: recorded by one run only */
+} ordo_compare_bucket;
+
+typedef struct ordo_compare_buckets_result {
+    ordo_compare_bucket *buckets; /* owned */
+    size_t count;
+    int64_t width;                /* steps per bucket */
+    int lanes;                    /* L when both runs have it, else 0 */
+    unsigned char *lane_map;      /* count × ceil(L/8) bytes: bit l of a bucket's row is
+                                     set when lane l differs at one of its divergent steps */
+} ordo_compare_buckets_result;
+
+/* Compares runs a and b over steps from..to (from <= 0: 1; to <= 0: the
+ * last step either recorded) in `buckets` equal buckets: counts per bucket
+ * and the lanes that differ. A bucket with any divergent step counts it,
+ * so downsampling never hides a divergence. Reads range digests, and
+ * steps only in blocks that differ. Free with ordo_compare_buckets_free. */
+ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
+                                 int64_t to, int buckets, ordo_compare_buckets_result *result,
+                                 ordo_error *err);
+
+void ordo_compare_buckets_free(ordo_compare_buckets_result *result);
+
+/* One bucket of a run's steps, for display. */
+typedef struct ordo_series_bucket {
+    int64_t from, to;
+    int64_t steps;                 /* recorded in the bucket */
+    int64_t loss_steps;            /* of which with a loss */
+    double loss_sum, loss_min, loss_max;
+    int64_t tokens;                /* known tokens */
+} ordo_series_bucket;
+
+typedef struct ordo_series_result {
+    ordo_series_bucket *buckets; /* owned */
+    size_t count;
+    int64_t width;
+    int sources;
+    int64_t *source_tokens;      /* count × sources: tokens per recipe source */
+} ordo_series_result;
+
+/* A run's steps from..to (from <= 0: 1; to <= 0: its last step) in
+ * `buckets` equal buckets: loss (sum, min, max over the steps that have
+ * one), tokens and the first `sources` sources' tokens. Free with
+ * ordo_series_free. */
+ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
+                            int buckets, int sources, ordo_series_result *result,
+                            ordo_error *err);
+
+void ordo_series_free(ordo_series_result *result);
+
 /* ---- checkpoints ------------------------------------------------------ */
 
 /* A checkpoint as read back. */

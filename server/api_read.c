@@ -193,5 +193,5 @@ response api_metrics(request *req)
             atomic_load(&metrics.steps_ingested), atomic_load(&metrics.conflicts),
             atomic_load(&metrics.divergences), db_bytes);
     fclose(out);
-    return (response){200, NULL, NULL, text, "text/plain; version=0.0.4"};
+    return (response){200, NULL, NULL, text, "text/plain; version=0.0.4", 0};
 }

@@ -66,17 +66,24 @@ static enum MHD_Result answer(request *req, response *out)
         }
     } else if (out->owned_text) {
         text = out->owned_text;
+    } else if (out->text && out->size) { /* a static file: served in place */
+        text = NULL;
     } else {
         text = strdup(out->text ? out->text : "");
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(text ? strlen(text) : 0, text,
-                                                             MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r =
+        text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
+             : MHD_create_response_from_buffer(out->size, (void *)out->text,
+                                               MHD_RESPMEM_PERSISTENT);
     if (!r) {
         free(text);
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "Cache-Control", text ? "no-store" : "max-age=300");
+    if (!text)
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'self'; style-src 'self' 'unsafe-inline'");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (out->status == 401)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ordo\"");
@@ -185,7 +192,7 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, int threads)
 
 response json_ok(int status, json_t *body)
 {
-    return (response){status, body ? body : json_object(), NULL, NULL, NULL};
+    return (response){status, body ? body : json_object(), NULL, NULL, NULL, 0};
 }
 
 response json_error(int status, const char *code, const char *fmt, ...)

@@ -5,10 +5,10 @@
 
 const char *const server_route_names[16] = {
     "healthz", "metrics", "recipes",     "runs",     "run",   "segments", "steps", "checkpoints",
-    "compare", "audit",   "recovery",    "unknown5", "unknown4", "unknown3", "unknown2", "other"};
+    "compare", "audit",   "recovery",    "static", "unknown4", "unknown3", "unknown2", "other"};
 
 enum { R_HEALTH, R_METRICS, R_RECIPES, R_RUNS, R_RUN, R_SEGMENTS, R_STEPS, R_CHECKPOINTS,
-       R_COMPARE, R_AUDIT, R_RECOVERY, R_OTHER = 15 };
+       R_COMPARE, R_AUDIT, R_RECOVERY, R_STATIC, R_OTHER = 15 };
 
 /* Splits "/api/runs/NAME/steps" into at most 5 segments (in place). */
 static int split_path(char *path, char *parts[5])
@@ -69,6 +69,10 @@ static response run_routes(request *req, char **parts, int n)
                : is(req, "GET") ? api_checkpoints_get(req, run)
                                 : not_allowed(req);
     }
+    if (n == 4 && strcmp(what, "series") == 0) {
+        req->route = R_RUN;
+        return is(req, "GET") ? api_run_series(req, run) : not_allowed(req);
+    }
     if (n == 4 && strcmp(what, "recovery") == 0) {
         req->route = R_RECOVERY;
         return is(req, "GET") ? api_recovery(req, run) : not_allowed(req);
@@ -100,7 +104,9 @@ void server_route(request *req, response *out)
         return;
     }
     if (n < 2 || strcmp(parts[0], "api") != 0) {
-        *out = json_error(404, "not_found", "no such resource: %s", req->url);
+        req->route = R_STATIC;
+        if (!static_file(req, req->url, out))
+            *out = json_error(404, "not_found", "no such resource: %s", req->url);
         return;
     }
     if (strcmp(parts[1], "recipes") == 0 && n <= 3) {
@@ -112,6 +118,9 @@ void server_route(request *req, response *out)
     } else if (strcmp(parts[1], "compare") == 0 && n == 2) {
         req->route = R_COMPARE;
         *out = is(req, "GET") ? api_compare(req) : not_allowed(req);
+    } else if (strcmp(parts[1], "compare") == 0 && n == 3 && strcmp(parts[2], "strip") == 0) {
+        req->route = R_COMPARE;
+        *out = is(req, "GET") ? api_compare_strip(req) : not_allowed(req);
     } else if (strcmp(parts[1], "audit") == 0 && n == 2) {
         req->route = R_AUDIT;
         *out = is(req, "GET") ? api_audit(req) : not_allowed(req);

@@ -49,6 +49,7 @@ typedef struct response {
     const char *text; /* a plain-text body instead (static), e.g. /metrics */
     char *owned_text; /* or an owned one */
     const char *content_type;
+    size_t size;      /* of a static text; 0: strlen */
 } response;
 
 extern const server_config *server;
@@ -96,6 +97,10 @@ response api_compare(request *req);
 response api_recovery(request *req, const char *run);
 response api_audit(request *req);
 response api_metrics(request *req);
+response api_compare_strip(request *req);
+response api_run_series(request *req, const char *run);
+/* Static dashboard files (static.c): 0 when `path` is not one. */
+int static_file(request *req, const char *path, response *out);
 
 /* Starts the daemon (epoll, a pool of `threads`) on `addr` (http.c). */
 struct sockaddr;

@@ -30,6 +30,7 @@ run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite demo env BUILD="$build" tests/demo.sh
+  run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
 fi
 

@@ -1,0 +1,123 @@
+/* Downsampled views for the dashboard: comparison strips and run series. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server.h"
+
+static int range_args(const request *req, int64_t *from, int64_t *to, int64_t *buckets)
+{
+    *from = 0, *to = 0, *buckets = 1000;
+    return (query(req, "from") && parse_int64(query(req, "from"), 1, ORDO_STEP_MAX, from)) ||
+           (query(req, "to") && parse_int64(query(req, "to"), 1, ORDO_STEP_MAX, to)) ||
+           (query(req, "buckets") && parse_int64(query(req, "buckets"), 1, 100000, buckets));
+}
+
+/* GET /api/compare/strip?a=&b=[&buckets=&from=&to=] */
+response api_compare_strip(request *req)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    const char *a = query(req, "a"), *b = query(req, "b");
+    int64_t from, to, buckets;
+    if (!a || !b || range_args(req, &from, &to, &buckets))
+        return json_error(400, "invalid", "strip needs ?a=RUN&b=RUN and optionally buckets (1 to "
+                                          "100000), from and to (steps)");
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_compare_buckets_result r;
+    if (!ledger || ordo_compare_buckets(ledger, a, b, from, to, (int)buckets, &r, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *list = json_array();
+    int lane_bytes = (r.lanes + 7) / 8;
+    for (size_t i = 0; i < r.count; i++) {
+        const ordo_compare_bucket *k = &r.buckets[i];
+        json_t *lanes = json_array();
+        for (int l = 0; l < r.lanes; l++)
+            if (r.lane_map[i * (size_t)lane_bytes + (size_t)(l / 8)] >> (l % 8) & 1)
+                json_array_append_new(lanes, json_integer(l));
+        json_array_append_new(list, json_pack("[I, I, I, I, I, o]", (json_int_t)k->from,
+                                              (json_int_t)k->to, (json_int_t)k->matched,
+                                              (json_int_t)k->diverged, (json_int_t)k->missing,
+                                              lanes));
+    }
+    json_t *body = json_pack("{s:s, s:s, s:I, s:i, s:s, s:o}", "a", a, "b", b, "width",
+                             (json_int_t)r.width, "lanes", r.lanes, "columns",
+                             "from, to, matched, diverged, missing, lanes that differ", "buckets",
+                             list);
+    ordo_compare_buckets_free(&r);
+    return json_ok(200, body);
+}
+
+/* The recipe's sources: names, weights and target token shares. */
+static json_t *recipe_sources(ordo_ledger *ledger, const char *recipe_id)
+{
+    char *canonical = NULL;
+    ordo_error err;
+    json_t *out = json_array();
+    if (ordo_recipe_get(ledger, recipe_id, &canonical, &err) != ORDO_OK)
+        return out;
+    json_t *recipe = json_loads(canonical, 0, NULL);
+    ordo_free(canonical);
+    json_t *sources = json_object_get(recipe, "sources"), *source;
+    double total = 0;
+    size_t i;
+    json_array_foreach(sources, i, source)
+        total += json_number_value(json_object_get(source, "weight"));
+    json_array_foreach(sources, i, source) {
+        double w = json_number_value(json_object_get(source, "weight"));
+        const char *name = json_string_value(json_object_get(source, "name"));
+        json_array_append_new(out, json_pack("{s:s, s:f, s:f}", "name", name ? name : "",
+                                             "weight", w, "target_share",
+                                             total > 0 ? w / total : 0.0));
+    }
+    json_decref(recipe);
+    return out;
+}
+
+/* GET /api/runs/{run}/series[?buckets=&from=&to=] */
+response api_run_series(request *req, const char *name)
+{
+    response error;
+    if (require_reader(req, &error))
+        return error;
+    int64_t from, to, buckets;
+    if (range_args(req, &from, &to, &buckets))
+        return json_error(400, "invalid", "series takes buckets (1 to 100000), from and to");
+    ordo_error err;
+    ordo_ledger *ledger = server_ledger(&err);
+    ordo_run_info run;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+        return status_error(&err);
+    json_t *sources = recipe_sources(ledger, run.recipe_id);
+    int count = (int)json_array_size(sources);
+    ordo_series_result r;
+    if (ordo_run_series(ledger, name, from, to, (int)buckets, count, &r, &err) != ORDO_OK) {
+        json_decref(sources);
+        return status_error(&err);
+    }
+    json_t *list = json_array();
+    for (size_t i = 0; i < r.count; i++) {
+        const ordo_series_bucket *k = &r.buckets[i];
+        if (!k->steps)
+            continue;
+        json_t *tokens = json_array();
+        for (int s = 0; s < count; s++)
+            json_array_append_new(tokens, json_integer(r.source_tokens[i * (size_t)count +
+                                                                       (size_t)s]));
+        double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
+        json_array_append_new(
+            list, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}", "from",
+                            (json_int_t)k->from, "to", (json_int_t)k->to, "steps",
+                            (json_int_t)k->steps, "loss", k->loss_steps ? json_real(mean)
+                                                                         : json_null(),
+                            "loss_min", k->loss_steps ? json_real(k->loss_min) : json_null(),
+                            "loss_max", k->loss_steps ? json_real(k->loss_max) : json_null(),
+                            "tokens", (json_int_t)k->tokens, "source_tokens", tokens));
+    }
+    json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,
+                             "sources", sources, "buckets", list);
+    ordo_series_free(&r);
+    return json_ok(200, body);
+}

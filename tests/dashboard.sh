@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The dashboard in real headless Chromium (Debian's `chromium`, driven by
+# playwright-core from npm) against a real `ordo serve` whose ledger was
+# filled by ordo run / ordo resume (the demo's: elastic resumes at W = 8
+# and 2, a rank-bound resume). Screenshots of every view go to
+# build/screenshots/.
+set -uo pipefail
+build=${BUILD:-build}
+fail() { echo "dashboard: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+scripts/deps.sh chromium >&2 || fail "chromium is missing"
+BUILD="$build" scripts/peers.sh >&2 || fail "could not install playwright-core"
+if [ ! -f "$build/demo/ordo.db" ]; then
+  BUILD="$build" scripts/demo.sh >/dev/null 2>&1 || fail "scripts/demo.sh failed"
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp "$build/demo/ordo.db" "$tmp/ordo.db"
+mkfifo "$tmp/ready"
+"$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/log" &
+server=$!
+read -r line < "$tmp/ready" # blocks until the server has bound its port
+url=$(echo "$line" | grep -o 'http://[0-9.]*:[0-9]*')
+[ -n "$url" ] || { kill "$server"; fail "server did not start: $line"; }
+mkdir -p "$build/screenshots"
+node tests/web/dashboard.mjs "$build/peers/node_modules" "$url" "$build/screenshots"
+code=$?
+kill -TERM "$server"
+wait "$server" || { echo "dashboard: the server did not stop cleanly" >&2; code=1; }
+exit $code

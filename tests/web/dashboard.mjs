@@ -1,0 +1,93 @@
+// Drives headless Chromium (Debian's, via playwright-core) through every
+// view of the dashboard served by a real `ordo serve`, checks what the
+// views say against the API, and saves a screenshot of each view.
+// Usage: node dashboard.mjs NODE_MODULES BASE_URL SCREENSHOT_DIR
+// Prints "ok NAME" / "FAIL NAME: why" per check and exits non-zero on any
+// failure.
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const [modules, base, shots] = process.argv.slice(2);
+const require = createRequire(path.join(path.resolve(modules), 'x.js'));
+const { chromium } = require('playwright-core');
+
+let failed = 0, passed = 0;
+function check(name, ok, why = '') {
+  if (ok) { passed++; console.log(`ok   ${name}`); }
+  else { failed++; console.log(`FAIL ${name}${why ? ': ' + why : ''}`); }
+}
+
+const api = async (p) => (await fetch(base + p)).json();
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+const problems = [];
+page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
+page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+page.on('requestfailed', (r) => problems.push('request failed: ' + r.url()));
+
+async function view(name, hash, ready) {
+  problems.length = 0;
+  await page.goto(base + '/' + hash);
+  await page.waitForFunction(() => !document.querySelector('main').textContent.startsWith('Loading'));
+  if (ready) await page.waitForSelector(ready);
+  await page.screenshot({ path: path.join(shots, `dashboard-${name}.png`), fullPage: true });
+  const error = await page.$('main .error');
+  check(`${name}: renders`, !error, error ? await error.textContent() : '');
+  check(`${name}: no console errors`, problems.length === 0, problems.join('; '));
+}
+
+// Runs
+await view('runs', '#/runs', 'main table');
+const text = await page.textContent('main');
+check('runs: lists every run', ['baseline', 'elastic-w8', 'elastic-w2', 'rank-bound-w8'].every((r) => text.includes(r)));
+check('runs: elastic resumes agree with the baseline', /steps agree/.test(text));
+
+// Compare: an elastic resume agrees at every step
+await view('compare-elastic', '#/compare?runs=baseline,elastic-w8', '.uplot');
+let first = await page.textContent('[data-testid=first-divergent-step]');
+check('compare: elastic resume has no divergent step', first.trim() === 'none', first);
+check('compare: elastic resume says every step matches',
+      (await page.textContent('main')).includes('every common step has the same batch digest'));
+
+// Compare: the rank-bound resume diverges from the step after the resume,
+// as the API says
+const apiCompare = await api('/api/compare?a=rank-bound&b=rank-bound-w8');
+await view('compare-rank-bound', '#/compare?runs=rank-bound,rank-bound-w8', '.uplot');
+first = (await page.textContent('[data-testid=first-divergent-step]')).replace(/,/g, '');
+check('compare: first divergent step equals the API\'s', Number(first) === apiCompare.first_divergent_step,
+      `page ${first}, API ${apiCompare.first_divergent_step}`);
+check('compare: rank-bound diverges from the step after the resume', apiCompare.first_divergent_step === 61,
+      String(apiCompare.first_divergent_step));
+check('compare: lane detail told', (await page.textContent('main')).includes('Lane by lane') ||
+      (await page.$$('main .uplot')).length >= 2);
+check('compare: divergence told in text too', (await page.textContent('main')).includes('✕ diverged'));
+
+// Three runs at once
+await view('compare-three', '#/compare?runs=baseline,elastic-w8,elastic-w2', '.uplot');
+check('compare: three runs give two comparisons', (await page.$$('[data-testid=compare-summary]')).length === 2);
+
+// Run view, audit, recovery
+await view('run', '#/run/elastic-w8', 'main table');
+check('run: shows segments with lane plans', (await page.textContent('main')).includes('lane plan'));
+const runs = (await api('/api/runs')).runs;
+await view('audit', '#/audit?recipe=' + runs[0].recipe_id, 'main table');
+check('audit: agreement shown', (await page.textContent('main')).includes('100%'));
+await view('recovery', '#/recovery?run=baseline&world_size=8&step=60', 'main pre');
+const manifest = await api('/api/runs/baseline/recovery?world_size=8&step=60');
+check('recovery: shows the manifest', (await page.textContent('main pre')).includes(manifest.sha256));
+check('recovery: curl command', (await page.textContent('main')).includes('curl -s'));
+
+// Keyboard: the views are reachable by Tab
+await page.goto(base + '/#/runs');
+await page.keyboard.press('Tab');
+await page.keyboard.press('Tab');
+const focused = await page.evaluate(() => document.activeElement && document.activeElement.textContent);
+check('keyboard: navigation links take focus', ['Runs', 'Compare'].includes(focused), String(focused));
+
+await browser.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,405 @@
+// The ordo dashboard: runs, one run, comparisons, audits and recovery
+// manifests, read from the service's API. State lives in the URL hash, so
+// every view is a link. Charts are drawn by uPlot.
+'use strict';
+
+const main = document.getElementById('main');
+const COLORS = { match: '#2e7d32', diverge: '#c62828', missing: '#9e9e9e' };
+const LINE_COLORS = ['#1a56db', '#e65100', '#6a1b9a', '#00838f', '#ad1457', '#558b2f'];
+
+// ---- the API, with a reader token asked for once when the server wants one
+
+function token() { return sessionStorage.getItem('ordo-token'); }
+
+function askToken() {
+  return new Promise((resolve) => {
+    const dialog = document.getElementById('token-dialog');
+    const form = document.getElementById('token-form');
+    form.onsubmit = () => {
+      sessionStorage.setItem('ordo-token', document.getElementById('token-input').value.trim());
+      resolve();
+    };
+    dialog.showModal();
+  });
+}
+
+async function api(path) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const headers = token() ? { Authorization: 'Bearer ' + token() } : {};
+    const response = await fetch(path, { headers });
+    if (response.status === 401) { await askToken(); continue; }
+    const body = await response.json();
+    if (!response.ok) throw new Error(body.error || response.statusText);
+    return body;
+  }
+  throw new Error('not authorised');
+}
+
+// ---- small DOM helpers
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === 'text') node.textContent = value;
+    else if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child == null) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const fmt = (n) => (n == null ? '–' : Number(n).toLocaleString('en-US'));
+const pct = (x) => (x == null ? '–' : (100 * x).toFixed(x === 1 || x === 0 ? 0 : 2) + '%');
+const runLink = (name) => el('a', { href: '#/run/' + encodeURIComponent(name) }, name);
+const short = (id) => (id ? id.slice(0, 12) + '…' : '–');
+
+function badge(kind, text) {
+  const symbol = { match: '✓ ', diverge: '✕ ', missing: '– ' }[kind] || '';
+  return el('span', { class: 'badge ' + kind }, symbol + text);
+}
+
+function table(headers, rows) {
+  return el('table', {},
+    el('thead', {}, el('tr', {}, headers.map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, rows.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell))))));
+}
+
+function worldHistory(segments) {
+  return segments.map((s) => `W=${s.world_size}${s.lane_binding === 'rank' ? ' (rank)' : ''} from ${fmt(s.start_step)}`).join(' → ');
+}
+
+function chartWidth() { return Math.max(320, Math.min(main.clientWidth - 10, 1150)); }
+
+// ---- routing
+
+function route() {
+  const hash = location.hash || '#/runs';
+  const [path, queryString] = hash.slice(1).split('?');
+  const params = new URLSearchParams(queryString || '');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  for (const a of document.querySelectorAll('nav a'))
+    a.toggleAttribute('aria-current', a.dataset.view === (parts[0] === 'run' ? 'runs' : parts[0]));
+  if (document.querySelector('nav a[aria-current]'))
+    document.querySelector('nav a[aria-current]').setAttribute('aria-current', 'page');
+  main.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
+  const views = { runs: viewRuns, run: () => viewRun(parts[1]), compare: () => viewCompare(params),
+                  audit: () => viewAudit(params), recovery: () => viewRecovery(params) };
+  (views[parts[0]] || viewRuns)().catch((error) => {
+    main.replaceChildren(el('p', { class: 'error', role: 'alert' }, 'Error: ' + error.message));
+  });
+}
+window.addEventListener('hashchange', route);
+
+// ---- Runs: grouped by recipe and group tag
+
+async function viewRuns() {
+  const { runs } = await api('/api/runs');
+  const details = await Promise.all(runs.map((r) => api('/api/runs/' + encodeURIComponent(r.name))));
+  const agreement = await Promise.all(runs.map((r) => (r.baseline
+    ? api(`/api/compare?a=${encodeURIComponent(r.baseline)}&b=${encodeURIComponent(r.name)}`)
+    : null)));
+  const groups = new Map();
+  runs.forEach((run, i) => {
+    const key = run.recipe_id + '\u0000' + (run.group || '');
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push([run, details[i], agreement[i]]);
+  });
+  const sections = [...groups.values()].map((members) => {
+    const first = members[0][0];
+    const rows = members.map(([run, detail, cmp]) => [
+      runLink(run.name),
+      worldHistory(detail.segments),
+      fmt(run.steps),
+      run.baseline ? runLink(run.baseline) : el('span', { class: 'muted' }, 'baseline'),
+      cmp ? (cmp.diverged ? badge('diverge', `diverged from step ${fmt(cmp.first_divergent_step)}`)
+                          : badge('match', `${fmt(cmp.matched)} of ${fmt(cmp.steps_compared)} steps agree`))
+          : '–',
+      run.baseline ? el('a', { href: `#/compare?runs=${encodeURIComponent(run.baseline)},${encodeURIComponent(run.name)}` }, 'compare') : '',
+    ]);
+    return el('section', { class: 'group' },
+      el('h2', {}, `Recipe ${first.recipe_name || ''} `, el('code', {}, short(first.recipe_id)),
+         first.group ? ` · group ${first.group}` : ''),
+      el('p', {}, el('a', { href: '#/audit?recipe=' + first.recipe_id }, 'audit this recipe')),
+      table(['run', 'world sizes', 'steps', 'baseline', 'agreement with baseline', ''], rows));
+  });
+  main.replaceChildren(el('h1', {}, 'Runs'),
+    ...(runs.length ? sections : [el('p', {}, 'No runs yet: ordo run, or report through the API.')]));
+}
+
+// ---- Run: segments, checkpoints, loss, token shares
+
+async function viewRun(name) {
+  const run = await api('/api/runs/' + encodeURIComponent(name));
+  const [{ checkpoints }, series] = await Promise.all([
+    api(`/api/runs/${encodeURIComponent(name)}/checkpoints`),
+    api(`/api/runs/${encodeURIComponent(name)}/series?buckets=${chartWidth()}`)]);
+  const segmentRows = run.segments.map((s) => [
+    fmt(s.ordinal), fmt(s.world_size), s.lane_binding, `${fmt(s.start_step)}–${fmt(s.end_step)}`,
+    s.resumed_from ? fmt(s.resumed_from) : '–',
+    el('code', {}, s.lane_plan.map((lanes, r) => `${r}: ${lanes.join(',')}`).join('  '))]);
+  const checkpointRows = checkpoints.map((c) => [fmt(c.step), fmt(c.lanes),
+    `${fmt(c.state_bytes)} bytes (${(c.state_bytes / c.lanes).toFixed(1)} per lane)`,
+    el('a', { href: `#/recovery?run=${encodeURIComponent(name)}&step=${c.step}` }, 'recovery manifest')]);
+  const view = [el('h1', {}, 'Run ', el('code', {}, name)),
+    el('div', { class: 'summary' },
+      el('div', {}, el('strong', {}, fmt(run.steps)), 'steps recorded'),
+      el('div', {}, el('strong', {}, fmt(run.lanes)), 'lanes'),
+      el('div', {}, el('strong', {}, fmt(run.world_size)), 'world size now'),
+      el('div', {}, el('strong', {}, fmt(run.conflicts)), 'conflicting reports'),
+      el('div', {}, el('strong', {}, run.baseline ? runLink(run.baseline) : '–'), 'baseline')),
+    el('p', {}, 'Recipe ', el('code', {}, run.recipe_id)),
+    el('h2', {}, 'Segments'),
+    table(['#', 'world size', 'binding', 'steps', 'resumed from', 'lane plan (rank: lanes)'], segmentRows),
+    el('h2', {}, 'Checkpoints'),
+    checkpointRows.length ? table(['step', 'lanes', 'size', ''], checkpointRows) : el('p', { class: 'muted' }, 'none')];
+  const withLoss = series.buckets.filter((b) => b.loss != null);
+  view.push(el('h2', {}, 'Loss'));
+  const lossBox = el('div', { class: 'chart', id: 'loss-chart' });
+  view.push(withLoss.length ? lossBox : el('p', { class: 'muted' }, 'No loss reported for this run.'));
+  view.push(el('h2', {}, 'Token share by source, against the recipe’s target mix'));
+  const shareBox = el('div', { class: 'chart', id: 'share-chart' });
+  view.push(shareBox, shareTable(series));
+  main.replaceChildren(...view);
+  if (withLoss.length) lineChart(lossBox, 'loss', [name], [series]);
+  shareChart(shareBox, series);
+}
+
+function shareTable(series) {
+  const totals = series.sources.map((_, i) => series.buckets.reduce((n, b) => n + b.source_tokens[i], 0));
+  const all = totals.reduce((a, b) => a + b, 0);
+  return table(['source', 'weight', 'target share', 'actual share (whole run)'],
+    series.sources.map((s, i) => [s.name, s.weight, pct(s.target_share), all ? pct(totals[i] / all) : '–']));
+}
+
+function lineChart(box, label, names, allSeries) {
+  const xs = allSeries[0].buckets.map((b) => (b.from + b.to) / 2);
+  const data = [xs];
+  const seriesOpts = [{}];
+  allSeries.forEach((s, i) => {
+    const byFrom = new Map(s.buckets.map((b) => [b.from, b.loss]));
+    data.push(allSeries[0].buckets.map((b) => byFrom.get(b.from) ?? null));
+    seriesOpts.push({ label: names[i], stroke: LINE_COLORS[i % LINE_COLORS.length], width: 1.5,
+                      dash: i ? [6, 4] : undefined });
+  });
+  new uPlot({ width: chartWidth(), height: 260, series: seriesOpts,
+              scales: { x: { time: false } }, axes: [{ label: 'step' }, { label }] }, data, box);
+}
+
+function shareChart(box, series) {
+  const xs = series.buckets.map((b) => (b.from + b.to) / 2);
+  const data = [xs];
+  const opts = [{}];
+  series.sources.forEach((source, i) => {
+    const color = LINE_COLORS[i % LINE_COLORS.length];
+    data.push(series.buckets.map((b) => {
+      const all = b.source_tokens.reduce((a, c) => a + c, 0);
+      return all ? b.source_tokens[i] / all : null;
+    }));
+    opts.push({ label: source.name + ' (actual)', stroke: color, width: 1.5 });
+    data.push(series.buckets.map(() => source.target_share));
+    opts.push({ label: source.name + ' (target)', stroke: color, width: 1, dash: [4, 4] });
+  });
+  new uPlot({ width: chartWidth(), height: 220, series: opts, scales: { x: { time: false }, y: { range: [0, 1] } },
+              axes: [{ label: 'step' }, { label: 'share of tokens' }] }, data, box);
+}
+
+// ---- Compare: agreement strip, first divergence, lane map, loss, recipes
+
+async function viewCompare(params) {
+  const names = (params.get('runs') || '').split(',').filter(Boolean);
+  const form = compareForm(names);
+  if (names.length < 2) {
+    main.replaceChildren(el('h1', {}, 'Compare runs'), form,
+      el('p', { class: 'muted' }, 'Choose two or more runs: each is compared with the first.'));
+    return;
+  }
+  const buckets = chartWidth();
+  const base = names[0];
+  const others = names.slice(1);
+  const [compares, strips, series] = await Promise.all([
+    Promise.all(others.map((n) => api(`/api/compare?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}`))),
+    Promise.all(others.map((n) => api(`/api/compare/strip?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}&buckets=${buckets}`))),
+    Promise.all(names.map((n) => api(`/api/runs/${encodeURIComponent(n)}/series?buckets=${buckets}`)))]);
+  const view = [el('h1', {}, 'Compare ', el('code', {}, base), ' with ', others.join(', ')), form];
+  others.forEach((other, i) => {
+    const cmp = compares[i];
+    view.push(el('h2', {}, `${base} ↔ ${other}`),
+      el('div', { class: 'summary', 'data-testid': 'compare-summary' },
+        el('div', {}, el('strong', {}, fmt(cmp.steps_compared)), 'steps compared'),
+        el('div', {}, el('strong', {}, fmt(cmp.matched)), 'matched'),
+        el('div', {}, el('strong', {}, fmt(cmp.diverged)), 'diverged'),
+        el('div', {}, el('strong', { 'data-testid': 'first-divergent-step' },
+                         cmp.first_divergent_step == null ? 'none' : fmt(cmp.first_divergent_step)),
+           'first divergent step'),
+        el('div', {}, el('strong', {}, `${fmt(cmp.only_a)} / ${fmt(cmp.only_b)}`), 'only in one run')),
+      el('p', {}, cmp.diverged
+        ? badge('diverge', `diverged: ${cmp.divergent_ranges.slice(0, 8).map((r) => r[0] === r[1] ? fmt(r[0]) : `${fmt(r[0])}–${fmt(r[1])}`).join(', ')}${cmp.divergent_ranges.length > 8 ? ' …' : ''}`)
+        : badge('match', 'every common step has the same batch digest'),
+        cmp.conflicts_a || cmp.conflicts_b ? [' ', badge('diverge', `conflicting reports from step ${fmt(cmp.first_conflict_step)}`)] : null),
+      legend(),
+      el('div', { class: 'chart', id: 'strip-' + i, role: 'img',
+                  'aria-label': `Agreement per step between ${base} and ${other}: ${fmt(cmp.matched)} matched, ${fmt(cmp.diverged)} diverged` }));
+    if (cmp.diverged && cmp.lanes_differ.length)
+      view.push(el('h3', {}, 'Lanes × steps: where lanes differ'),
+        el('p', {}, `Lanes that differ: ${cmp.lanes_differ.join(', ')}`),
+        el('div', { class: 'chart', id: 'lanes-' + i, role: 'img',
+                    'aria-label': `Lanes that differ: ${cmp.lanes_differ.join(', ')}` }));
+    else if (cmp.diverged)
+      view.push(el('p', { class: 'muted' }, 'Lane by lane: not comparable (the runs report different lane counts at the divergent steps).'));
+  });
+  view.push(el('h2', {}, 'Loss'));
+  const lossBox = el('div', { class: 'chart' });
+  const anyLoss = series.some((s) => s.buckets.some((b) => b.loss != null));
+  view.push(anyLoss ? lossBox : el('p', { class: 'muted' }, 'No loss reported for these runs.'));
+  view.push(el('h2', {}, 'Recipes'), recipeTable(names, compares));
+  main.replaceChildren(...view);
+  others.forEach((_, i) => {
+    stripChart(document.getElementById('strip-' + i), strips[i]);
+    if (compares[i].diverged && compares[i].lanes_differ.length)
+      laneMap(document.getElementById('lanes-' + i), strips[i]);
+  });
+  if (anyLoss) lineChart(lossBox, 'loss', names, series);
+}
+
+function legend() {
+  return el('p', { class: 'legend' },
+    el('span', {}, el('span', { class: 'swatch match' }), '✓ matched'),
+    el('span', {}, el('span', { class: 'swatch diverge' }), '✕ diverged (any divergent step in a bucket)'),
+    el('span', {}, el('span', { class: 'swatch missing' }), '– in one run only'));
+}
+
+function compareForm(names) {
+  const input = el('input', { id: 'runs-input', value: names.join(','), size: 40, 'aria-label': 'runs to compare' });
+  return el('form', { class: 'inline', onsubmit: (e) => {
+    e.preventDefault();
+    location.hash = '#/compare?runs=' + input.value.split(',').map((s) => encodeURIComponent(s.trim())).join(',');
+  } }, el('label', {}, 'Runs (first is the reference), comma-separated', input), el('button', { type: 'submit' }, 'Compare'));
+}
+
+// One bar per bucket: diverged wins, then missing, then matched.
+function stripChart(box, strip) {
+  const xs = strip.buckets.map((b) => b[0]);
+  const state = strip.buckets.map((b) => (b[3] > 0 ? 2 : b[4] > 0 && b[2] === 0 ? 1 : b[2] > 0 ? 0 : -1));
+  const colors = [COLORS.match, COLORS.missing, COLORS.diverge];
+  new uPlot({
+    width: chartWidth(), height: 110, legend: { show: false }, cursor: { show: true },
+    scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [0, 1] } },
+    axes: [{ label: 'step' }, { show: false }],
+    series: [{}, { label: 'agreement', paths: () => null, points: { show: false } }],
+    hooks: { draw: [(u) => {
+      const ctx = u.ctx;
+      strip.buckets.forEach((b, i) => {
+        if (state[i] < 0) return;
+        const x0 = u.valToPos(b[0] - 0.5, 'x', true), x1 = u.valToPos(b[1] + 0.5, 'x', true);
+        const y0 = u.bbox.top, y1 = u.bbox.top + u.bbox.height;
+        ctx.fillStyle = colors[state[i]];
+        ctx.fillRect(x0, y0, Math.max(1, x1 - x0), y1 - y0);
+        if (state[i] === 2) { // diverged: also marked by shape, a cross-hatch
+          ctx.fillStyle = 'rgba(255,255,255,0.6)';
+          for (let y = y0; y < y1; y += 8) ctx.fillRect(x0, y, Math.max(1, x1 - x0), 3);
+        }
+      });
+    }] },
+  }, [xs, state.map(() => 0.5)], box);
+}
+
+function laneMap(box, strip) {
+  const lanes = strip.lanes;
+  const xs = strip.buckets.map((b) => b[0]);
+  new uPlot({
+    width: chartWidth(), height: Math.min(420, 40 + lanes * 12), legend: { show: false },
+    scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [-0.5, lanes - 0.5] } },
+    axes: [{ label: 'step' }, { label: 'lane' }],
+    series: [{}, { paths: () => null, points: { show: false } }],
+    hooks: { draw: [(u) => {
+      const ctx = u.ctx;
+      ctx.fillStyle = COLORS.diverge;
+      strip.buckets.forEach((b) => {
+        if (!b[5].length) return;
+        const x0 = u.valToPos(b[0] - 0.5, 'x', true), x1 = u.valToPos(b[1] + 0.5, 'x', true);
+        for (const lane of b[5]) {
+          const y0 = u.valToPos(lane + 0.5, 'y', true), y1 = u.valToPos(lane - 0.5, 'y', true);
+          ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+        }
+      });
+    }] },
+  }, [xs, xs.map(() => 0)], box);
+}
+
+function recipeTable(names, compares) {
+  const first = compares[0].recipes;
+  if (compares.every((c) => c.recipes.same))
+    return el('p', {}, badge('match', 'same recipe'), ' ', el('code', {}, first.a));
+  const rows = [];
+  compares.forEach((c, i) => {
+    if (c.recipes.same) { rows.push([names[i + 1], el('em', {}, 'same recipe as ' + names[0]), '', '']); return; }
+    for (const d of c.recipes.differences)
+      rows.push([names[i + 1], el('code', {}, d.key),
+                 el('code', { class: 'diff' }, JSON.stringify(d.a)), el('code', { class: 'diff' }, JSON.stringify(d.b))]);
+  });
+  return table(['run', 'field', names[0], 'this run'], rows);
+}
+
+// ---- Audit: per recipe, all runs against their baselines
+
+async function viewAudit(params) {
+  const recipe = params.get('recipe');
+  const { runs } = await api('/api/runs');
+  const recipes = [...new Map(runs.map((r) => [r.recipe_id, r])).values()];
+  const select = el('select', { id: 'recipe-select', 'aria-label': 'recipe' },
+    recipes.map((r) => el('option', Object.assign({ value: r.recipe_id }, r.recipe_id === recipe ? { selected: '' } : {}),
+                          `${r.recipe_name || 'recipe'} ${short(r.recipe_id)}`)));
+  const form = el('form', { class: 'inline', onsubmit: (e) => { e.preventDefault(); location.hash = '#/audit?recipe=' + select.value; } },
+    el('label', {}, 'Recipe', select), el('button', { type: 'submit' }, 'Audit'));
+  if (!recipe) { main.replaceChildren(el('h1', {}, 'Audit'), form); return; }
+  const audit = await api('/api/audit?recipe=' + encodeURIComponent(recipe));
+  const rows = audit.runs.map((r) => [runLink(r.run), r.baseline ? runLink(r.baseline) : el('span', { class: 'muted' }, 'baseline'),
+    r.world_sizes.map((w) => `W=${w.world_size}${w.binding === 'rank' ? ' (rank)' : ''} from ${fmt(w.from_step)}`).join(' → '),
+    fmt(r.steps),
+    r.agreement == null ? '–' : (r.agreement === 1 ? badge('match', pct(r.agreement)) : badge('diverge', pct(r.agreement))),
+    r.first_divergent_step == null ? '–' : fmt(r.first_divergent_step)]);
+  main.replaceChildren(el('h1', {}, 'Audit of recipe ', el('code', {}, short(recipe))), form,
+    table(['run', 'baseline', 'world sizes', 'steps', 'agreement', 'first divergent step'], rows));
+}
+
+// ---- Recovery: the manifest for a run, step and world size
+
+async function viewRecovery(params) {
+  const run = params.get('run') || '', step = params.get('step') || '', world = params.get('world_size') || '';
+  const inputs = { run: el('input', { value: run, 'aria-label': 'run', required: '' }),
+                   step: el('input', { value: step, 'aria-label': 'checkpoint step', inputmode: 'numeric', placeholder: 'latest' }),
+                   world: el('input', { value: world, 'aria-label': 'new world size', inputmode: 'numeric', required: '' }) };
+  const form = el('form', { class: 'inline', onsubmit: (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams({ run: inputs.run.value, world_size: inputs.world.value });
+    if (inputs.step.value) q.set('step', inputs.step.value);
+    location.hash = '#/recovery?' + q.toString();
+  } }, el('label', {}, 'Run', inputs.run), el('label', {}, 'Checkpoint step', inputs.step),
+    el('label', {}, 'World size', inputs.world), el('button', { type: 'submit' }, 'Show manifest'));
+  if (!run || !world) { main.replaceChildren(el('h1', {}, 'Recovery manifest'), form); return; }
+  const path = `/api/runs/${encodeURIComponent(run)}/recovery?world_size=${encodeURIComponent(world)}${step ? '&step=' + encodeURIComponent(step) : ''}`;
+  const manifest = await api(path);
+  const text = JSON.stringify(manifest, null, 2);
+  const curl = `curl -s ${token() ? "-H 'Authorization: Bearer $ORDO_TOKEN' " : ''}'${location.origin}${path}'`;
+  const copy = el('button', { type: 'button', onclick: async () => {
+    await navigator.clipboard.writeText(text).catch(() => {});
+    copy.textContent = 'Copied';
+  } }, 'Copy manifest');
+  main.replaceChildren(el('h1', {}, 'Recovery manifest'), form,
+    el('div', { class: 'summary' },
+      el('div', {}, el('strong', {}, fmt(manifest.checkpoint_step)), 'checkpoint step'),
+      el('div', {}, el('strong', {}, fmt(manifest.resume_at_step)), 'resume at step'),
+      el('div', {}, el('strong', {}, `${manifest.lanes} / ${manifest.world_size}`), 'lanes / world size'),
+      el('div', {}, el('strong', {}, fmt(manifest.expected.length)), 'expected digests')),
+    table(['rank', 'lanes'], manifest.rank_lanes.map((lanes, r) => [r, lanes.join(', ')])),
+    el('p', {}, 'Fetch it: ', el('code', {}, curl)),
+    el('p', {}, 'Resume from it: ', el('code', {}, `ordo resume --manifest '${location.origin}${path}' --steps N`)),
+    el('p', {}, copy, ' ', el('span', { class: 'muted' }, 'SHA-256 ', el('code', {}, manifest.sha256))),
+    el('pre', {}, text));
+}
+
+route();

@@ -82,6 +82,25 @@ static void check_pair(ordo_ledger *ledger, const char *a, const char *b, int64_
         in_ranges += got.ranges[i][1] - got.ranges[i][0] + 1;
     }
     ASSERT(in_ranges >= got.diverged);
+    /* Buckets for display count every step once, and a bucket holding a
+     * divergent step says so. */
+    ordo_compare_buckets_result buckets;
+    ASSERT_OK(ordo_compare_buckets(ledger, a, b, 0, 0, 37, &buckets, &err), &err);
+    int64_t matched = 0, diverged = 0, missing = 0;
+    for (size_t i = 0; i < buckets.count; i++) {
+        const ordo_compare_bucket *k = &buckets.buckets[i];
+        matched += k->matched;
+        diverged += k->diverged;
+        missing += k->missing;
+        int has_divergence = 0;
+        for (size_t j = 0; j < got.range_count; j++)
+            has_divergence |= got.ranges[j][0] <= k->to && got.ranges[j][1] >= k->from;
+        ASSERT_EQ_INT(k->diverged > 0, has_divergence);
+    }
+    ASSERT_EQ_INT(matched, want.matched);
+    ASSERT_EQ_INT(diverged, want.diverged);
+    ASSERT_EQ_INT(missing, want.only_a + want.only_b);
+    ordo_compare_buckets_free(&buckets);
     ordo_compare_result_free(&got);
 }
 

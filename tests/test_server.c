@@ -134,6 +134,22 @@ TEST(server_endpoints_answer)
     http_free(&r);
     call(&s, "GET", "/api/runs/base/recovery?world_size=3", NULL, NULL, 400, "invalid",
          "lanes (8) must be divisible by world size (3)");
+    /* Downsampled views: 30 steps in 7 buckets, all counted once. */
+    r = http(&s, "GET", "/api/compare/strip?a=base&b=base&buckets=7", NULL, NULL);
+    expect(&r, 200, NULL, NULL);
+    json_t *buckets = json_object_get(r.json, "buckets");
+    long long matched = 0;
+    for (size_t i = 0; i < json_array_size(buckets); i++)
+        matched += json_integer_value(json_array_get(json_array_get(buckets, i), 2));
+    ASSERT_EQ_INT(matched, 30);
+    ASSERT_EQ_INT(json_array_size(buckets), 6); /* width 5: ceil(30 / 7) */
+    http_free(&r);
+    r = http(&s, "GET", "/api/runs/job/series?buckets=4", NULL, NULL);
+    expect(&r, 200, NULL, "\"loss\"");
+    json_t *first = json_array_get(json_object_get(r.json, "buckets"), 0);
+    ASSERT_EQ_INT(num(first, "steps"), 3);
+    ASSERT(json_real_value(json_object_get(first, "loss")) == 10.5); /* (11.5+10.5+9.5)/3 */
+    http_free(&r);
     r = http(&s, "GET", "/metrics", NULL, NULL);
     ASSERT_EQ_INT(r.status, 200);
     ASSERT_CONTAINS(r.body, "ordo_steps_ingested_total 12");
@@ -209,6 +225,20 @@ TEST(server_refuses_bad_requests_and_stays_up)
          "lanes (8) must be divisible by world size (3)");
     call(&s, "POST", "/api/runs/base/checkpoints", writer, "{\"step\": 1, \"lanes\": 8, "
          "\"state\": \"%%%\"}", 400, "invalid", "base64");
+    /* The dashboard's files: only compiled-in names, never the disk. */
+    call(&s, "GET", "/", NULL, NULL, 200, NULL, NULL);
+    call(&s, "GET", "/static/app.js", NULL, NULL, 200, NULL, NULL);
+    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "GET", "/static/", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "POST", "/static/app.js", writer, "{}", 405, "method_not_allowed", NULL);
+    /* Views: bad arguments. */
+    call(&s, "GET", "/api/compare/strip?a=base", NULL, NULL, 400, "invalid", "?a=RUN&b=RUN");
+    call(&s, "GET", "/api/compare/strip?a=base&b=base&buckets=0", NULL, NULL, 400, "invalid",
+         NULL);
+    call(&s, "GET", "/api/compare/strip?a=base&b=ghost", NULL, NULL, 404, "not_found", "ghost");
+    call(&s, "GET", "/api/runs/base/series?buckets=100001", NULL, NULL, 400, "invalid", NULL);
+    call(&s, "GET", "/api/runs/ghost/series", NULL, NULL, 404, "not_found", NULL);
     int garbage = http_raw(&s, "GARBAGE\r\n\r\n", 11); /* an error, or just closed */
     ASSERT(garbage == 0 || garbage >= 400);
     /* Healthy afterwards. */

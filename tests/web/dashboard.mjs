@@ -43,7 +43,7 @@ async function view(name, hash, ready) {
 // Runs
 await view('runs', '#/runs', 'main table');
 const text = await page.textContent('main');
-check('runs: lists every run', ['baseline', 'elastic-w8', 'elastic-w2', 'rank-bound-w8'].every((r) => text.includes(r)));
+check('runs: lists every run', ['baseline', 'elastic-w8', 'elastic-w32', 'elastic-w64', 'rank-bound-w8'].every((r) => text.includes(r)));
 check('runs: elastic resumes agree with the baseline', /steps agree/.test(text));
 
 // Compare: an elastic resume agrees at every step
@@ -60,15 +60,15 @@ await view('compare-rank-bound', '#/compare?runs=rank-bound,rank-bound-w8', '.up
 first = (await page.textContent('[data-testid=first-divergent-step]')).replace(/,/g, '');
 check('compare: first divergent step equals the API\'s', Number(first) === apiCompare.first_divergent_step,
       `page ${first}, API ${apiCompare.first_divergent_step}`);
-check('compare: rank-bound diverges from the step after the resume', apiCompare.first_divergent_step === 61,
+check('compare: rank-bound diverges from the step after the resume', apiCompare.first_divergent_step === 76,
       String(apiCompare.first_divergent_step));
 check('compare: lane detail told', (await page.textContent('main')).includes('Lane by lane') ||
       (await page.$$('main .uplot')).length >= 2);
 check('compare: divergence told in text too', (await page.textContent('main')).includes('✕ diverged'));
 
 // Three runs at once
-await view('compare-three', '#/compare?runs=baseline,elastic-w8,elastic-w2', '.uplot');
-check('compare: three runs give two comparisons', (await page.$$('[data-testid=compare-summary]')).length === 2);
+await view('compare-four', '#/compare?runs=baseline,elastic-w8,elastic-w32,elastic-w64', '.uplot');
+check('compare: four runs give three comparisons', (await page.$$('[data-testid=compare-summary]')).length === 3);
 
 // Run view, audit, recovery
 await view('run', '#/run/elastic-w8', 'main table');
@@ -76,8 +76,8 @@ check('run: shows segments with lane plans', (await page.textContent('main')).in
 const runs = (await api('/api/runs')).runs;
 await view('audit', '#/audit?recipe=' + runs[0].recipe_id, 'main table');
 check('audit: agreement shown', (await page.textContent('main')).includes('100%'));
-await view('recovery', '#/recovery?run=baseline&world_size=8&step=60', 'main pre');
-const manifest = await api('/api/runs/baseline/recovery?world_size=8&step=60');
+await view('recovery', '#/recovery?run=baseline&world_size=32&step=75', 'main pre');
+const manifest = await api('/api/runs/baseline/recovery?world_size=32&step=75');
 check('recovery: shows the manifest', (await page.textContent('main pre')).includes(manifest.sha256));
 check('recovery: curl command', (await page.textContent('main')).includes('curl -s'));
 

@@ -21,9 +21,18 @@ server=$!
 read -r line < "$tmp/ready" # blocks until the server has bound its port
 url=$(echo "$line" | grep -o 'http://[0-9.]*:[0-9]*')
 [ -n "$url" ] || { kill "$server"; fail "server did not start: $line"; }
+# A second server bound to every address: reads need a token there.
+token=$("$build/ordo" token create --role reader --db "$tmp/ordo.db")
+mkfifo "$tmp/ready2"
+"$build/ordo" serve --db "$tmp/ordo.db" --listen 0.0.0.0:0 > "$tmp/ready2" 2> "$tmp/log2" &
+server2=$!
+read -r line < "$tmp/ready2"
+port2=$(echo "$line" | grep -o ':[0-9]* ' | tr -d ': ')
 mkdir -p "$build/screenshots"
-node tests/web/dashboard.mjs "$build/peers/node_modules" "$url" "$build/screenshots"
+ORDO_TOKEN_URL="http://127.0.0.1:$port2" ORDO_TOKEN="$token" \
+  node tests/web/dashboard.mjs "$build/peers/node_modules" "$url" "$build/screenshots"
 code=$?
-kill -TERM "$server"
+kill -TERM "$server" "$server2"
 wait "$server" || { echo "dashboard: the server did not stop cleanly" >&2; code=1; }
+wait "$server2" || { echo "dashboard: the second server did not stop cleanly" >&2; code=1; }
 exit $code

@@ -88,6 +88,26 @@ await page.keyboard.press('Tab');
 const focused = await page.evaluate(() => document.activeElement && document.activeElement.textContent);
 check('keyboard: navigation links take focus', ['Runs', 'Compare'].includes(focused), String(focused));
 
+// A server that wants a token for reads: the dashboard asks once, then
+// keeps it for the session.
+if (process.env.ORDO_TOKEN_URL) {
+  const other = await browser.newPage();
+  const seen = [];
+  other.on('pageerror', (e) => seen.push(e.message));
+  await other.goto(process.env.ORDO_TOKEN_URL + '/#/runs');
+  await other.waitForSelector('#token-dialog[open]');
+  await other.screenshot({ path: path.join(shots, 'dashboard-token.png') });
+  await other.fill('#token-input', process.env.ORDO_TOKEN);
+  await other.click('#token-form button');
+  await other.waitForSelector('main table');
+  check('token: asked once, then the runs show', (await other.textContent('main')).includes('elastic-w8'));
+  await other.goto(process.env.ORDO_TOKEN_URL + '/#/compare?runs=baseline,elastic-w8');
+  await other.waitForSelector('[data-testid=first-divergent-step]');
+  const asked = await other.$('#token-dialog[open]');
+  check('token: kept for the session', !asked && seen.length === 0, seen.join('; '));
+  await other.close();
+}
+
 await browser.close();
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

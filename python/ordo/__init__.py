@@ -1,0 +1,21 @@
+"""ordo for Python training jobs (standard library only; numpy or torch
+optional for the loader).
+
+- ``Client``: report runs, steps (whole or per lane), losses and checkpoints
+  to ``ordo serve`` from a background thread, and fetch recovery manifests.
+- ``Loader``: libordo's elastically deterministic loader through ctypes,
+  with ``state_dict`` / ``load_state_dict`` as PyTorch trainers expect.
+- ``lane_digests`` / ``batch_digest``: the digests of design §7 computed from
+  a token batch, for jobs whose loader is not ordo.
+"""
+from .client import Client, ClientError, verify_manifest
+from .digests import batch_digest, lane_digests
+
+__all__ = ["Client", "ClientError", "verify_manifest", "batch_digest", "lane_digests", "Loader"]
+
+
+def __getattr__(name):  # the loader needs libordo.so: load it on first use
+    if name == "Loader":
+        from .loader import Loader
+        return Loader
+    raise AttributeError(name)

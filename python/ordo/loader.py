@@ -1,0 +1,212 @@
+"""libordo's loader through ctypes: an iterable of batches for (recipe,
+rank, world size), with state_dict() / load_state_dict() in the form
+PyTorch trainers expect (TorchTitan's Stateful protocol).
+
+Each batch is a dict: ``tokens`` [rows, seq_len] (numpy uint32, or a torch
+int64 tensor with ``as_torch=True``), ``doc_start``, ``step``, ``lanes``,
+``lane_digests`` (hex), ``pad_tokens``. libordo.so is found through
+$ORDO_LIB, next to this package's build (build/libordo.so), or the system's
+library path."""
+import base64
+import ctypes
+import os
+
+ERROR_MESSAGE_SIZE = 512
+
+
+class _Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * ERROR_MESSAGE_SIZE)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int), ("world_size", ctypes.c_int),
+                ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
+                ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
+                ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
+                ("unordered", ctypes.c_int)]
+
+
+class _Batch(ctypes.Structure):
+    _fields_ = [("step", ctypes.c_int64), ("rows", ctypes.c_int), ("seq_len", ctypes.c_int),
+                ("tokens", ctypes.POINTER(ctypes.c_uint32)),
+                ("doc_start", ctypes.POINTER(ctypes.c_uint8)),
+                ("lane_count", ctypes.c_int), ("lanes", ctypes.POINTER(ctypes.c_int)),
+                ("lane_digests", ctypes.POINTER(ctypes.c_ubyte)),
+                ("pad_tokens", ctypes.c_int64), ("source_count", ctypes.c_int),
+                ("source_tokens", ctypes.POINTER(ctypes.c_int64))]
+
+
+def _library():
+    candidates = [os.environ.get("ORDO_LIB"),
+                  os.path.join(os.path.dirname(__file__), "..", "..", "build", "libordo.so"),
+                  "libordo.so.0", "libordo.so"]
+    for path in candidates:
+        if not path:
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            break
+        except OSError:
+            continue
+    else:
+        raise OSError("libordo.so not found: build it (make) or set ORDO_LIB")
+    P, E = ctypes.c_void_p, ctypes.POINTER(_Error)
+    sig = {
+        "ordo_recipe_load": ([ctypes.c_char_p, ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_recipe_index": ([P, P, P, P, E], ctypes.c_int),
+        "ordo_recipe_free": ([P], None),
+        "ordo_ledger_open": ([ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_ledger_close": ([P], None),
+        "ordo_loader_open": ([P, ctypes.POINTER(_Options), ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_loader_next": ([P, ctypes.POINTER(_Batch), E], ctypes.c_int),
+        "ordo_loader_checkpoint": ([P, ctypes.POINTER(ctypes.POINTER(ctypes.c_ubyte)),
+                                    ctypes.POINTER(ctypes.c_size_t), E], ctypes.c_int),
+        "ordo_checkpoint_merge": ([ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                   ctypes.c_int, ctypes.POINTER(ctypes.POINTER(ctypes.c_ubyte)),
+                                   ctypes.POINTER(ctypes.c_size_t), E], ctypes.c_int),
+        "ordo_loader_close": ([P], None),
+        "ordo_free": ([P], None),
+    }
+    for name, (args, result) in sig.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, result
+    return lib
+
+
+_lib = None
+
+
+def lib():
+    global _lib
+    if _lib is None:
+        _lib = _library()
+    return _lib
+
+
+class OrdoError(RuntimeError):
+    pass
+
+
+def _check(status, err):
+    if status != 0:
+        raise OrdoError(err.message.decode("utf-8", "replace"))
+
+
+def merge_states(states):
+    """Joins the per-rank states (bytes) of one step into the checkpoint of
+    every lane that a resume at any world size needs."""
+    n = len(states)
+    buffers = [ctypes.create_string_buffer(s, len(s)) for s in states]
+    ptrs = (ctypes.c_void_p * n)(*[ctypes.cast(b, ctypes.c_void_p) for b in buffers])
+    sizes = (ctypes.c_size_t * n)(*[len(s) for s in states])
+    out, size, err = ctypes.POINTER(ctypes.c_ubyte)(), ctypes.c_size_t(), _Error()
+    _check(lib().ordo_checkpoint_merge(ptrs, sizes, n, ctypes.byref(out), ctypes.byref(size),
+                                       ctypes.byref(err)), err)
+    try:
+        return ctypes.string_at(out, size.value)
+    finally:
+        lib().ordo_free(out)
+
+
+class Loader:
+    """One rank's loader: iterate for batches; checkpoint with state_dict()."""
+
+    def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
+                 lane_binding="logical", state=None, as_torch=False):
+        L = lib()
+        err = _Error()
+        self._recipe = ctypes.c_void_p()
+        self._loader = ctypes.c_void_p()
+        self._ledger = ctypes.c_void_p()
+        self.as_torch = as_torch
+        self.rank, self.world_size = rank, world_size
+        _check(L.ordo_recipe_load(os.fsencode(recipe), ctypes.byref(self._recipe),
+                                  ctypes.byref(err)), err)
+        if db:
+            _check(L.ordo_ledger_open(os.fsencode(db), 0, ctypes.byref(self._ledger),
+                                      ctypes.byref(err)), err)
+        _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None, ctypes.byref(err)), err)
+        self._binding = lane_binding.encode()
+        self._read, self._tokenize = read_workers, tokenize_workers
+        self._open(state)
+
+    def _open(self, state):
+        err = _Error()
+        if self._loader:
+            lib().ordo_loader_close(self._loader)
+            self._loader = ctypes.c_void_p()
+        self._state_buffer = ctypes.create_string_buffer(state, len(state)) if state else None
+        opts = _Options(rank=self.rank, world_size=self.world_size, read_workers=self._read,
+                        tokenize_workers=self._tokenize, prefetch=0, lane_binding=self._binding,
+                        resume=ctypes.cast(self._state_buffer, ctypes.c_void_p) if state else None,
+                        resume_size=len(state) if state else 0, unordered=0)
+        _check(lib().ordo_loader_open(self._recipe, ctypes.byref(opts), ctypes.byref(self._loader),
+                                      ctypes.byref(err)), err)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        b, err = _Batch(), _Error()
+        _check(lib().ordo_loader_next(self._loader, ctypes.byref(b), ctypes.byref(err)), err)
+        n = b.rows * b.seq_len
+        raw = ctypes.string_at(b.tokens, n * 4)
+        digests = ctypes.string_at(b.lane_digests, b.lane_count * 32)
+        batch = {"step": b.step, "rows": b.rows, "seq_len": b.seq_len,
+                 "lanes": [b.lanes[i] for i in range(b.lane_count)],
+                 "lane_digests": [digests[i * 32:(i + 1) * 32].hex() for i in range(b.lane_count)],
+                 "pad_tokens": b.pad_tokens,
+                 "source_tokens": [b.source_tokens[i] for i in range(b.source_count)]}
+        try:
+            import numpy as np
+            tokens = np.frombuffer(raw, dtype="<u4").reshape(b.rows, b.seq_len).copy()
+            batch["doc_start"] = np.frombuffer(ctypes.string_at(b.doc_start, n), dtype=np.uint8
+                                               ).reshape(b.rows, b.seq_len).copy()
+            if self.as_torch:
+                import torch
+                tokens = torch.from_numpy(tokens.astype(np.int64))
+        except ImportError:
+            import array
+            flat = array.array("I")
+            flat.frombytes(raw)
+            tokens = [flat[r * b.seq_len:(r + 1) * b.seq_len].tolist() for r in range(b.rows)]
+        batch["tokens"] = tokens
+        return batch
+
+    def state(self):
+        """This rank's lanes' replay state after its last batch (bytes)."""
+        out, size, err = ctypes.POINTER(ctypes.c_ubyte)(), ctypes.c_size_t(), _Error()
+        _check(lib().ordo_loader_checkpoint(self._loader, ctypes.byref(out), ctypes.byref(size),
+                                            ctypes.byref(err)), err)
+        try:
+            return ctypes.string_at(out, size.value)
+        finally:
+            lib().ordo_free(out)
+
+    def state_dict(self):
+        """Stateful protocol: this rank's state (merge the ranks' states with
+        merge_states before resuming at another world size)."""
+        return {"ordo_state": base64.b64encode(self.state()).decode("ascii")}
+
+    def load_state_dict(self, state_dict):
+        """Stateful protocol: resume from a state (the merged one of every
+        lane, or this rank's own at the same world size)."""
+        self._open(base64.b64decode(state_dict["ordo_state"]))
+
+    def close(self):
+        L = lib()
+        if self._loader:
+            L.ordo_loader_close(self._loader)
+            self._loader = ctypes.c_void_p()
+        if self._recipe:
+            L.ordo_recipe_free(self._recipe)
+            self._recipe = ctypes.c_void_p()
+        if self._ledger:
+            L.ordo_ledger_close(self._ledger)
+            self._ledger = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

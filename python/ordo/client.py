@@ -88,19 +88,21 @@ class Client:
         return self._request("POST", "/api/recipes", recipe)["id"]
 
     def create_run(self, name, recipe_id, world_size, group=None, baseline=None,
-                   lane_plan=None, digest_kind=None):
+                   lane_plan=None, digest_kind=None, lane_binding=None):
         """Registers a run and its first segment; later reports go to it."""
         body = {"name": name, "recipe_id": recipe_id, "world_size": world_size}
         for key, value in (("group", group), ("baseline", baseline), ("lane_plan", lane_plan),
-                           ("digest_kind", digest_kind)):
+                           ("digest_kind", digest_kind), ("lane_binding", lane_binding)):
             if value is not None:
                 body[key] = value
         self.run = name
         return self._request("POST", "/api/runs", body)
 
-    def resume_segment(self, start_step, world_size, resumed_from=None):
+    def resume_segment(self, start_step, world_size, resumed_from=None, lane_binding=None):
         """Records a resume at a new world size from `start_step`."""
         body = {"start_step": start_step, "world_size": world_size}
+        if lane_binding:
+            body["lane_binding"] = lane_binding
         if resumed_from:
             body["resumed_from"] = resumed_from
         return self._request("POST", f"/api/runs/{self._run()}/segments", body)

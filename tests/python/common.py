@@ -5,9 +5,11 @@ import random
 import re
 import socket
 import subprocess
+import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 ORDO = os.path.join(BUILD, "ordo")
 os.environ.setdefault("ORDO_LIB", os.path.join(BUILD, "libordo.so"))

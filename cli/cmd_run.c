@@ -179,9 +179,15 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
                           .lanes = j->rank_bound ? a->world_size : info.lanes,
                           .data_root = data_root};
     ordo_run_info existing;
-    if (ordo_run_get(ledger, a->name, &existing, &err) == ORDO_OK)
-        return fprintf(stderr, "ordo run: run '%s' already exists (use 'ordo resume')\n",
-                       a->name), EXIT_FAILURE_;
+    int restart = ordo_run_get(ledger, a->name, &existing, &err) == ORDO_OK;
+    /* A run that crashed before its first checkpoint starts over (its steps
+     * are recorded again, identical); one with a checkpoint is resumed. */
+    if (restart && existing.checkpoints > 0)
+        return fprintf(stderr, "ordo run: run '%s' already exists and has checkpoints (use "
+                               "'ordo resume')\n", a->name), EXIT_FAILURE_;
+    if (restart && existing.segments > 0 && existing.world_size != a->world_size)
+        return fprintf(stderr, "ordo run: run '%s' already exists at world size %d, not %d\n",
+                       a->name, existing.world_size, a->world_size), EXIT_FAILURE_;
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
     ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
@@ -191,7 +197,8 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     ordo_loader_close(probe);
     if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
         return cli_fail("run", &err);
-    return add_segment("run", ledger, j->run_id, j, 1, 0);
+    return restart && existing.segments > 0 ? EXIT_OK : add_segment("run", ledger, j->run_id, j,
+                                                                     1, 0);
 }
 
 static char *folder_of(const char *path)

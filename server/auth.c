@@ -13,6 +13,12 @@ static int bearer_role(const request *req, char role[8], response *error)
         MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, "Authorization");
     if (!header)
         return 0;
+    if (!server->loopback && !server->tls_cert && !server->insecure) {
+        *error = json_error(403, "insecure", "tokens are refused over plain HTTP on a "
+                                             "non-loopback address (start ordo serve with "
+                                             "--tls-cert and --tls-key, or --insecure)");
+        return -1;
+    }
     if (strncasecmp(header, "Bearer ", 7) != 0) {
         *error = json_error(401, "unauthorized", "Authorization must be 'Bearer TOKEN'");
         return -1;

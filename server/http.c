@@ -176,16 +176,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     *state = NULL;
 }
 
-/* Starts the daemon on `addr`; see serve.c. */
-struct MHD_Daemon *server_start(const struct sockaddr *addr, int threads)
+/* Starts the daemon; see server.h. */
+struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config)
 {
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (config->tls_cert)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls[] = {
+        {config->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0,
+         (void *)config->tls_cert},
+        {config->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)config->tls_key},
+        {MHD_OPTION_END, 0, NULL}};
     return MHD_start_daemon(
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, NULL, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+        flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)config->threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_ARRAY,
+        tls, MHD_OPTION_END);
 }
 
 /* ---- helpers for handlers ---- */

@@ -24,6 +24,10 @@ static const char serve_help[] =
     "  --listen HOST:PORT address to bind (default 127.0.0.1:8765; IPv4)\n"
     "  --threads N        worker threads, each with its own connection (default 4)\n"
     "  --public-read      reads need no token on a non-loopback address\n"
+    "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain)\n"
+    "  --tls-key FILE     and this PEM private key\n"
+    "  --insecure         accept tokens over plain HTTP on a non-loopback address\n"
+    "                     (refused otherwise: they would cross the network in clear)\n"
     "  -h, --help         this help\n";
 
 static int parse_listen(const char *text, struct sockaddr_in *addr)
@@ -44,6 +48,26 @@ static int parse_listen(const char *text, struct sockaddr_in *addr)
     if (strcmp(host, "localhost") == 0)
         strcpy(host, "127.0.0.1");
     return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+}
+
+/* Reads a PEM file (at most 1 MiB) into a NUL-terminated string. */
+static int load_pem(const char *what, const char *path, const char **out)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = f ? malloc((1 << 20) + 1) : NULL;
+    size_t n = text ? fread(text, 1, 1 << 20, f) : 0;
+    if (f)
+        fclose(f);
+    if (text)
+        text[n] = '\0';
+    if (!text || n == 0 || n == (1 << 20) || !strstr(text, "-----BEGIN ")) {
+        free(text);
+        fprintf(stderr, "ordo serve: %s '%s' is missing, empty, too large or not PEM\n", what,
+                path);
+        return -1;
+    }
+    *out = text;
+    return 0;
 }
 
 static int bound_port(struct MHD_Daemon *d)
@@ -78,9 +102,12 @@ int cmd_serve(int argc, char **argv)
                                             {"listen", required_argument, NULL, 'l'},
                                             {"threads", required_argument, NULL, 't'},
                                             {"public-read", no_argument, NULL, 'p'},
+                                            {"tls-cert", required_argument, NULL, 'c'},
+                                            {"tls-key", required_argument, NULL, 'k'},
+                                            {"insecure", no_argument, NULL, 'i'},
                                             {"help", no_argument, NULL, 'h'},
                                             {0, 0, 0, 0}};
-    const char *db = NULL, *listen = "127.0.0.1:8765";
+    const char *db = NULL, *listen = "127.0.0.1:8765", *cert_file = NULL, *key_file = NULL;
     static server_config config = {.threads = 4};
     int opt;
     opterr = 0;
@@ -93,6 +120,12 @@ int cmd_serve(int argc, char **argv)
             config.threads = atoi(optarg);
         else if (opt == 'p')
             config.public_read = 1;
+        else if (opt == 'c')
+            cert_file = optarg;
+        else if (opt == 'k')
+            key_file = optarg;
+        else if (opt == 'i')
+            config.insecure = 1;
         else if (opt == 'h')
             return fputs(serve_help, stdout), EXIT_OK;
         else
@@ -105,6 +138,15 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "--listen '%s' must be IPV4-ADDRESS:PORT", listen);
     if (config.threads < 1 || config.threads > 256)
         return cli_usage_error("serve", "--threads must be 1 to 256");
+    if (!cert_file != !key_file)
+        return cli_usage_error("serve", "--tls-cert and --tls-key go together");
+    if (cert_file && load_pem("certificate", cert_file, &config.tls_cert) != 0)
+        return EXIT_FAILURE_;
+    if (key_file && load_pem("private key", key_file, &config.tls_key) != 0)
+        return EXIT_FAILURE_;
+    if (cert_file && !MHD_is_feature_supported(MHD_FEATURE_TLS))
+        return fprintf(stderr, "ordo serve: this libmicrohttpd has no TLS support\n"),
+               EXIT_FAILURE_;
     config.db = cli_db_path(db);
     config.loopback = (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
     ordo_ledger *ledger = cli_open("serve", db, 0); /* creates and migrates */
@@ -118,13 +160,15 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the daemon's threads inherit it */
     signal(SIGPIPE, SIG_IGN);
-    struct MHD_Daemon *d = server_start((const struct sockaddr *)&addr, config.threads);
+    struct MHD_Daemon *d = server_start((const struct sockaddr *)&addr, &config);
     if (!d)
-        return fprintf(stderr, "ordo serve: cannot listen on %s\n", listen), EXIT_FAILURE_;
+        return fprintf(stderr, "ordo serve: cannot listen on %s%s\n", listen,
+                       cert_file ? " (or the certificate and key do not fit)" : ""),
+               EXIT_FAILURE_;
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
-    printf("ordo serve: listening on http://%s:%d (ledger %s)\n", host, bound_port(d),
-           config.db);
+    printf("ordo serve: listening on %s://%s:%d (ledger %s)\n", cert_file ? "https" : "http",
+           host, bound_port(d), config.db);
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);

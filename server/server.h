@@ -21,6 +21,8 @@ typedef struct server_config {
     int loopback;    /* bound to a loopback address */
     int public_read; /* reads need no token even off loopback */
     int threads;
+    int insecure;    /* tokens accepted over plain HTTP off loopback */
+    const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
 } server_config;
 
 /* Counters for /metrics (updated with atomics from every thread). */
@@ -102,9 +104,10 @@ response api_run_series(request *req, const char *run);
 /* Static dashboard files (static.c): 0 when `path` is not one. */
 int static_file(request *req, const char *path, response *out);
 
-/* Starts the daemon (epoll, a pool of `threads`) on `addr` (http.c). */
+/* Starts the daemon (epoll, a pool of `threads`, TLS when the config has a
+ * certificate) on `addr` (http.c). */
 struct sockaddr;
-struct MHD_Daemon *server_start(const struct sockaddr *addr, int threads);
+struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config);
 
 /* `ordo serve`. */
 int cmd_serve(int argc, char **argv);

@@ -24,7 +24,7 @@ url=$(echo "$line" | grep -o 'http://[0-9.]*:[0-9]*')
 # A second server bound to every address: reads need a token there.
 token=$("$build/ordo" token create --role reader --db "$tmp/ordo.db")
 mkfifo "$tmp/ready2"
-"$build/ordo" serve --db "$tmp/ordo.db" --listen 0.0.0.0:0 > "$tmp/ready2" 2> "$tmp/log2" &
+"$build/ordo" serve --db "$tmp/ordo.db" --listen 0.0.0.0:0 --insecure > "$tmp/ready2" 2> "$tmp/log2" &
 server2=$!
 read -r line < "$tmp/ready2"
 port2=$(echo "$line" | grep -o ':[0-9]* ' | tr -d ': ')

@@ -33,6 +33,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite python env BUILD="$build" tests/python/run.sh
   run_suite crash env BUILD="$build" tests/crash.sh
+  run_suite tls env BUILD="$build" tests/tls.sh
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
 fi
 

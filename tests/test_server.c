@@ -356,9 +356,13 @@ TEST(server_reads_need_a_token_off_loopback_unless_public)
     snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
     server_up(&s, db, A("--listen", "0.0.0.0:0"));
     call(&s, "GET", "/api/runs", NULL, NULL, 401, "unauthorized", "--public-read");
+    /* ... and a token over plain HTTP there is refused, not used */
+    call(&s, "GET", "/api/runs", reader, NULL, 403, "insecure", "--tls-cert");
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, NULL);
+    server_down(&s);
+    server_up(&s, db, A("--listen", "0.0.0.0:0", "--insecure"));
     call(&s, "GET", "/api/runs", reader, NULL, 200, NULL, "\"base\"");
     call(&s, "POST", "/api/recipes", reader, "{}", 403, "forbidden", NULL);
-    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, NULL);
     server_down(&s);
     server_up(&s, db, A("--listen", "0.0.0.0:0", "--public-read"));
     call(&s, "GET", "/api/runs", NULL, NULL, 200, NULL, "\"base\"");

@@ -31,7 +31,7 @@ WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/w
               $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan tsan bench demo install clean schema
+.PHONY: all deps test check asan tsan bench demo install clean schema fuzz
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: scripts/deps.sh installs missing Debian packages as root (or
@@ -110,6 +110,11 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BU
 	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
 	BUILD=$(BUILD) bench/dashboard.sh
+
+# libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
+# 10-second smoke run of each is part of `make test`.
+fuzz:
+	BUILD=$(BUILD) scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

@@ -49,6 +49,8 @@ typedef struct {
 
 static uint64_t get(reader *r)
 {
+    if (r->failed) /* once malformed, every later field reads as 0 */
+        return 0;
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (r->at >= r->size) {
@@ -213,10 +215,10 @@ ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size
         if (!same_shape(&all, &part))
             status = ordo__error(err, ORDO_INVALID, "checkpoint of rank %d is of another step "
                                                     "or shape", i);
+        /* never realloc to 0 bytes: that frees and returns NULL */
+        size_t total = (size_t)(all.lane_count + part.lane_count);
         ordo__lane_record *grown =
-            status == ORDO_OK ? realloc(all.lanes, (all.lane_count + part.lane_count) *
-                                                       sizeof *grown)
-                              : NULL;
+            status == ORDO_OK ? realloc(all.lanes, (total ? total : 1) * sizeof *grown) : NULL;
         if (status == ORDO_OK && !grown)
             status = ordo__error(err, ORDO_NOMEM, "out of memory merging checkpoints");
         if (status == ORDO_OK) {

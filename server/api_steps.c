@@ -230,14 +230,11 @@ static json_t *lanes_against_baseline(ordo_ledger *ledger, const ordo_run_info *
     return found ? found : json_array();
 }
 
-/* {"lanes": [{step, lane, digest}, ...]}: one rank's lane digests. */
-static response post_lanes(json_t *items, const char *name)
+/* Lane reports from JSON; out.status is 0 when they all parse. */
+static response parse_lanes(json_t *items, ordo_lane_report *reports)
 {
-    size_t n = json_array_size(items);
-    ordo_lane_report *reports = calloc(n ? n : 1, sizeof *reports);
-    if (!reports)
-        return json_error(503, "out_of_memory", "out of memory");
     response out = {0};
+    size_t n = json_array_size(items);
     for (size_t i = 0; i < n && !out.status; i++) {
         json_t *item = json_array_get(items, i), *step = json_object_get(item, "step"),
                *lane = json_object_get(item, "lane");
@@ -253,6 +250,17 @@ static response post_lanes(json_t *items, const char *name)
         reports[i].step = json_integer_value(step);
         reports[i].lane = (int)json_integer_value(lane);
     }
+    return out;
+}
+
+/* {"lanes": [{step, lane, digest}, ...]}: one rank's lane digests. */
+static response post_lanes(json_t *items, const char *name)
+{
+    size_t n = json_array_size(items);
+    ordo_lane_report *reports = calloc(n ? n : 1, sizeof *reports);
+    if (!reports)
+        return json_error(503, "out_of_memory", "out of memory");
+    response out = parse_lanes(items, reports);
     ordo_error err;
     ordo_ledger *ledger = out.status ? NULL : server_ledger(&err);
     ordo_run_info run;
@@ -450,4 +458,26 @@ response api_checkpoints_get(request *req, const char *name)
         json_array_append_new(out, cli_checkpoint_json(&list[i]));
     ordo_free(list);
     return json_ok(200, json_pack("{s:o}", "checkpoints", out));
+}
+
+/* Every body parser of this file, without a ledger (the fuzzer's entry). */
+void server_fuzz_bodies(json_t *body)
+{
+    json_t *items = json_object_get(body, "steps");
+    if (json_is_array(items) && json_array_size(items) <= SERVER_MAX_ITEMS) {
+        step_batch b = {0};
+        response out = parse_steps(items, &b);
+        json_decref(out.body);
+        batch_free(&b);
+    }
+    json_t *lanes = json_object_get(body, "lanes");
+    size_t n = json_array_size(lanes);
+    if (n && n <= SERVER_MAX_ITEMS) {
+        ordo_lane_report *reports = calloc(n, sizeof *reports);
+        if (reports) {
+            response out = parse_lanes(lanes, reports);
+            json_decref(out.body);
+            free(reports);
+        }
+    }
 }

@@ -109,6 +109,10 @@ int static_file(request *req, const char *path, response *out);
 struct sockaddr;
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config);
 
+/* Runs the steps and lane-report parsers on a JSON body without a ledger
+ * (for the fuzzer). */
+void server_fuzz_bodies(json_t *body);
+
 /* `ordo serve`. */
 int cmd_serve(int argc, char **argv);
 

@@ -91,6 +91,7 @@
     X(resume_in_place_refuses_an_earlier_checkpoint)   \
     X(resume_state_must_fit_the_recipe_and_cover_every_lane) \
     X(loader_prefetch_and_workers_change_nothing)      \
+    X(checkpoint_parsers_survive_fuzzer_finds)         \
     X(server_endpoints_answer)                         \
     X(server_refuses_bad_requests_and_stays_up)        \
     X(server_lanes_from_eight_ranks_compose_the_batch_digests) \

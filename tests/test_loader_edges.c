@@ -2,6 +2,7 @@
  * tokens it packs, permutations, limits. */
 #include <jansson.h>
 #include <sys/stat.h>
+#include <openssl/evp.h>
 #include <zstd.h>
 
 #include "corpus.h"
@@ -496,4 +497,33 @@ TEST(loader_prefetch_and_workers_change_nothing)
         ordo_loader_close(l);
     }
     ordo_recipe_free(r);
+}
+
+/* Found by fuzz/fuzz_state (kept in fuzz/regressions/state too): a
+ * malformed varint made later fields read on and ask for a huge
+ * allocation; merging two zero-lane states freed a buffer twice. */
+TEST(checkpoint_parsers_survive_fuzzer_finds)
+{
+    static const char *const finds[] = {
+        "ycnJycnJicnJycnJjsnJycnJycnJycnJycnJycnJycnJycnJycnJycnJycnJLsnJycnJyQIAnJ8CAJxrn9XV3wYZ"
+        "3wYZQOQCQAIA",
+        "AgCcSwEGAgAuAAIAnEsBBgIALgA="};
+    for (size_t k = 0; k < 2; k++) {
+        unsigned char raw[256];
+        int n = EVP_DecodeBlock(raw, (const unsigned char *)finds[k], (int)strlen(finds[k]));
+        ASSERT(n > 0);
+        n -= finds[k][strlen(finds[k]) - 1] == '=';
+        ordo_error err;
+        int lanes = 0;
+        int64_t step = 0;
+        ordo_checkpoint_describe(raw, (size_t)n, &lanes, &step, &err);
+        const unsigned char *parts[2] = {raw, raw + n / 2};
+        size_t sizes[2] = {(size_t)n / 2, (size_t)(n - n / 2)};
+        unsigned char *merged = NULL;
+        size_t size = 0;
+        if (ordo_checkpoint_merge(parts, sizes, 2, &merged, &size, &err) == ORDO_OK) {
+            ASSERT_OK(ordo_checkpoint_describe(merged, size, &lanes, &step, &err), &err);
+            ordo_free(merged);
+        }
+    }
 }

@@ -1,0 +1,153 @@
+"""Hostile HTTP against a real ordo serve: slow clients (slowloris),
+oversized headers and bodies, malformed chunked encoding, path traversal
+on static URLs, and 10,000 random malformed requests. The server stays up,
+its memory stays bounded and other clients keep being served.
+
+  python3 hostile.py ORDO DIR     (prints "N passed, N failed")
+"""
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+
+ordo, folder = sys.argv[1], sys.argv[2]
+db = os.path.join(folder, "hostile.db")
+proc = subprocess.Popen([ordo, "serve", "--db", db, "--listen", "127.0.0.1:0"],
+                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+match = re.search(r"http://127\.0\.0\.1:(\d+)", proc.stdout.readline())
+port = int(match.group(1))
+passed = failed = 0
+
+
+def check(name, ok, why=""):
+    global passed, failed
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + why))
+    passed, failed = passed + bool(ok), failed + (not ok)
+
+
+def healthy(timeout=2.0):
+    """Another client (from 127.0.0.2: the attacker's address has its own
+    connection limit) is answered, and quickly."""
+    start = time.monotonic()
+    try:
+        s = socket.socket()
+        s.settimeout(timeout)
+        s.bind(("127.0.0.2", 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = s.recv(4096)
+        s.close()
+        return answer.startswith(b"HTTP/1.1 200") and time.monotonic() - start < timeout
+    except OSError:
+        return False
+
+
+def rss_kb():
+    with open(f"/proc/{proc.pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def raw(data, read=True, timeout=5.0):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+        if not read:
+            return s
+        s.shutdown(socket.SHUT_WR)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        return out
+    except OSError:
+        return b""
+    finally:
+        if read:
+            s.close()
+
+
+def status_of(answer):
+    m = re.match(rb"HTTP/1\.[01] (\d+)", answer)
+    return int(m.group(1)) if m else 0
+
+
+check("healthy at the start", healthy())
+baseline = rss_kb()
+
+# Slowloris: 150 connections each trickling an unfinished request.
+slow = []
+for i in range(150):
+    try:
+        slow.append(raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\n", read=False))
+    except OSError:
+        break
+for _ in range(3):
+    for s in slow:
+        try:
+            s.send(b"X-a: b\r\n")
+        except OSError:
+            pass
+check(f"other clients served while {len(slow)} slow clients hold connections", healthy())
+for s in slow:
+    s.close()
+
+# Oversized headers: one header of 1 MiB, and 10,000 small ones.
+big = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-big: " + b"a" * (1 << 20) + b"\r\n\r\n")
+check("a 1 MiB header is refused (or the connection closed)", status_of(big) in (0, 400, 413, 431))
+many = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-h: v\r\n" * 10000 + b"\r\n")
+check("10,000 headers are refused (or the connection closed)", status_of(many) in (0, 400, 413, 431))
+
+# Bodies: declared too large, and a chunked body that never ends properly.
+huge = raw(b"POST /api/recipes HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n{")
+check("a body declared over the limit gets 413", status_of(huge) == 413)
+bad_chunks = [b"zz\r\nabc\r\n0\r\n\r\n", b"5\r\nab\r\n0\r\n\r\n", b"fffffffffffffffff\r\nx\r\n",
+              b"-1\r\n\r\n", b"3;" + b"x" * 100000 + b"\r\nabc\r\n0\r\n\r\n"]
+for body in bad_chunks:
+    raw(b"POST /api/recipes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + body)
+check("malformed chunked bodies leave the server healthy", healthy())
+
+# Path traversal on the static files.
+for path in [b"/static/../../etc/passwd", b"/static/%2e%2e/%2e%2e/etc/passwd", b"/../ordo.db",
+             b"/static//etc/passwd", b"/static/app.js/../../x", b"/static/\x00app.js"]:
+    answer = raw(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    if status_of(answer) == 200 or b"root:" in answer:
+        check(f"traversal {path!r} refused", False, answer[:80].decode("latin1"))
+        break
+else:
+    check("path traversal attempts are refused", True)
+
+# 10,000 random malformed requests, from a seeded generator.
+rng = random.Random(2026)
+pieces = [b"GET", b"POST", b"PUT", b"DELETE", b" ", b"/", b"/api/runs", b"/api/runs/x/steps",
+          b"HTTP/1.1", b"HTTP/9.9", b"\r\n", b"\n", b"Host: x", b"Content-Length: ",
+          b"Authorization: Bearer ", b"Transfer-Encoding: chunked", b"{", b"}", b"\x00", b"\xff",
+          b"%", b"?a=", b"..", b":" * 3]
+start = time.monotonic()
+for i in range(10000):
+    request = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+    if rng.random() < 0.3:
+        request += bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(request)
+        s.close()
+    except OSError:
+        pass
+    if i % 2500 == 2499 and not healthy():
+        check(f"healthy after {i + 1} malformed requests", False)
+        break
+else:
+    check("healthy after 10,000 random malformed requests (%.1f s)" % (time.monotonic() - start),
+          healthy(5.0))
+growth = (rss_kb() - baseline) / 1024
+check(f"memory bounded: resident set grew {growth:.1f} MiB", growth < 64, f"{growth:.1f} MiB")
+check("the server process is still running", proc.poll() is None)
+proc.terminate()
+check("it still stops cleanly on SIGTERM", proc.wait(timeout=40) == 0)
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -84,6 +84,11 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
         hint = " (disk full)";
         break;
     case SQLITE_IOERR:
+        status = ORDO_IO;
+        if (code == SQLITE_IOERR_WRITE || code == SQLITE_IOERR_FSYNC ||
+            code == SQLITE_IOERR_TRUNCATE || code == SQLITE_IOERR_SHMSIZE)
+            hint = " (writing failed: is the disk full, or the file at its size limit?)";
+        break;
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
     case SQLITE_PERM:
@@ -95,8 +100,15 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
     default:
         break;
     }
-    return ordo__error(err, status, "ledger '%s': %s: %s%s", ledger->path, what,
-                       sqlite3_errmsg(ledger->db), hint);
+    char system[ORDO__ERRNO_TEXT_SIZE + 8] = "";
+    int errnum = sqlite3_system_errno(ledger->db);
+    if (status == ORDO_IO && errnum) {
+        char text[ORDO__ERRNO_TEXT_SIZE];
+        snprintf(system, sizeof system, " (%s)", ordo__errno_text(errnum, text));
+        hint = ""; /* the system's reason says it better */
+    }
+    return ordo__error(err, status, "ledger '%s': %s: %s%s%s", ledger->path, what,
+                       sqlite3_errmsg(ledger->db), system, hint);
 }
 
 /* Copies a string into a fixed buffer, truncating. */

@@ -84,6 +84,22 @@ else
   bad "loader: $mismatches of $crashes resumed jobs differ; $killed were killed mid-run"
 fi
 
+# ---- a full disk: the file-size limit (RLIMIT_FSIZE) cuts the ledger's
+# writes off mid-run; the run fails with a clear error, the ledger stays
+# consistent, and once there is room again the job resumes to the same data
+db=$tmp/full.db
+(trap '' XFSZ; ulimit -f 2048; "$ordo" run "$recipe" --db "$db" --name f --world-size 4 \
+  --steps $steps --checkpoint-every 10 --quiet) 2>"$tmp/err"
+code=$?
+integrity=$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])" "$db")
+"$ordo" resume f --db "$db" --world-size 4 --steps $steps --quiet
+if [ $code = 1 ] && grep -q "disk is full\|disk full\|is the disk full" "$tmp/err" && [ "$integrity" = ok ] &&
+   [ "$(digests "$db" f)" = "$want" ]; then
+  ok "full disk: the write fails with a clear error, integrity_check ok, the resumed run equals the uninterrupted one"
+else
+  bad "full disk: exit $code, '$(cat "$tmp/err")', integrity $integrity"
+fi
+
 # ---- the service
 /usr/bin/python3 tests/crash_server.py "$ordo" "$tmp" "$crashes" "${SEED:-2026}" > "$tmp/server.out"
 cat "$tmp/server.out" | sed '$d'

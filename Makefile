@@ -31,7 +31,7 @@ WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/w
               $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan tsan bench demo install clean schema fuzz
+.PHONY: all deps test check asan tsan bench demo install clean schema fuzz soak
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: scripts/deps.sh installs missing Debian packages as root (or
@@ -115,6 +115,12 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BU
 # 10-second smoke run of each is part of `make test`.
 fuzz:
 	BUILD=$(BUILD) scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+# The long reliability runs (docs/reliability.md): 200 crashes of each
+# kind, 10 minutes per fuzz target.
+soak: all
+	CRASHES=200 BUILD=$(BUILD) tests/crash.sh
+	BUILD=$(BUILD) scripts/fuzz.sh 600
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh

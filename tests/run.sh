@@ -3,6 +3,7 @@
 # "N passed, N failed"; exits non-zero when anything failed.
 #   BUILD=dir      the build to test (default build)
 #   SANITIZED=1    skip suites that link outside the sanitized build
+#   SKIP_SANITIZERS=1  skip the ASan and TSan runs of the unit suite
 set -uo pipefail
 build=${BUILD:-build}
 passed=0 failed=0
@@ -37,6 +38,11 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite hostile env BUILD="$build" tests/hostile.sh
   run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
+  # The unit suite again under ASan+UBSan and under ThreadSanitizer.
+  if [ -z "${SKIP_SANITIZERS:-}" ]; then
+    run_suite asan make --no-print-directory asan
+    run_suite tsan make --no-print-directory tsan
+  fi
 fi
 
 echo "$passed passed, $failed failed"

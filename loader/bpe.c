@@ -43,7 +43,7 @@ static const ordo__encoding encodings[] = {
     {"r50k_base", GPT2_PATTERN, 50256, 50256, 50256, 50257, NULL},
     {"p50k_base", GPT2_PATTERN, 50280, 50281, 50256, 50281, NULL},
     {"cl100k_base", CL100K_PATTERN, 100256, 100256, 100257, 100277, ordo__cl100k_piece},
-    {"o200k_base", O200K_PATTERN, 199998, 199998, 199999, 200019, NULL},
+    {"o200k_base", O200K_PATTERN, 199998, 199998, 199999, 200019, ordo__o200k_piece},
     {"llama3", LLAMA3_PATTERN, 128000, 128000, 128001, 128256, ordo__llama3_piece},
 };
 

@@ -158,3 +158,82 @@ size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, 
 {
     return cl100k_like(u, s, n, i, 0);
 }
+
+/* ---- o200k_base ---- */
+
+#define UPPERISH (ORDO__U_LU | ORDO__U_LT | ORDO__U_LM | ORDO__U_LO | ORDO__U_M)
+#define LOWERISH (ORDO__U_LL | ORDO__U_LM | ORDO__U_LO | ORDO__U_M)
+
+/* The start of the code point before byte p (valid UTF-8). */
+static size_t back_one(const unsigned char *s, size_t p)
+{
+    do
+        p--;
+    while (p > 0 && (s[p] & 0xC0) == 0x80);
+    return p;
+}
+
+/* The optional contraction suffix at i: where the word ends. */
+static size_t with_suffix(const unsigned char *s, size_t n, size_t i)
+{
+    size_t end = i < n ? contraction(s, n, i) : 0;
+    return end ? end : i;
+}
+
+/* [\p{Upperish}]*[\p{Lowerish}]+ contraction? from `start`, with the
+ * regex's backtracking: the longest upperish run, then as few of its
+ * characters given back as it takes for a lowerish one to follow. */
+static size_t upper_then_lower(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                               size_t start)
+{
+    size_t upper_end = run_of(u, s, n, start, UPPERISH), len;
+    uint32_t c;
+    for (size_t p = upper_end;; p = back_one(s, p)) {
+        if (class_at(u, s, n, p, &c, &len) & LOWERISH)
+            return with_suffix(s, n, run_of(u, s, n, p, LOWERISH));
+        if (p == start)
+            return 0;
+    }
+}
+
+/* [\p{Upperish}]+[\p{Lowerish}]* contraction? from `start`. */
+static size_t upper_and_lower(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                              size_t start)
+{
+    size_t upper_end = run_of(u, s, n, start, UPPERISH);
+    if (upper_end == start)
+        return 0;
+    return with_suffix(s, n, run_of(u, s, n, upper_end, LOWERISH));
+}
+
+/* The o200k_base piece starting at i; see pretokenize.h. */
+size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                         size_t i)
+{
+    size_t len, next_len, end;
+    uint32_t c, next;
+    unsigned cls = class_at(u, s, n, i, &c, &len);
+    /* the optional prefix [^\r\n\p{L}\p{N}] is tried taken, then not */
+    int prefix = c != '\r' && c != '\n' && !(cls & (ORDO__U_L | ORDO__U_N));
+    if ((prefix && (end = upper_then_lower(u, s, n, i + len))) ||
+        (end = upper_then_lower(u, s, n, i)))
+        return end;
+    if ((prefix && (end = upper_and_lower(u, s, n, i + len))) ||
+        (end = upper_and_lower(u, s, n, i)))
+        return end;
+    if (cls & ORDO__U_N) {
+        end = i + len;
+        for (int k = 1; k < 3 && (class_at(u, s, n, end, &next, &next_len) & ORDO__U_N); k++)
+            end += next_len;
+        return end;
+    }
+    size_t from = c == ' ' ? i + len : i;
+    if (from < n && !(class_at(u, s, n, from, &next, &next_len) &
+                      (ORDO__U_L | ORDO__U_N | ORDO__U_WS))) {
+        end = run_of_other(u, s, n, from);
+        while (end < n && (s[end] == '\r' || s[end] == '\n' || s[end] == '/'))
+            end++;
+        return end;
+    }
+    return whitespace(u, s, n, i, len, 0);
+}

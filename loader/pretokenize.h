@@ -25,4 +25,13 @@ size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, 
 size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
                           size_t i);
 
+/* o200k_base's pattern:
+ *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|…)?
+ *   | [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|…)?
+ *   | \p{N}{1,3} | ' '?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+ * (the two letter classes overlap: the scanner backtracks as the regex
+ * does). */
+size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                         size_t i);
+
 #endif

@@ -68,6 +68,7 @@
     X(tokenizer_in_recipes_names_the_rank_file)        \
     X(cl100k_scanner_matches_the_published_pattern)    \
     X(llama3_scanner_matches_the_published_pattern)    \
+    X(o200k_scanner_matches_the_published_pattern)     \
     X(txt_shards_are_one_document_each)                \
     X(loader_world_sizes_give_identical_batches)       \
     X(loader_workers_change_nothing)                   \

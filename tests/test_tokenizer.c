@@ -176,6 +176,11 @@ TEST(llama3_scanner_matches_the_published_pattern)
     scanner_matches_pattern("llama3");
 }
 
+TEST(o200k_scanner_matches_the_published_pattern)
+{
+    scanner_matches_pattern("o200k_base");
+}
+
 static void scanner_matches_pattern(const char *encoding)
 {
     static const char *const alphabet[] = {
@@ -186,6 +191,8 @@ static void scanner_matches_pattern(const char *encoding)
         "\xe1\x9a\x80", "\xe2\x80\x8b", /* U+200B: not White_Space */ "\xef\xbb\xbf",
         "\xcc\x81", /* U+0301 Mn */ "\xe0\xa4\x95", "\xe0\xa4\xbf", /* Devanagari */
         "\xe4\xb8\xad", "\xe6\x96\x87", "\xd0\x96", "\xce\xb1", "!", ".", ",", "?", "-", "/",
+        "\xca\xb0", /* U+02B0 Lm */ "\xc7\x85", /* U+01C5 Lt */ "\xd9\x8b", /* U+064B Mn */
+        "A", "Q", "\xc3\x89", /* U+00C9 Lu */
         "$", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf0\x9f\x91\x8d", "_", "\"", "(", "\x01",
     };
     const size_t letters = sizeof alphabet / sizeof *alphabet;

@@ -55,13 +55,13 @@ start=$(date +%s%N)
   --checkpoint-every 10 --quiet
 span=$(( ($(date +%s%N) - start) / 1000000 ))
 mismatches=0 killed=0
+exec 3>&2 2>/dev/null # timeout kills its own process group: no "Killed" notices
 for i in $(seq 1 "$crashes"); do
   db=$tmp/k$i.db
   ms=$((10 + RANDOM % (span > 20 ? span : 20)))
-  # (in a subshell, so the shell's "Killed" notice goes nowhere)
-  (timeout -s KILL "$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')" "$ordo" run "$recipe" \
+  timeout -s KILL "$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')" "$ordo" run "$recipe" \
     --db "$db" --name k --world-size 4 --steps $steps --checkpoint-every 10 --quiet \
-    >/dev/null 2>&1) 2>/dev/null || killed=$((killed + 1))
+    >/dev/null 2>&1 || killed=$((killed + 1))
   before=$(field "$db" k last_step)
   if [ "$(field "$db" k checkpoints)" != 0 ]; then
     "$ordo" resume k --db "$db" --world-size 4 --steps $steps --quiet 2>"$tmp/err" ||
@@ -75,10 +75,11 @@ for i in $(seq 1 "$crashes"); do
   if [ -n "${VERBOSE:-}" ]; then echo "job $i: killed at $ms ms after step $before"; fi
   if [ "$got" != "$want" ] || [ "$conflicts" != 0 ]; then
     mismatches=$((mismatches + 1))
-    echo "  job $i (killed at $ms ms, step $before): differs or has $conflicts conflicts" >&2
+    echo "  job $i (killed at $ms ms, step $before): differs or has $conflicts conflicts" >&3
   fi
   rm -f "$db" "$db-wal" "$db-shm"
 done
+exec 2>&3 3>&-
 if [ $mismatches = 0 ] && [ $killed -ge $((crashes * 3 / 4)) ]; then
   ok "loader: $killed of $crashes jobs killed mid-run (run takes ${span} ms); every one resumed to the uninterrupted run's $steps batch digests, no conflicts"
 else

@@ -169,8 +169,9 @@ static ordo_status run_cursor(ordo_ledger *ledger, int64_t run, sqlite3_stmt **s
 {
     ordo_status status = ordo__prepare(
         ledger,
-        "SELECT key - (?1 << 30), present, digest FROM step_blocks "
-        "WHERE key BETWEEN (?1 << 30) AND (?1 << 30) + 1073741823 ORDER BY key",
+        "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "
+        "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "0") " AND " ORDO__SQL_BLOCK_KEY("?1", "1099511627775")
+        " ORDER BY key",
         stmt, err);
     if (status == ORDO_OK)
         sqlite3_bind_int64(*stmt, 1, run);
@@ -261,11 +262,9 @@ static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *co
     return status;
 }
 
-/* Compares two runs; see ordo.h. */
-ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
-                              ordo_compare_result *result, ordo_error *err)
+static ordo_status compare_in_snapshot(ordo_ledger *ledger, const char *a, const char *b,
+                                       ordo_compare_result *result, ordo_error *err)
 {
-    memset(result, 0, sizeof *result);
     ordo_run_info run_a, run_b;
     ordo_status status = ordo_run_get(ledger, a, &run_a, err);
     if (status == ORDO_OK)
@@ -292,6 +291,18 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
     result->only_a = run_a.steps - result->steps_compared;
     result->only_b = run_b.steps - result->steps_compared;
     return ordo__ok(err);
+}
+
+/* Compares two runs in one snapshot (the counts and the steps agree even
+ * while others write); see ordo.h. */
+ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
+                              ordo_compare_result *result, ordo_error *err)
+{
+    memset(result, 0, sizeof *result);
+    int started = ordo__read_begin(ledger);
+    ordo_status status = compare_in_snapshot(ledger, a, b, result, err);
+    ordo__read_end(ledger, started);
+    return status;
 }
 
 /* Frees ranges and lanes. */

@@ -131,8 +131,9 @@ static ordo_status blocks_cursor(bucket_state *s, int64_t run, sqlite3_stmt **st
 {
     ordo_status status = ordo__prepare(
         s->ledger,
-        "SELECT key - (?1 << 30), present, digest FROM step_blocks "
-        "WHERE key BETWEEN (?1 << 30) + ?2 AND (?1 << 30) + ?3 ORDER BY key",
+        "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "
+        "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "?2") " AND " ORDO__SQL_BLOCK_KEY("?1", "?3")
+        " ORDER BY key",
         stmt, err);
     if (status == ORDO_OK) {
         sqlite3_bind_int64(*stmt, 1, run);
@@ -182,12 +183,10 @@ static ordo_status merge(bucket_state *s, ordo_error *err)
     return status;
 }
 
-/* Buckets of a comparison; see ordo.h. */
-ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
-                                 int64_t to, int buckets, ordo_compare_buckets_result *out,
-                                 ordo_error *err)
+static ordo_status buckets_in_snapshot(ordo_ledger *ledger, const char *a, const char *b,
+                                       int64_t from, int64_t to, int buckets,
+                                       ordo_compare_buckets_result *out, ordo_error *err)
 {
-    memset(out, 0, sizeof *out);
     ordo_run_info ra, rb;
     ordo_status status = ordo_run_get(ledger, a, &ra, err);
     if (status == ORDO_OK)
@@ -230,6 +229,18 @@ ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char 
     }
     *out = (ordo_compare_buckets_result){s.buckets, s.count, s.width, s.lanes, s.lane_map};
     return ordo__ok(err);
+}
+
+/* Buckets of a comparison, in one snapshot; see ordo.h. */
+ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
+                                 int64_t to, int buckets, ordo_compare_buckets_result *out,
+                                 ordo_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int started = ordo__read_begin(ledger);
+    ordo_status status = buckets_in_snapshot(ledger, a, b, from, to, buckets, out, err);
+    ordo__read_end(ledger, started);
+    return status;
 }
 
 /* Frees what ordo_compare_buckets returned. */

@@ -60,6 +60,12 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
 #define ORDO__ERRNO_TEXT_SIZE 128
 const char *ordo__errno_text(int errnum, char buf[ORDO__ERRNO_TEXT_SIZE]);
 
+/* A read transaction, so several statements see one snapshot: begins one
+ * unless one is open already (returns 1 when it did); ordo__read_end ends
+ * what it began. */
+int ordo__read_begin(ordo_ledger *ledger);
+void ordo__read_end(ordo_ledger *ledger, int started);
+
 /* ordo_steps_record's work inside a transaction the caller holds. */
 ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                                       size_t count, ordo_record_result *result, ordo_error *err);

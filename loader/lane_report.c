@@ -27,38 +27,100 @@ static ordo_status lanes_at(ordo_ledger *ledger, int64_t run_id, int64_t step, i
     return status;
 }
 
-/* 1 when the step is recorded already (its lane digest, if any, in *digest
- * with *has_lane set). */
-static int recorded(ordo_ledger *ledger, int64_t run_id, const ordo_lane_report *r,
-                    unsigned char digest[ORDO_DIGEST_SIZE], int *has_lane)
+/* The recorded step's lane digests (a copy, *bytes of them), or NULL with
+ * *bytes 0 when the step is not recorded or was recorded without them. */
+static unsigned char *recorded_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                     int *bytes)
 {
     sqlite3_stmt *stmt = NULL;
-    *has_lane = 0;
+    unsigned char *copy = NULL;
+    *bytes = 0;
     if (ordo__prepare(ledger, "SELECT lane_digests FROM steps WHERE key = ?1", &stmt, NULL) !=
         ORDO_OK)
-        return 0;
-    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run_id, r->step));
-    int found = sqlite3_step(stmt) == SQLITE_ROW;
-    if (found && sqlite3_column_bytes(stmt, 0) >= (r->lane + 1) * ORDO_DIGEST_SIZE) {
-        memcpy(digest, (const unsigned char *)sqlite3_column_blob(stmt, 0) +
-                           (size_t)r->lane * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
-        *has_lane = 1;
+        return NULL;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run_id, step));
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) > 0 &&
+        (copy = malloc((size_t)sqlite3_column_bytes(stmt, 0)))) {
+        *bytes = sqlite3_column_bytes(stmt, 0);
+        memcpy(copy, sqlite3_column_blob(stmt, 0), (size_t)*bytes);
     }
     sqlite3_finalize(stmt);
-    return found;
+    return copy;
 }
 
-/* Stores one report: new, the same again (no-op) or a conflict. */
+/* A lane reported with another digest than the one that stands. */
+static ordo_status lane_conflict(ordo_ledger *ledger, int64_t run_id, int64_t step, int lane,
+                                 const unsigned char *standing, const unsigned char *reported,
+                                 ordo_record_result *result, ordo_error *err)
+{
+    char detail[200], a[ORDO_DIGEST_HEX_SIZE], b[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(standing, a);
+    ordo_digest_to_hex(reported, b);
+    snprintf(detail, sizeof detail, "{\"lane\":%d,\"recorded\":\"%s\",\"reported\":\"%s\"}",
+             lane, a, b);
+    result->conflicts++;
+    if (!result->first_conflict_step || step < result->first_conflict_step)
+        result->first_conflict_step = step;
+    return ordo__conflict(ledger, run_id, step, reported, detail, err);
+}
+
+/* The step is recorded with lane digests: this report, and any reports of
+ * the step still pending from before it was recorded, are checked against
+ * them (each lane that differs is a conflict); the pending ones then go. */
+static ordo_status against_recorded(ordo_ledger *ledger, int64_t run_id,
+                                    const ordo_lane_report *r, const unsigned char *lanes,
+                                    int bytes, ordo_record_result *result, ordo_error *err)
+{
+    int count = bytes / ORDO_DIGEST_SIZE;
+    ordo_status status = ORDO_OK;
+    if (r->lane >= count)
+        status = ordo__error(err, ORDO_INVALID, "lane %d is not one of the %d lanes step %lld "
+                                                "was recorded with", r->lane, count,
+                             (long long)r->step);
+    else if (memcmp(lanes + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest, ORDO_DIGEST_SIZE))
+        status = lane_conflict(ledger, run_id, r->step, r->lane,
+                               lanes + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest, result, err);
+    else
+        result->unchanged++;
+    sqlite3_stmt *stmt = NULL;
+    if (status == ORDO_OK)
+        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step = ?2 "
+                                       "RETURNING lane, digest",
+                               &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, r->step);
+    int rc;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        int lane = sqlite3_column_int(stmt, 0);
+        const unsigned char *digest = sqlite3_column_blob(stmt, 1);
+        if (lane < count && sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
+            memcmp(lanes + (size_t)lane * ORDO_DIGEST_SIZE, digest, ORDO_DIGEST_SIZE) != 0) {
+            unsigned char reported[ORDO_DIGEST_SIZE];
+            memcpy(reported, digest, sizeof reported);
+            status = lane_conflict(ledger, run_id, r->step, lane,
+                                   lanes + (size_t)lane * ORDO_DIGEST_SIZE, reported, result, err);
+        }
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "checking pending lane digests");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+/* Stores one report: new, the same again (no-op) or a conflict. A step
+ * recorded without lane digests takes its lanes as pending ones: once all
+ * are in, composing them checks its batch digest (and fills the lanes). */
 static ordo_status store(ordo_ledger *ledger, int64_t run_id, const ordo_lane_report *r,
                          ordo_record_result *result, ordo_error *err)
 {
-    unsigned char before[ORDO_DIGEST_SIZE];
-    int has_lane = 0;
-    if (recorded(ledger, run_id, r, before, &has_lane)) {
-        if (has_lane && memcmp(before, r->digest, ORDO_DIGEST_SIZE) != 0)
-            goto conflict;
-        result->unchanged++;
-        return ORDO_OK;
+    int bytes = 0;
+    unsigned char *lanes = recorded_lanes(ledger, run_id, r->step, &bytes);
+    if (lanes) {
+        ordo_status status = against_recorded(ledger, run_id, r, lanes, bytes, result, err);
+        free(lanes);
+        return status;
     }
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
@@ -72,6 +134,7 @@ static ordo_status store(ordo_ledger *ledger, int64_t run_id, const ordo_lane_re
     sqlite3_bind_int64(stmt, 2, r->step);
     sqlite3_bind_int(stmt, 3, r->lane);
     sqlite3_bind_blob(stmt, 4, r->digest, ORDO_DIGEST_SIZE, SQLITE_STATIC);
+    unsigned char before[ORDO_DIGEST_SIZE];
     int same = 0;
     if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) == ORDO_DIGEST_SIZE) {
         same = memcmp(sqlite3_column_blob(stmt, 0), r->digest, ORDO_DIGEST_SIZE) == 0;
@@ -82,16 +145,7 @@ static ordo_status store(ordo_ledger *ledger, int64_t run_id, const ordo_lane_re
     sqlite3_finalize(stmt);
     if (status != ORDO_OK || same)
         return status; /* new rows return themselves: counted when the step is composed */
-conflict:;
-    char detail[200], a[ORDO_DIGEST_HEX_SIZE], b[ORDO_DIGEST_HEX_SIZE];
-    ordo_digest_to_hex(before, a);
-    ordo_digest_to_hex(r->digest, b);
-    snprintf(detail, sizeof detail, "{\"lane\":%d,\"recorded\":\"%s\",\"reported\":\"%s\"}",
-             r->lane, a, b);
-    result->conflicts++;
-    if (!result->first_conflict_step || r->step < result->first_conflict_step)
-        result->first_conflict_step = r->step;
-    return ordo__conflict(ledger, run_id, r->step, r->digest, detail, err);
+    return lane_conflict(ledger, run_id, r->step, r->lane, before, r->digest, result, err);
 }
 
 /* When all `lanes` lanes of `step` are in: records the step, drops the rows. */

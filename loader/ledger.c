@@ -310,3 +310,18 @@ ordo_status ordo__writable(ordo_ledger *ledger, ordo_error *err)
         return ordo__error(err, ORDO_INVALID, "ledger '%s' is open read-only", ledger->path);
     return ORDO_OK;
 }
+
+/* Opens a read transaction when none is open; see internal.h. */
+int ordo__read_begin(ordo_ledger *ledger)
+{
+    if (!sqlite3_get_autocommit(ledger->db))
+        return 0;
+    return sqlite3_exec(ledger->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+/* Ends what ordo__read_begin opened. */
+void ordo__read_end(ordo_ledger *ledger, int started)
+{
+    if (started && sqlite3_exec(ledger->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(ledger->db, "ROLLBACK", NULL, NULL, NULL);
+}

@@ -342,8 +342,9 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
         status = ordo__error(err, ORDO_INVALID,
                              "step %lld: batch digest is not the digest of its %d lane digests",
                              (long long)steps[bad].step, steps[bad].lane_count);
-    if (status == ORDO_OK && result->inserted > 0)
-        status = add_step_count(ledger, run_id, (int64_t)result->inserted, err);
+    /* this call's inserts (result may carry counts of earlier calls) */
+    if (status == ORDO_OK && state->fresh_count > 0)
+        status = add_step_count(ledger, run_id, (int64_t)state->fresh_count, err);
     if (status == ORDO_OK)
         status = ordo__step_blocks_add(ledger, run_id, state->fresh, state->fresh_count, err);
     return status;

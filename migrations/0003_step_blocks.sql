@@ -5,7 +5,7 @@
 -- steps themselves only in blocks that differ. The steps table stays the
 -- record: the migration fills the blocks for steps recorded before it.
 CREATE TABLE step_blocks (
-    key     INTEGER PRIMARY KEY, -- run_id * 2^30 + (step - 1) / 120
+    key     INTEGER PRIMARY KEY, -- run_id * 2^40 + (step - 1) / 120
     present BLOB NOT NULL CHECK (length(present) = 15),
     digest  BLOB NOT NULL CHECK (length(digest) = 32)
 ) STRICT;

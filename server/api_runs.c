@@ -154,6 +154,35 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
                                                   "start_step", (json_int_t)start_step));
 }
 
+/* The first segment's fields, checked before the run is created (so a
+ * refused request records nothing); out.status 0 when they are good. */
+static response check_segment(json_t *body, int lanes)
+{
+    int w = (int)json_integer_value(json_object_get(body, "world_size")), bad = 0;
+    const char *binding = opt_string(body, "lane_binding", &bad);
+    int rank_bound = binding && strcmp(binding, "rank") == 0;
+    if (bad || (binding && !rank_bound && strcmp(binding, "logical") != 0))
+        return json_error(400, "invalid", "lane_binding must be 'logical' or 'rank'");
+    if (!rank_bound && lanes % w != 0)
+        return json_error(400, "invalid", "lanes (%d) must be divisible by world size (%d)",
+                          lanes, w);
+    response error;
+    int *ranks = lane_ranks(json_object_get(body, "lane_plan"), rank_bound ? w : lanes, w, &error);
+    if (!ranks)
+        return error;
+    int per = rank_bound ? 1 : lanes / w, *owned = calloc((size_t)w, sizeof *owned);
+    for (int l = 0; owned && l < (rank_bound ? w : lanes); l++)
+        owned[ranks[l]]++;
+    response out = {0};
+    for (int r = 0; owned && r < w && !out.status; r++)
+        if (owned[r] != per)
+            out = json_error(400, "invalid", "lane_plan gives rank %d %d lanes; every rank "
+                                             "owns %d", r, owned[r], per);
+    free(owned);
+    free(ranks);
+    return out;
+}
+
 /* The recipe's lane count, or 0 when it has none. */
 static int recipe_lanes(ordo_ledger *ledger, const char *id, ordo_error *err)
 {
@@ -184,13 +213,22 @@ response api_runs_post(request *req)
                           .baseline = opt_string(body, "baseline", &bad),
                           .digest_kind = opt_string(body, "digest_kind", &bad)};
     response out;
+    json_t *world = json_object_get(body, "world_size");
     if (bad || !spec.name || !spec.recipe_id)
         out = json_error(400, "invalid", "a run needs string fields name and recipe_id (group, "
                                          "baseline and digest_kind are optional strings)");
+    else if (strchr(spec.name, '/'))
+        out = json_error(400, "invalid", "run names may not contain '/' (they are URL path "
+                                         "segments)");
+    else if (!json_is_integer(world) || json_integer_value(world) < 1 ||
+             json_integer_value(world) > 65536)
+        out = json_error(400, "invalid", "world_size must be a whole number from 1 to 65536");
     else if ((spec.lanes = recipe_lanes(ledger, spec.recipe_id, &err)) < 0)
         out = status_error(&err);
     else if (spec.lanes == 0)
         out = json_error(400, "invalid", "recipe %s has no 'lanes'", spec.recipe_id);
+    else if ((out = check_segment(body, spec.lanes)).status)
+        ; /* refused before anything is recorded */
     else {
         int64_t run_id = 0;
         ordo_run_info existing;
@@ -255,10 +293,12 @@ response api_run_get(request *req, const char *name)
     ordo_event *events = NULL;
     if (ordo_events_list(ledger, run.id, NULL, &events, &count, &err) == ORDO_OK) {
         json_t *evs = json_array();
-        for (size_t i = 0; i < count; i++)
+        size_t first = count > SERVER_MAX_EVENTS ? count - SERVER_MAX_EVENTS : 0;
+        for (size_t i = first; i < count; i++) /* the latest ones */
             json_array_append_new(evs, cli_event_json(&events[i]));
         ordo_events_free(events, count);
         json_object_set_new(body, "events", evs);
+        json_object_set_new(body, "events_total", json_integer((json_int_t)count));
     }
     return json_ok(200, body);
 }

@@ -132,9 +132,72 @@ static response parse_steps(json_t *items, step_batch *b)
     return (response){0};
 }
 
+/* A step's number and batch digest (sorted arrays of them are searched). */
 typedef struct {
-    const step_batch *batch;
-    size_t at; /* batch steps are sorted by the scan's order: search by step */
+    int64_t step;
+    unsigned char digest[ORDO_DIGEST_SIZE];
+} step_digest;
+
+typedef struct {
+    step_digest *items;
+    size_t count, cap;
+} digest_list;
+
+static int by_step(const void *x, const void *y)
+{
+    const step_digest *a = x, *b = y;
+    return (a->step > b->step) - (a->step < b->step);
+}
+
+static int collect(const ordo_step *s, void *context)
+{
+    digest_list *l = context;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        step_digest *grown = realloc(l->items, cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->count].step = s->step;
+    memcpy(l->items[l->count++].digest, s->batch_digest, ORDO_DIGEST_SIZE);
+    return 0;
+}
+
+/* The run's recorded steps in [lo, hi], in step order. */
+static digest_list recorded(ordo_ledger *ledger, int64_t run_id, int64_t lo, int64_t hi)
+{
+    digest_list l = {0};
+    ordo_error err;
+    ordo_steps_scan(ledger, run_id, lo, hi, collect, &l, &err);
+    return l;
+}
+
+static const step_digest *find(const digest_list *l, int64_t step)
+{
+    step_digest key = {.step = step};
+    return l->count ? bsearch(&key, l->items, l->count, sizeof key, by_step) : NULL;
+}
+
+/* The steps this request added: recorded now, not before (both sorted). */
+static digest_list added(const digest_list *before, const digest_list *after)
+{
+    digest_list out = {0};
+    for (size_t i = 0; i < after->count; i++) {
+        if (find(before, after->items[i].step))
+            continue;
+        ordo_step s;
+        ordo_step_init(&s, after->items[i].step);
+        memcpy(s.batch_digest, after->items[i].digest, ORDO_DIGEST_SIZE);
+        if (collect(&s, &out))
+            break;
+    }
+    return out;
+}
+
+typedef struct {
+    const digest_list *fresh;
     json_t *found;
     size_t listed;
     int64_t count;
@@ -145,89 +208,52 @@ typedef struct {
 static int check_baseline(const ordo_step *base, void *context)
 {
     divergence_scan *d = context;
-    for (size_t i = 0; i < d->batch->count; i++) {
-        const ordo_step *s = &d->batch->steps[i];
-        if (s->step != base->step ||
-            memcmp(s->batch_digest, base->batch_digest, ORDO_DIGEST_SIZE) == 0)
-            continue;
-        char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE], detail[256];
-        ordo_digest_to_hex(s->batch_digest, ours);
-        ordo_digest_to_hex(base->batch_digest, theirs);
-        snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"baseline_digest\":\"%s\"}", ours,
-                 theirs);
-        ordo_error err;
-        ordo_event_record(d->ledger, d->run_id, s->step, "divergence", detail, &err);
-        d->count++;
-        if (d->listed++ < 100)
-            json_array_append_new(d->found, json_pack("{s:I, s:s, s:s}", "step",
-                                                      (json_int_t)s->step, "digest", ours,
-                                                      "baseline_digest", theirs));
-        break;
-    }
+    const step_digest *s = find(d->fresh, base->step);
+    if (!s || memcmp(s->digest, base->batch_digest, ORDO_DIGEST_SIZE) == 0)
+        return 0;
+    char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE], detail[256];
+    ordo_digest_to_hex(s->digest, ours);
+    ordo_digest_to_hex(base->batch_digest, theirs);
+    snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"baseline_digest\":\"%s\"}", ours,
+             theirs);
+    ordo_error err;
+    ordo_event_record(d->ledger, d->run_id, s->step, "divergence", detail, &err);
+    d->count++;
+    if (d->listed++ < 100)
+        json_array_append_new(d->found, json_pack("{s:I, s:s, s:s}", "step", (json_int_t)s->step,
+                                                  "digest", ours, "baseline_digest", theirs));
     return 0;
 }
 
-/* Divergence as it happens: each step against the baseline's digest. */
+/* Divergence as it happens: each step this request added, against the
+ * baseline's digest for it (sorted lookups: n log n). */
 static json_t *against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
-                                const step_batch *b, int64_t *count)
+                                const digest_list *fresh, int64_t *count)
 {
     json_t *found = json_array();
     ordo_run_info base;
     ordo_error err;
     *count = 0;
-    if (!run->baseline[0] || ordo_run_get(ledger, run->baseline, &base, &err) != ORDO_OK ||
+    if (!fresh->count || !run->baseline[0] ||
+        ordo_run_get(ledger, run->baseline, &base, &err) != ORDO_OK ||
         strcmp(base.digest_kind, run->digest_kind) != 0)
         return found;
-    int64_t lo = ORDO_STEP_MAX, hi = 0;
-    for (size_t i = 0; i < b->count; i++) {
-        lo = b->steps[i].step < lo ? b->steps[i].step : lo;
-        hi = b->steps[i].step > hi ? b->steps[i].step : hi;
-    }
-    divergence_scan d = {b, 0, found, 0, 0, ledger, run->id};
-    ordo_steps_scan(ledger, base.id, lo, hi, check_baseline, &d, &err);
+    divergence_scan d = {fresh, found, 0, 0, ledger, run->id};
+    ordo_steps_scan(ledger, base.id, fresh->items[0].step, fresh->items[fresh->count - 1].step,
+                    check_baseline, &d, &err);
     *count = d.count;
     return found;
 }
 
-typedef struct {
-    const ordo_lane_report *reports;
-    size_t count;
-    step_batch *out;
-} completed_scan;
-
-static int keep_reported(const ordo_step *s, void *context)
+/* The range of steps a request touches. */
+static void step_range(const int64_t *steps, size_t n, size_t stride, int64_t *lo, int64_t *hi)
 {
-    completed_scan *c = context;
-    for (size_t i = 0; i < c->count; i++)
-        if (c->reports[i].step == s->step) {
-            ordo_step *copy = &c->out->steps[c->out->count++];
-            ordo_step_init(copy, s->step);
-            memcpy(copy->batch_digest, s->batch_digest, ORDO_DIGEST_SIZE);
-            break;
-        }
-    return c->out->count == c->count; /* no room for more */
-}
-
-/* Steps of this request that are now recorded, checked against the
- * baseline like whole steps are. */
-static json_t *lanes_against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
-                                      const ordo_lane_report *reports, size_t n, int64_t *count)
-{
-    *count = 0;
-    int64_t lo = ORDO_STEP_MAX, hi = 0;
+    *lo = ORDO_STEP_MAX, *hi = 0;
     for (size_t i = 0; i < n; i++) {
-        lo = reports[i].step < lo ? reports[i].step : lo;
-        hi = reports[i].step > hi ? reports[i].step : hi;
+        int64_t s = *(const int64_t *)((const char *)steps + i * stride);
+        *lo = s < *lo ? s : *lo;
+        *hi = s > *hi ? s : *hi;
     }
-    step_batch b = {calloc(n, sizeof(ordo_step)), NULL, NULL, NULL, 0};
-    json_t *found = NULL;
-    completed_scan c = {reports, n, &b};
-    ordo_error err;
-    if (b.steps && run->baseline[0] &&
-        ordo_steps_scan(ledger, run->id, lo, hi, keep_reported, &c, &err) == ORDO_OK)
-        found = against_baseline(ledger, run, &b, count);
-    free(b.steps);
-    return found ? found : json_array();
 }
 
 /* Lane reports from JSON; out.status is 0 when they all parse. */
@@ -266,15 +292,26 @@ static response post_lanes(json_t *items, const char *name)
     ordo_run_info run;
     ordo_record_result result;
     size_t completed = 0;
+    digest_list before = {0}, after = {0}, fresh = {0};
+    int64_t lo, hi;
+    step_range(&reports[0].step, n, sizeof *reports, &lo, &hi);
     if (out.status)
         ;
-    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
-             ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
+    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         out = status_error(&err);
     else {
+        if (run.baseline[0])
+            before = recorded(ledger, run.id, lo, hi);
+        if (ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
+            out = status_error(&err);
+    }
+    if (!out.status) {
+        if (run.baseline[0] && completed) {
+            after = recorded(ledger, run.id, lo, hi);
+            fresh = added(&before, &after);
+        }
         int64_t diverged = 0;
-        json_t *divergences =
-            completed ? lanes_against_baseline(ledger, &run, reports, n, &diverged) : json_array();
+        json_t *divergences = against_baseline(ledger, &run, &fresh, &diverged);
         atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
         atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
         atomic_fetch_add(&metrics.divergences, diverged);
@@ -287,6 +324,9 @@ static response post_lanes(json_t *items, const char *name)
                                      "diverged", (json_int_t)diverged, "divergences",
                                      divergences));
     }
+    free(before.items);
+    free(after.items);
+    free(fresh.items);
     free(reports);
     return out;
 }
@@ -331,13 +371,22 @@ response api_steps_post(request *req, const char *name)
     if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         out = status_error(&err);
     else if ((out = parse_steps(items, &b)).status == 0) {
+        int64_t lo, hi;
+        step_range(&b.steps[0].step, b.count, sizeof *b.steps, &lo, &hi);
+        digest_list before = {0}, after = {0}, fresh = {0};
+        if (run.baseline[0])
+            before = recorded(ledger, run.id, lo, hi);
         ordo_record_result result;
         ordo_status status = ordo_steps_record(ledger, run.id, b.steps, b.count, &result, &err);
         if (status != ORDO_OK && status != ORDO_CONFLICT)
             out = status_error(&err);
         else {
+            if (run.baseline[0] && result.inserted) {
+                after = recorded(ledger, run.id, lo, hi);
+                fresh = added(&before, &after);
+            }
             int64_t diverged = 0;
-            json_t *divergences = against_baseline(ledger, &run, &b, &diverged);
+            json_t *divergences = against_baseline(ledger, &run, &fresh, &diverged);
             atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
             atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
             atomic_fetch_add(&metrics.divergences, diverged);
@@ -351,6 +400,9 @@ response api_steps_post(request *req, const char *name)
                                          "diverged", (json_int_t)diverged, "divergences",
                                          divergences));
         }
+        free(before.items);
+        free(after.items);
+        free(fresh.items);
     }
     batch_free(&b);
     json_decref(body);
@@ -411,19 +463,32 @@ response api_checkpoints_post(request *req, const char *name)
     json_t *step = json_object_get(body, "step"), *lanes = json_object_get(body, "lanes");
     const char *state = json_string_value(json_object_get(body, "state"));
     size_t len = state ? strlen(state) : 0;
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
     unsigned char *raw = len ? malloc(len) : NULL;
-    int n = raw && len % 4 == 0 ? EVP_DecodeBlock(raw, (const unsigned char *)state, (int)len)
-                                : -1;
+    int n = raw && len % 4 == 0 && strspn(state, alphabet) == len
+                ? EVP_DecodeBlock(raw, (const unsigned char *)state, (int)len)
+                : -1;
     if (n >= 0)
         n -= (len > 0 && state[len - 1] == '=') + (len > 1 && state[len - 2] == '=');
     response out;
     ordo_error err;
     ordo_ledger *ledger = NULL;
     ordo_run_info run;
-    if (!json_is_integer(step) || !json_is_integer(lanes))
-        out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes");
+    int state_lanes = 0;
+    int64_t state_step = 0;
+    if (!json_is_integer(step) || !json_is_integer(lanes) || json_integer_value(lanes) < 1 ||
+        json_integer_value(lanes) > 65536)
+        out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes (1 to "
+                                         "65536)");
     else if (n <= 0)
         out = json_error(400, "invalid", "state must be non-empty base64");
+    else if (ordo_checkpoint_describe(raw, (size_t)n, &state_lanes, &state_step, &err) != ORDO_OK)
+        out = json_error(400, "invalid", "state: %s", err.message);
+    else if (state_lanes != json_integer_value(lanes) || state_step != json_integer_value(step))
+        out = json_error(400, "invalid", "the state is of step %lld with %d lanes, not step %lld "
+                                         "with %lld", (long long)state_step, state_lanes,
+                         (long long)json_integer_value(step),
+                         (long long)json_integer_value(lanes));
     else if (!(ledger = server_ledger(&err)) || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         out = status_error(&err);
     else {

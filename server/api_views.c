@@ -34,9 +34,11 @@ response api_compare_strip(request *req)
     for (size_t i = 0; i < r.count; i++) {
         const ordo_compare_bucket *k = &r.buckets[i];
         json_t *lanes = json_array();
-        for (int l = 0; l < r.lanes; l++)
-            if (r.lane_map[i * (size_t)lane_bytes + (size_t)(l / 8)] >> (l % 8) & 1)
-                json_array_append_new(lanes, json_integer(l));
+        const unsigned char *row = r.lane_map + i * (size_t)lane_bytes;
+        for (int l = 0; k->diverged && l < r.lanes; l += 8) /* whole empty bytes skipped */
+            for (int bit = 0; row[l / 8] && bit < 8 && l + bit < r.lanes; bit++)
+                if (row[l / 8] >> bit & 1)
+                    json_array_append_new(lanes, json_integer(l + bit));
         json_array_append_new(list, json_pack("[I, I, I, I, I, o]", (json_int_t)k->from,
                                               (json_int_t)k->to, (json_int_t)k->matched,
                                               (json_int_t)k->diverged, (json_int_t)k->missing,
@@ -107,13 +109,14 @@ response api_run_series(request *req, const char *name)
             json_array_append_new(tokens, json_integer(r.source_tokens[i * (size_t)count +
                                                                        (size_t)s]));
         double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
+        int finite = k->loss_steps && isfinite(mean) && isfinite(k->loss_min) &&
+                     isfinite(k->loss_max);
         json_array_append_new(
             list, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}", "from",
                             (json_int_t)k->from, "to", (json_int_t)k->to, "steps",
-                            (json_int_t)k->steps, "loss", k->loss_steps ? json_real(mean)
-                                                                         : json_null(),
-                            "loss_min", k->loss_steps ? json_real(k->loss_min) : json_null(),
-                            "loss_max", k->loss_steps ? json_real(k->loss_max) : json_null(),
+                            (json_int_t)k->steps, "loss", finite ? json_real(mean) : json_null(),
+                            "loss_min", finite ? json_real(k->loss_min) : json_null(),
+                            "loss_max", finite ? json_real(k->loss_max) : json_null(),
                             "tokens", (json_int_t)k->tokens, "source_tokens", tokens));
     }
     json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,

@@ -99,6 +99,76 @@ static int body_length_too_large(struct MHD_Connection *c)
     return length && strtoull(length, NULL, 10) > SERVER_MAX_BODY;
 }
 
+/* Bytes of request bodies buffered by all connections together. */
+static atomic_llong buffered;
+/* Requests between their headers and their completion (for the drain). */
+atomic_int server_in_flight;
+
+static int writes(const char *method)
+{
+    return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
+}
+
+/* The first call: limits and authorisation are decided on the headers,
+ * before any body is read. */
+static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
+                                  void **state)
+{
+    request *req = calloc(1, sizeof *req);
+    if (!req)
+        return MHD_NO;
+    req->connection = c;
+    req->method = method;
+    req->url = url;
+    req->started = now();
+    req->route = 15;
+    *state = req;
+    atomic_fetch_add(&server_in_flight, 1);
+    response out;
+    if (body_length_too_large(c)) {
+        req->too_large = 1;
+        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+        return answer(req, &out);
+    }
+    if (writes(method) && strncmp(url, "/api/", 5) == 0 && require_writer(req, &out) != 0)
+        return answer(req, &out); /* no body is read for a request that may not write */
+    return MHD_YES;
+}
+
+/* A piece of the body: kept within the request's and the server's limits. */
+static enum MHD_Result on_body(request *req, const char *upload, size_t size)
+{
+    if (req->status)
+        return MHD_YES; /* answered already: the rest is dropped */
+    response out;
+    if (req->body_len + size > SERVER_MAX_BODY) {
+        req->too_large = 1;
+        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+        return answer(req, &out);
+    }
+    if (atomic_fetch_add(&buffered, (long long)size) + (long long)size > SERVER_MAX_BUFFERED) {
+        atomic_fetch_sub(&buffered, (long long)size);
+        out = json_error(503, "busy", "the server is holding %lld bytes of request bodies; "
+                                      "try again", (long long)SERVER_MAX_BUFFERED);
+        return answer(req, &out);
+    }
+    req->buffered += size;
+    if (req->body_len + size + 1 > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap : 4096;
+        while (cap < req->body_len + size + 1)
+            cap *= 2;
+        char *grown = realloc(req->body, cap);
+        if (!grown)
+            return MHD_NO;
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, upload, size);
+    req->body_len += size;
+    req->body[req->body_len] = '\0';
+    return MHD_YES;
+}
+
 /* The access handler: called once for the headers, then per body piece,
  * then once more with nothing left to read. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -107,53 +177,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     (void)cls, (void)version;
     request *req = *state;
-    if (!req) {
-        req = calloc(1, sizeof *req);
-        if (!req)
-            return MHD_NO;
-        req->connection = c;
-        req->method = method;
-        req->url = url;
-        req->started = now();
-        req->route = 15;
-        *state = req;
-        if (body_length_too_large(c)) {
-            req->too_large = 1;
-            response out = json_error(413, "too_large", "request body is over %zu bytes",
-                                      SERVER_MAX_BODY);
-            return answer(req, &out);
-        }
-        return MHD_YES;
-    }
+    if (!req)
+        return on_headers(c, url, method, state);
     if (*upload_size) {
-        if (!req->too_large && req->body_len + *upload_size > SERVER_MAX_BODY)
-            req->too_large = 1;
-        if (!req->too_large) {
-            if (req->body_len + *upload_size + 1 > req->body_cap) {
-                size_t cap = req->body_cap ? req->body_cap : 4096;
-                while (cap < req->body_len + *upload_size + 1)
-                    cap *= 2;
-                char *grown = realloc(req->body, cap);
-                if (!grown)
-                    return MHD_NO;
-                req->body = grown;
-                req->body_cap = cap;
-            }
-            memcpy(req->body + req->body_len, upload, *upload_size);
-            req->body_len += *upload_size;
-            req->body[req->body_len] = '\0';
-        }
+        enum MHD_Result rc = on_body(req, upload, *upload_size);
         *upload_size = 0;
-        return MHD_YES;
+        return rc;
     }
-    if (req->status) /* answered already (413 on the headers) */
+    if (req->status) /* answered already (413, 401, 503) */
         return MHD_YES;
     response out;
-    if (req->too_large)
-        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
-    else
-        server_route(req, &out);
+    server_route(req, &out);
     return answer(req, &out);
+}
+
+/* The URL as logged: control characters and spaces escaped, so a request
+ * cannot forge log lines. */
+static void log_url(const char *url, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)url; *p && o + 5 < size; p++)
+        o += (size_t)(*p <= 0x20 || *p == 0x7f ? snprintf(out + o, size - o, "%%%02X", *p)
+                                                : (out[o] = (char)*p, 1));
+    out[o] = '\0';
 }
 
 /* After the response went out (or the connection died): log, count, free. */
@@ -166,7 +212,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
         return;
     double ms = 1e3 * (now() - req->started);
     int status = req->status ? req->status : 499;
-    fprintf(stderr, "%s %s %d %.1f ms\n", req->method, req->url, status, ms);
+    char logged[1024];
+    log_url(req->url, logged, sizeof logged);
+    fprintf(stderr, "%s %s %d %.1f ms\n", req->method, logged, status, ms);
+    atomic_fetch_sub(&buffered, (long long)req->buffered);
+    atomic_fetch_sub(&server_in_flight, 1);
     int route = req->route >= 0 && req->route < 16 ? req->route : 15;
     int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
     atomic_fetch_add(&metrics.requests[route][cls_index], 1);
@@ -200,7 +250,29 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
 
 response json_ok(int status, json_t *body)
 {
-    return (response){status, body ? body : json_object(), NULL, NULL, NULL, 0};
+    if (!body) /* a body that could not be built is a server error, never "{}" */
+        return (response){500, json_pack("{s:s, s:s}", "error", "the answer could not be built",
+                                         "code", "internal"), NULL, NULL, NULL, 0};
+    return (response){status, body, NULL, NULL, NULL, 0};
+}
+
+/* Replaces every byte that is not part of valid UTF-8 with '?' (messages
+ * repeat decoded URLs, which may be anything). */
+static void utf8_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t need = *p < 0x80 ? 0 : *p >= 0xC2 && *p <= 0xDF ? 1 : *p >= 0xE0 && *p <= 0xEF ? 2
+                                 : *p >= 0xF0 && *p <= 0xF4 ? 3 : 4;
+        size_t k = 1;
+        while (need < 4 && k <= need && (p[k] & 0xC0) == 0x80)
+            k++;
+        if (need == 4 || k <= need) {
+            *p++ = '?';
+            continue;
+        }
+        p += need + 1;
+    }
 }
 
 response json_error(int status, const char *code, const char *fmt, ...)
@@ -210,6 +282,7 @@ response json_error(int status, const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    utf8_clean(message);
     return json_ok(status, json_pack("{s:s, s:s}", "error", message, "code", code));
 }
 

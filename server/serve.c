@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../cli/cli.h"
 #include "server.h"
@@ -80,19 +81,20 @@ static int bound_port(struct MHD_Daemon *d)
     return ntohs(addr.sin_port);
 }
 
-/* Stops accepting, lets open connections finish (up to 10 s), stops. */
+/* Stops accepting (the listening socket is shut so new clients are refused
+ * at once), lets the requests in flight finish (up to 10 s; idle
+ * keep-alive connections are not waited for), stops. */
 static void drain(struct MHD_Daemon *d)
 {
-    MHD_quiesce_daemon(d);
-    struct timespec tick = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 500; i++) {
-        const union MHD_DaemonInfo *info =
-            MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-        if (!info || info->num_connections == 0)
-            break;
+    MHD_socket listening = MHD_quiesce_daemon(d);
+    if (listening != MHD_INVALID_SOCKET)
+        shutdown(listening, SHUT_RDWR);
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 1000 && atomic_load(&server_in_flight) > 0; i++)
         nanosleep(&tick, NULL);
-    }
     MHD_stop_daemon(d);
+    if (listening != MHD_INVALID_SOCKET)
+        close(listening);
 }
 
 /* Entry point of `ordo serve`. */

@@ -12,8 +12,10 @@
 #include "ordo.h"
 
 #define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
+#define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
 #define SERVER_MAX_ITEMS 10000             /* steps, lanes or checkpoints per request */
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
+#define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
 
 /* How the server was started. */
 typedef struct server_config {
@@ -38,6 +40,7 @@ typedef struct request {
     const char *method, *url;
     char *body;
     size_t body_len, body_cap;
+    size_t buffered; /* counted in the server's budget */
     int too_large;
     int status;     /* of the response queued */
     int route;      /* index for metrics */
@@ -55,6 +58,7 @@ typedef struct response {
 } response;
 
 extern const server_config *server;
+extern atomic_int server_in_flight; /* requests being read or answered */
 extern server_metrics metrics;
 
 /* The ledger connection of the calling thread (opened on first use,

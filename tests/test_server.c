@@ -106,9 +106,13 @@ TEST(server_endpoints_answer)
     call(&s, "POST", "/api/runs/job/steps", writer, steps, 200, NULL, "\"unchanged\":12");
     call(&s, "POST", "/api/runs/job/segments", writer,
          "{\"start_step\": 13, \"world_size\": 4}", 201, NULL, "\"start_step\":13");
+    /* a checkpoint's state must be one (of that step and lane count) */
     call(&s, "POST", "/api/runs/job/checkpoints", writer,
-         "{\"step\": 12, \"lanes\": 4, \"state\": \"AQIDBA==\"}", 201, NULL, "\"step\":12");
-    call(&s, "GET", "/api/runs/job/checkpoints", NULL, NULL, 200, NULL, "\"state_bytes\":4");
+         "{\"step\": 12, \"lanes\": 4, \"state\": \"AQIDBA==\"}", 400, "invalid", "state:");
+    call(&s, "POST", "/api/runs/job/checkpoints", writer,
+         "{\"step\": 12, \"lanes\": 4294967300, \"state\": \"AQIDBA==\"}", 400, "invalid",
+         NULL);
+    call(&s, "GET", "/api/runs/job/checkpoints", NULL, NULL, 200, NULL, "\"checkpoints\":[]");
     /* Compare, audit, recovery, metrics. */
     r = http(&s, "GET", "/api/compare?a=base&b=job", NULL, NULL);
     expect(&r, 200, NULL, "\"recipes\"");
@@ -218,6 +222,27 @@ TEST(server_refuses_bad_requests_and_stays_up)
     call(&s, "POST", "/api/recipes", writer, "{\"lanes\": 3, \"global_batch\": 8}", 400,
          "invalid", "global_batch (8) must be divisible by lanes (3)");
     call(&s, "POST", "/api/runs", writer, "{\"name\": 5}", 400, "invalid", NULL);
+    /* refused run requests record nothing; names are path segments */
+    http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    char body[512];
+    snprintf(body, sizeof body, "{\"name\": \"half\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}", str(&info, "recipe_id"));
+    call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "gives rank 0 3 lanes");
+    call(&s, "GET", "/api/runs/half", NULL, NULL, 404, "not_found", NULL);
+    snprintf(body, sizeof body, "{\"name\": \"a/steps\", \"recipe_id\": \"%s\", "
+             "\"world_size\": 2}", str(&info, "recipe_id"));
+    call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "'/'");
+    http_free(&info);
+    /* undecodable bytes in a path still get a JSON error */
+    http_result odd = http(&s, "GET", "/api/runs/%ff", NULL, NULL);
+    ASSERT_EQ_INT(odd.status, 404);
+    ASSERT_CONTAINS(odd.body, "\"code\":\"not_found\"");
+    http_free(&odd);
+    /* a request that may not write is answered before its body is read */
+    char raw_post[256];
+    snprintf(raw_post, sizeof raw_post,
+             "POST /api/recipes HTTP/1.1\r\nHost: x\r\nContent-Length: 60000000\r\n\r\n{");
+    ASSERT_EQ_INT(http_raw(&s, raw_post, strlen(raw_post)), 401);
     call(&s, "POST", "/api/runs/base/segments", writer, "{\"start_step\": 31}", 400, "invalid",
          "world_size");
     call(&s, "POST", "/api/runs/base/segments", writer,

@@ -1,5 +1,7 @@
 /* The cl100k_base split pattern as a scanner: one pass, no backtracking
  * beyond what the pattern's alternatives need. */
+#include <string.h>
+
 #include "pretokenize.h"
 
 /* The code point at s[i] (valid UTF-8) and its length. */
@@ -114,6 +116,32 @@ static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, s
     return i + first_len;
 }
 
+/* \p{N}{1,3}: the first digit ends at `after`; up to two more follow. */
+static size_t digits(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                     size_t after)
+{
+    size_t len;
+    uint32_t c;
+    for (int k = 1; k < 3 && (class_at(u, s, n, after, &c, &len) & ORDO__U_N); k++)
+        after += len;
+    return after;
+}
+
+/* ' '?[^\s\p{L}\p{N}]+ followed by any of `trailing`, from `from` (after
+ * the optional space): its end, or 0 when no such character is there. */
+static size_t punctuation(const ordo__unicode_table *u, const unsigned char *s, size_t n,
+                          size_t from, const char *trailing)
+{
+    size_t len;
+    uint32_t c;
+    if (from >= n || (class_at(u, s, n, from, &c, &len) & (ORDO__U_L | ORDO__U_N | ORDO__U_WS)))
+        return 0;
+    size_t end = run_of_other(u, s, n, from);
+    while (end < n && s[end] && strchr(trailing, s[end]))
+        end++;
+    return end;
+}
+
 static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, size_t n,
                           size_t i, int end_first)
 {
@@ -128,20 +156,10 @@ static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, 
     if (!(cls & ORDO__U_N) && c != '\r' && c != '\n' &&
         (class_at(u, s, n, i + len, &next, &next_len) & ORDO__U_L))
         return run_of(u, s, n, i + len, ORDO__U_L);
-    if (cls & ORDO__U_N) {
-        end = i + len;
-        for (int k = 1; k < 3 && (class_at(u, s, n, end, &next, &next_len) & ORDO__U_N); k++)
-            end += next_len;
+    if (cls & ORDO__U_N)
+        return digits(u, s, n, i + len);
+    if ((end = punctuation(u, s, n, c == ' ' ? i + len : i, "\r\n")))
         return end;
-    }
-    size_t from = c == ' ' ? i + len : i;
-    if (from < n && !(class_at(u, s, n, from, &next, &next_len) &
-                      (ORDO__U_L | ORDO__U_N | ORDO__U_WS))) {
-        end = run_of_other(u, s, n, from);
-        while (end < n && (s[end] == '\r' || s[end] == '\n'))
-            end++;
-        return end;
-    }
     return whitespace(u, s, n, i, len, end_first);
 }
 
@@ -210,8 +228,8 @@ static size_t upper_and_lower(const ordo__unicode_table *u, const unsigned char 
 size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
                          size_t i)
 {
-    size_t len, next_len, end;
-    uint32_t c, next;
+    size_t len, end;
+    uint32_t c;
     unsigned cls = class_at(u, s, n, i, &c, &len);
     /* the optional prefix [^\r\n\p{L}\p{N}] is tried taken, then not */
     int prefix = c != '\r' && c != '\n' && !(cls & (ORDO__U_L | ORDO__U_N));
@@ -221,19 +239,9 @@ size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, s
     if ((prefix && (end = upper_and_lower(u, s, n, i + len))) ||
         (end = upper_and_lower(u, s, n, i)))
         return end;
-    if (cls & ORDO__U_N) {
-        end = i + len;
-        for (int k = 1; k < 3 && (class_at(u, s, n, end, &next, &next_len) & ORDO__U_N); k++)
-            end += next_len;
+    if (cls & ORDO__U_N)
+        return digits(u, s, n, i + len);
+    if ((end = punctuation(u, s, n, c == ' ' ? i + len : i, "\r\n/")))
         return end;
-    }
-    size_t from = c == ' ' ? i + len : i;
-    if (from < n && !(class_at(u, s, n, from, &next, &next_len) &
-                      (ORDO__U_L | ORDO__U_N | ORDO__U_WS))) {
-        end = run_of_other(u, s, n, from);
-        while (end < n && (s[end] == '\r' || s[end] == '\n' || s[end] == '/'))
-            end++;
-        return end;
-    }
     return whitespace(u, s, n, i, len, 0);
 }

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,8 +17,13 @@ static int connect_host(const char *host, const char *port)
     if (getaddrinfo(host, port, &hints, &found) != 0)
         return -1;
     int fd = -1;
+    struct timeval limit = {30, 0}; /* a silent server is an error, not a hang */
     for (struct addrinfo *a = found; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+        }
         if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
             close(fd);
             fd = -1;
@@ -30,9 +37,13 @@ static int connect_host(const char *host, const char *port)
 char *http_get(const char *url, size_t max, size_t *len, char *why, size_t why_size)
 {
     char host[256], port[8] = "80";
+    if (strncmp(url, "http://", 7) != 0) {
+        snprintf(why, why_size, "'%s' is not an http:// URL", url);
+        return NULL;
+    }
     const char *rest = url + strlen("http://"), *path = strchr(rest, '/');
     size_t host_len = path ? (size_t)(path - rest) : strlen(rest);
-    if (strncmp(url, "http://", 7) != 0 || host_len == 0 || host_len >= sizeof host) {
+    if (host_len == 0 || host_len >= sizeof host) {
         snprintf(why, why_size, "'%s' is not an http:// URL", url);
         return NULL;
     }
@@ -40,6 +51,11 @@ char *http_get(const char *url, size_t max, size_t *len, char *why, size_t why_s
     host[host_len] = '\0';
     char *colon = strrchr(host, ':');
     if (colon) {
+        if (strlen(colon + 1) == 0 || strlen(colon + 1) >= sizeof port ||
+            strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+            snprintf(why, why_size, "'%s' has a bad port", url);
+            return NULL;
+        }
         snprintf(port, sizeof port, "%s", colon + 1);
         *colon = '\0';
     }
@@ -81,8 +97,10 @@ char *http_get(const char *url, size_t max, size_t *len, char *why, size_t why_s
     buf[got] = '\0';
     int status = 0;
     char *body = strstr(buf, "\r\n\r\n");
-    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1 || !body || status != 200 ||
-        strstr(buf, "Transfer-Encoding: chunked")) {
+    int chunked = 0;
+    for (char *p = buf; body && p < body; p++) /* headers are case-insensitive */
+        chunked |= strncasecmp(p, "transfer-encoding: chunked", 26) == 0;
+    if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1 || !body || status != 200 || chunked) {
         snprintf(why, why_size, "%s answered %d%s%.200s", url, status, body ? ": " : "",
                  body ? body + 4 : "");
         free(buf);

@@ -233,7 +233,12 @@ response api_runs_post(request *req)
         int64_t run_id = 0;
         ordo_run_info existing;
         int exists = ordo_run_get(ledger, spec.name, &existing, &err) == ORDO_OK;
-        if (ordo_run_create(ledger, &spec, &run_id, &err) != ORDO_OK)
+        int want = (int)json_integer_value(world);
+        if (exists && existing.segments > 0 && existing.world_size != want)
+            out = json_error(409, "conflict", "run '%s' exists at world size %d, not %d (a new "
+                                              "world size is a segment: POST .../segments)",
+                             spec.name, existing.world_size, want);
+        else if (ordo_run_create(ledger, &spec, &run_id, &err) != ORDO_OK)
             out = status_error(&err);
         else if (exists && existing.segments > 0)
             out = json_ok(200, json_pack("{s:I, s:s, s:b}", "id", (json_int_t)run_id, "name",

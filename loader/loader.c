@@ -71,6 +71,44 @@ static void reshard_base(ordo_loader *l, const ordo__state *s)
     }
 }
 
+/* The record of `lane` in a decoded state (records are in lane order), or
+ * NULL when the state does not cover it. */
+static const ordo__lane_record *lane_record(const ordo__state *s, int lane)
+{
+    size_t lo = 0, hi = (size_t)s->lane_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->lanes[mid].lane == (uint64_t)lane)
+            return &s->lanes[mid];
+        if (s->lanes[mid].lane < (uint64_t)lane)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Without re-sharding, a state resumes a loader when it is of the same
+ * job (stride) and holds every lane the loader owns: the merged state of
+ * all lanes, or a rank's own state at the same world size. */
+static ordo_status check_covered(const ordo_loader *l, const ordo__state *s, ordo_error *err)
+{
+    if (s->stride != (uint64_t)l->stride)
+        return ordo__error(err, ORDO_INVALID, "checkpoint is of a job with %llu lanes; this job "
+                                              "has %d lanes",
+                           (unsigned long long)s->stride, l->stride);
+    for (int i = 0; i < l->lane_count; i++)
+        if (!lane_record(s, l->lanes[i].index))
+            return ordo__error(err, ORDO_INVALID,
+                               "checkpoint covers %llu of %llu lanes, not lane %d that rank %d "
+                               "owns: resume from the state of every lane (join every rank's "
+                               "state with ordo_checkpoint_merge; merge_states in Python) or "
+                               "from this rank's own at the same world size",
+                               (unsigned long long)s->lane_count, (unsigned long long)s->stride,
+                               l->lanes[i].index, l->rank);
+    return ORDO_OK;
+}
+
 static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, ordo_error *err)
 {
     ordo__state s;
@@ -87,11 +125,14 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
         status = ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
                                                 "(%u sources, %s lanes)", s.sources,
                              s.rank_bound ? "rank-bound" : "logical");
-    else if (s.lane_count != s.stride || (!resharding && s.stride != (uint64_t)l->stride))
+    else if (resharding && s.lane_count != s.stride)
         status = ordo__error(err, ORDO_INVALID,
-                             "checkpoint covers %llu of %llu lanes; this job has %d lanes",
-                             (unsigned long long)s.lane_count, (unsigned long long)s.stride,
-                             l->stride);
+                             "checkpoint covers %llu of %llu lanes; re-sharding needs every "
+                             "lane: join every rank's state first (ordo_checkpoint_merge; "
+                             "merge_states in Python)",
+                             (unsigned long long)s.lane_count, (unsigned long long)s.stride);
+    else if (!resharding)
+        status = check_covered(l, &s, err);
     l->step = (int64_t)s.step;
     if (status == ORDO_OK && resharding)
         reshard_base(l, &s);
@@ -101,7 +142,7 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
         ordo__lane *lane = &l->lanes[i];
         status = ordo__lane_init(lane, l, lane->index, err);
         if (status == ORDO_OK && !resharding) {
-            const ordo__lane_record *rec = &s.lanes[lane->index];
+            const ordo__lane_record *rec = lane_record(&s, lane->index);
             status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken,
                                        rec->estimated, err);
         }

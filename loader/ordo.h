@@ -247,6 +247,11 @@ typedef void (*ordo_progress_fn)(uint64_t done, uint64_t total, void *context);
 ordo_status ordo_recipe_index(ordo_recipe *recipe, ordo_ledger *ledger, ordo_progress_fn progress,
                               void *context, ordo_error *err);
 
+/* How many shards the last ordo_recipe_index read and indexed itself; the
+ * others' chunk tables came from the ledger it was given (0 when the
+ * ledger held them all). */
+int ordo_recipe_indexed_shards(const ordo_recipe *recipe);
+
 /* ---- the loader ---------------------------------------------------------- */
 
 /* One data-parallel rank's loader over the lanes it owns. */

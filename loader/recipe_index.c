@@ -135,6 +135,7 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
                                 void *context, ordo_error *err)
 {
     uint64_t total = 0, done = 0;
+    r->indexed_shards = 0;
     for (uint32_t s = 0; s < r->source_count; s++)
         for (uint32_t i = 0; i < r->sources[s].shard_count; i++)
             total += r->sources[s].shards[i].size;
@@ -150,6 +151,7 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
                                                   r->chunk_records, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);
+                r->indexed_shards++;
                 if (status == ORDO_OK && ledger)
                     status = store_shard(ledger, r, src, shard, err);
             }
@@ -286,4 +288,10 @@ ordo_status ordo_recipe_index(ordo_recipe *r, ordo_ledger *ledger, ordo_progress
     if (status == ORDO_OK)
         r->planned = 1;
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Shards the last ordo_recipe_index read; see ordo.h. */
+int ordo_recipe_indexed_shards(const ordo_recipe *recipe)
+{
+    return recipe->indexed_shards;
 }

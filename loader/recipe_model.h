@@ -67,6 +67,7 @@ struct ordo_recipe {
     char *canonical;
     char id[ORDO_DIGEST_HEX_SIZE];
     int planned; /* chunk tables and estimates are present */
+    int indexed_shards; /* shards the last ordo_recipe_index read (not from a ledger) */
 };
 
 #define ORDO__SHARE_ONE ((uint64_t)1 << 30)

@@ -2,14 +2,27 @@
 rank, world size), with state_dict() / load_state_dict() in the form
 PyTorch trainers expect (TorchTitan's Stateful protocol).
 
-Each batch is a dict: ``tokens`` [rows, seq_len] (numpy uint32, or a torch
-int64 tensor with ``as_torch=True``), ``doc_start``, ``step``, ``lanes``,
-``lane_digests`` (hex), ``pad_tokens``. libordo.so is found through
-$ORDO_LIB, next to this package's build (build/libordo.so), or the system's
-library path."""
+Each batch is a dict: ``tokens`` and ``doc_start`` [rows, seq_len] (numpy
+uint32 and uint8 arrays; lists of lists without numpy; ``tokens`` a torch
+int64 tensor with ``as_torch=True``, which needs torch), ``step``,
+``lanes``, ``lane_digests`` (hex), ``pad_tokens``, ``source_tokens``.
+libordo.so is found through $ORDO_LIB, next to this package's build
+(build/libordo.so), or the system's library path.
+
+Opening a loader indexes the recipe's shards (chunk tables, token
+estimates); the index is kept in the ledger ``db`` when one is given, else
+in a cache file ``.ordo-index.db`` next to the recipe (or the path given as
+``index_cache``; ``index_cache=False`` turns it off), so later opens and
+restarts reuse it instead of reading every shard again. It is keyed by the
+recipe id and each shard's path and SHA-256, so a changed shard is indexed
+again."""
 import base64
 import ctypes
+import logging
 import os
+
+log = logging.getLogger("ordo")
+INDEX_CACHE_NAME = ".ordo-index.db"
 
 ERROR_MESSAGE_SIZE = 512
 
@@ -55,6 +68,7 @@ def _library():
         "ordo_recipe_load": ([ctypes.c_char_p, ctypes.POINTER(P), E], ctypes.c_int),
         "ordo_recipe_index": ([P, P, P, P, E], ctypes.c_int),
         "ordo_recipe_free": ([P], None),
+        "ordo_recipe_indexed_shards": ([P], ctypes.c_int),
         "ordo_ledger_open": ([ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(P), E], ctypes.c_int),
         "ordo_ledger_close": ([P], None),
         "ordo_loader_open": ([P, ctypes.POINTER(_Options), ctypes.POINTER(P), E], ctypes.c_int),
@@ -112,7 +126,18 @@ class Loader:
     """One rank's loader: iterate for batches; checkpoint with state_dict()."""
 
     def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
-                 lane_binding="logical", state=None, as_torch=False):
+                 lane_binding="logical", state=None, as_torch=False, index_cache=None):
+        """Opens rank `rank` of `world_size` over the recipe file `recipe`.
+        The index is kept in the ledger `db` when given, else in
+        `index_cache` (default: .ordo-index.db next to the recipe; False:
+        none). `state` (bytes) resumes; `as_torch` hands out torch tensors
+        (ImportError without torch)."""
+        if as_torch:
+            try:
+                import torch  # noqa: F401
+            except ImportError as e:
+                raise ImportError(f"Loader(as_torch=True) needs PyTorch ({e}); install torch "
+                                  "(Debian: python3-torch) or pass as_torch=False") from None
         L = lib()
         err = _Error()
         self._recipe = ctypes.c_void_p()
@@ -122,13 +147,36 @@ class Loader:
         self.rank, self.world_size = rank, world_size
         _check(L.ordo_recipe_load(os.fsencode(recipe), ctypes.byref(self._recipe),
                                   ctypes.byref(err)), err)
-        if db:
-            _check(L.ordo_ledger_open(os.fsencode(db), 0, ctypes.byref(self._ledger),
-                                      ctypes.byref(err)), err)
-        _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None, ctypes.byref(err)), err)
+        self.index_cache = self._open_index(recipe, db, index_cache)
+        try:
+            _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None,
+                                       ctypes.byref(err)), err)
+        finally:
+            L.ordo_ledger_close(self._ledger)  # only indexing needs it
+            self._ledger = ctypes.c_void_p()
+        self.indexed_shards = L.ordo_recipe_indexed_shards(self._recipe)
         self._binding = lane_binding.encode()
         self._read, self._tokenize = read_workers, tokenize_workers
         self._open(state)
+
+    def _open_index(self, recipe, db, index_cache):
+        """Opens the ledger that keeps the index; returns its path or None."""
+        err = _Error()
+        if db:
+            _check(lib().ordo_ledger_open(os.fsencode(db), 0, ctypes.byref(self._ledger),
+                                          ctypes.byref(err)), err)
+            return db
+        if index_cache is False:
+            return None
+        path = index_cache or os.path.join(os.path.dirname(os.path.abspath(recipe)),
+                                           INDEX_CACHE_NAME)
+        if lib().ordo_ledger_open(os.fsencode(path), 0, ctypes.byref(self._ledger),
+                                  ctypes.byref(err)) != 0:
+            log.warning("ordo: no index cache (%s): every open indexes the shards again",
+                        err.message.decode("utf-8", "replace"))
+            self._ledger = ctypes.c_void_p()
+            return None
+        return path
 
     def _open(self, state):
         err = _Error()
@@ -157,19 +205,28 @@ class Loader:
                  "lane_digests": [digests[i * 32:(i + 1) * 32].hex() for i in range(b.lane_count)],
                  "pad_tokens": b.pad_tokens,
                  "source_tokens": [b.source_tokens[i] for i in range(b.source_count)]}
+        starts = ctypes.string_at(b.doc_start, n)
         try:
             import numpy as np
+        except ImportError:
+            np = None
+        if np is not None:
             tokens = np.frombuffer(raw, dtype="<u4").reshape(b.rows, b.seq_len).copy()
-            batch["doc_start"] = np.frombuffer(ctypes.string_at(b.doc_start, n), dtype=np.uint8
-                                               ).reshape(b.rows, b.seq_len).copy()
+            batch["doc_start"] = np.frombuffer(starts, dtype=np.uint8).reshape(
+                b.rows, b.seq_len).copy()
             if self.as_torch:
                 import torch
                 tokens = torch.from_numpy(tokens.astype(np.int64))
-        except ImportError:
+        else:
             import array
             flat = array.array("I")
             flat.frombytes(raw)
             tokens = [flat[r * b.seq_len:(r + 1) * b.seq_len].tolist() for r in range(b.rows)]
+            batch["doc_start"] = [list(starts[r * b.seq_len:(r + 1) * b.seq_len])
+                                  for r in range(b.rows)]
+            if self.as_torch:
+                import torch
+                tokens = torch.tensor(tokens, dtype=torch.int64)
         batch["tokens"] = tokens
         return batch
 
@@ -189,8 +246,11 @@ class Loader:
         return {"ordo_state": base64.b64encode(self.state()).decode("ascii")}
 
     def load_state_dict(self, state_dict):
-        """Stateful protocol: resume from a state (the merged one of every
-        lane, or this rank's own at the same world size)."""
+        """Stateful protocol: resume from a state: this rank's own (its
+        state_dict) at the same world size, or one holding every lane this
+        rank owns, e.g. the ranks' states joined by merge_states (what a
+        resume at another world size needs). Another state is refused with
+        OrdoError naming the missing lane."""
         self._open(base64.b64decode(state_dict["ordo_state"]))
 
     def close(self):

@@ -99,7 +99,8 @@ class LoaderTest(unittest.TestCase):
                     continue
                 self.assertEqual([next(b)["lane_digests"] for _ in range(3)], expected)
                 b.close()
-        self.assertEqual(refused, [], msg=f"{len(refused)} of {sum(w for _, w, _ in shapes)} ranks refused")
+        self.assertEqual(refused, [],
+                         msg=f"{len(refused)} of {sum(w for _, w, _ in shapes)} ranks refused")
 
     def test_another_ranks_state_names_merge_states(self):
         a = Loader(self.recipe, 0, 2)
@@ -143,6 +144,18 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(Loader(recipe, 0, 2, db=db).indexed_shards, 2)
         self.assertEqual(Loader(recipe, 0, 2, db=db).indexed_shards, 0)
         self.assertEqual(Loader(recipe, 0, 2, index_cache=False).indexed_shards, 2)
+        # a cache that is not a ledger is left alone: the loader indexes without it
+        bad = os.path.join(folder, "not-a-ledger.db")
+        with open(bad, "wb") as f:
+            f.write(b"this is not SQLite" * 100)
+        with self.assertLogs("ordo", level="WARNING") as logs:
+            l = Loader(recipe, 0, 2, index_cache=bad)
+        self.assertEqual((l.indexed_shards, l.index_cache), (2, None))
+        self.assertEqual(next(l)["step"], 1)
+        l.close()
+        self.assertTrue(any("no index cache" in line for line in logs.output))
+        with open(bad, "rb") as f:
+            self.assertEqual(f.read(), b"this is not SQLite" * 100)
 
     def test_without_numpy_or_torch(self):
         """Batches without numpy are lists with doc_start too; as_torch

@@ -86,6 +86,24 @@ static const char *option_name(int opt)
     return "?";
 }
 
+/* 1 for an option of ordo resume only, -1 of ordo run only, 0 of both. */
+static int option_scope(int opt)
+{
+    return opt > 0 && strchr("faMD", opt) ? 1 : opt > 0 && strchr("nbgB", opt) ? -1 : 0;
+}
+
+/* A count option's value; a bad one is a usage error naming the range. */
+static int count_option(const char *command, int opt, int64_t max, int64_t *value)
+{
+    if (parse_count(optarg, max, value) == 0)
+        return 0;
+    return cli_usage_error(command, "--%s '%s' must be a whole number from 1 to %lld%s",
+                           option_name(opt), optarg, (long long)max,
+                           opt == 'w' ? " that divides the recipe's lanes (or, with "
+                                        "--lane-binding rank, its global batch)"
+                                      : "");
+}
+
 static int parse_args(const char *command, int argc, char **argv, run_args *a)
 {
     int resume = strcmp(command, "resume") == 0, opt;
@@ -95,29 +113,36 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
         int bad = 0;
+        if (option_scope(opt) == (resume ? -1 : 1))
+            return cli_usage_error(command, "--%s does not apply to ordo %s", option_name(opt),
+                                   command);
         switch (opt) {
         case 'd': a->db = optarg; break;
-        case 'n': bad = resume; a->name = optarg; break;
-        case 'w': bad = parse_count(optarg, 65536, &world); a->world_size = (int)world; break;
-        case 's': bad = parse_count(optarg, ORDO_STEP_MAX, &a->steps); break;
-        case 'k': bad = parse_count(optarg, ORDO_STEP_MAX, &a->checkpoint_every); break;
-        case 'f': bad = !resume || parse_count(optarg, ORDO_STEP_MAX, &a->from_step); break;
-        case 'W': bad = job_parse_workers(optarg, &a->read_workers, &a->tokenize_workers); break;
-        case 'b': bad = resume; a->binding = optarg; break;
-        case 'g': bad = resume; a->group = optarg; break;
-        case 'B': bad = resume; a->baseline = optarg; break;
-        case 'a': bad = !resume; a->as = optarg; break;
-        case 'M': bad = !resume; a->manifest = optarg; break;
-        case 'D': bad = !resume; a->data_root = optarg; break;
+        case 'n': a->name = optarg; break;
+        case 'w':
+            bad = count_option(command, opt, 65536, &world);
+            a->world_size = (int)world;
+            break;
+        case 's': bad = count_option(command, opt, ORDO_STEP_MAX, &a->steps); break;
+        case 'k': bad = count_option(command, opt, ORDO_STEP_MAX, &a->checkpoint_every); break;
+        case 'f': bad = count_option(command, opt, ORDO_STEP_MAX, &a->from_step); break;
+        case 'W':
+            if (job_parse_workers(optarg, &a->read_workers, &a->tokenize_workers))
+                bad = cli_usage_error(command, "--workers has a bad value '%s'", optarg);
+            break;
+        case 'b': a->binding = optarg; break;
+        case 'g': a->group = optarg; break;
+        case 'B': a->baseline = optarg; break;
+        case 'a': a->as = optarg; break;
+        case 'M': a->manifest = optarg; break;
+        case 'D': a->data_root = optarg; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(resume ? resume_help : run_help, stdout); return -1;
         default:
             return cli_option_error(command, argv);
         }
         if (bad)
-            return cli_usage_error(command, "--%s %s'%s'", option_name(opt),
-                                   optarg ? "has a bad value " : "does not apply here ",
-                                   optarg ? optarg : "");
+            return bad;
     }
     if (a->manifest && optind < argc)
         return cli_usage_error(command, "unexpected argument '%s' (the manifest names the run)",

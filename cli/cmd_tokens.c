@@ -5,10 +5,13 @@
 
 #include "cli.h"
 
-static const char tokens_help[] =
+/* The help, around the encodings' names (from the library's table). */
+static const char tokens_help_head[] =
     "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n\n"
     "Prints FILE's token ids (space-separated) under a tiktoken-compatible\n"
-    "encoding: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base or llama3. With\n"
+    "encoding: ";
+static const char tokens_help[] =
+    ". With\n"
     "--jsonl every line is a JSON object whose \"text\" is tokenized on its own,\n"
     "one output line per input line. FILE '-' reads standard input. Invalid\n"
     "UTF-8 is read as U+FFFD per maximal ill-formed subsequence.\n\n"
@@ -18,6 +21,40 @@ static const char tokens_help[] =
     "  --count          print the number of tokens instead of the ids\n"
     "  --jsonl          one JSON object per line, its \"text\" tokenized\n"
     "  -h, --help       this help\n";
+
+static const char *default_ranks(const char *encoding, char *buffer, size_t size)
+{
+    const char *dir = getenv("ORDO_VOCAB");
+    snprintf(buffer, size, "%s/%s.tiktoken", dir && *dir ? dir : "vocab",
+             strcmp(encoding, "gpt2") == 0 ? "r50k_base" : encoding);
+    return buffer;
+}
+
+static void print_help(void)
+{
+    char names[256];
+    ordo_tokenizer_encodings(names, sizeof names);
+    printf("%s%s%s", tokens_help_head, names, tokens_help);
+}
+
+/* Opens the tokenizer; a default rank file that cannot be read says how to
+ * name another. */
+static int open_tokenizer(const char *encoding, const char *path, ordo_tokenizer **t)
+{
+    char buffer[4096];
+    ordo_error err;
+    const char *ranks = path ? path : default_ranks(encoding, buffer, sizeof buffer);
+    ordo_status status = ordo_tokenizer_open(encoding, ranks, t, &err);
+    if (status == ORDO_OK)
+        return EXIT_OK;
+    if (status == ORDO_IO && !path)
+        fprintf(stderr, "ordo tokens: %s\n(the default rank file of %s; give its .tiktoken "
+                        "file with --path RANKS or a folder of them with $ORDO_VOCAB)\n",
+                err.message, encoding);
+    else
+        cli_fail("tokens", &err);
+    return EXIT_FAILURE_;
+}
 
 static char *slurp(FILE *in, size_t *len)
 {
@@ -84,14 +121,6 @@ static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int 
     return EXIT_OK;
 }
 
-static const char *default_ranks(const char *encoding, char *buffer, size_t size)
-{
-    const char *dir = getenv("ORDO_VOCAB");
-    snprintf(buffer, size, "%s/%s.tiktoken", dir && *dir ? dir : "vocab",
-             strcmp(encoding, "gpt2") == 0 ? "r50k_base" : encoding);
-    return buffer;
-}
-
 /* Entry point of `ordo tokens`. */
 int cmd_tokens(int argc, char **argv)
 {
@@ -114,18 +143,15 @@ int cmd_tokens(int argc, char **argv)
         else if (opt == 'j')
             jsonl = 1;
         else if (opt == 'h')
-            return fputs(tokens_help, stdout), EXIT_OK;
+            return print_help(), EXIT_OK;
         else
             return cli_option_error("tokens", argv);
     }
     if (!encoding || argc - optind != 1)
         return cli_usage_error("tokens", "needs --encoding NAME and one FILE");
-    char buffer[4096];
     ordo_tokenizer *t = NULL;
-    ordo_error err;
-    if (ordo_tokenizer_open(encoding, path ? path : default_ranks(encoding, buffer, sizeof buffer),
-                            &t, &err) != ORDO_OK)
-        return cli_fail("tokens", &err);
+    if (open_tokenizer(encoding, path, &t) != EXIT_OK)
+        return EXIT_FAILURE_;
     const char *file = argv[optind];
     FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
     size_t len = 0;

@@ -86,6 +86,21 @@ const ordo__encoding *ordo__encoding_find(const char *name)
     return NULL;
 }
 
+/* The encodings' names from the table; see ordo.h. */
+size_t ordo_tokenizer_encodings(char *buffer, size_t size)
+{
+    size_t count = sizeof encodings / sizeof encodings[0], length = 0;
+    if (size)
+        buffer[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        const char *glue = i == 0 ? "" : i + 1 == count ? " or " : ", ";
+        int n = snprintf(buffer + (length < size ? length : size),
+                         length < size ? size - length : 0, "%s%s", glue, encodings[i].name);
+        length += n > 0 ? (size_t)n : 0;
+    }
+    return length;
+}
+
 const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe)
 {
     return bpe->encoding;

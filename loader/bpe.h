@@ -18,7 +18,7 @@
 
 typedef struct ordo__bpe ordo__bpe;
 
-/* Encodings by name: gpt2, r50k_base, p50k_base, cl100k_base, o200k_base. */
+/* Encodings by name (the table in bpe.c; ordo_tokenizer_encodings lists it). */
 typedef struct ordo__encoding {
     const char *name;
     const char *pattern;

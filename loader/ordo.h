@@ -98,6 +98,11 @@ void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
  * Read-only once open: one tokenizer may serve many threads. */
 typedef struct ordo_tokenizer ordo_tokenizer;
 
+/* The names of every encoding, from the library's one table, as text for
+ * messages ("gpt2, r50k_base, ... or llama3"), written to `buffer` (always
+ * NUL-terminated when size > 0); returns the full length, like snprintf. */
+size_t ordo_tokenizer_encodings(char *buffer, size_t size);
+
 /* Opens `encoding` with the rank file at `ranks_path` (checked line by line
  * and against the encoding's rank count). Free with ordo_tokenizer_close. */
 ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path,

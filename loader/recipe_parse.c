@@ -1,5 +1,6 @@
 /* Recipe JSON: validation, glob resolution, canonical resolved form. */
 #define _DEFAULT_SOURCE /* realpath */
+#include <errno.h>
 #include <glob.h>
 #include <jansson.h>
 #include <limits.h>
@@ -93,16 +94,30 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
     return ORDO_OK;
 }
 
+/* The tokenizer's rank file is not a shard: a missing one is named as what
+ * it is. */
+static ordo_status rank_file_readable(const char *path, ordo_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ordo__error(err, ORDO_IO, "recipe: cannot open the tokenizer rank file '%s' "
+                                         "(the .tiktoken file its tokenizer 'path' names): %s",
+                           path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    fclose(f);
+    return ORDO_OK;
+}
+
 static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
 {
     const char *name = json_string_value(json_object_get(tokenizer, "encoding"));
     const char *path = json_string_value(json_object_get(tokenizer, "path"));
     const char *sha = json_string_value(json_object_get(tokenizer, "sha256"));
     const ordo__encoding *encoding = ordo__encoding_find(name);
+    char names[256];
+    ordo_tokenizer_encodings(names, sizeof names);
     if (!encoding)
-        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be gpt2, "
-                                              "r50k_base, p50k_base, cl100k_base or o200k_base",
-                           name ? name : "");
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be %s",
+                           name ? name : "", names);
     if (!path || !*path)
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'path' (the .tiktoken rank "
                                               "file) must be a non-empty string");
@@ -111,8 +126,10 @@ static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
     ordo__shard probe = {.path = r->tokenizer_path};
     char *full = ordo__shard_path(r, &probe);
     uint64_t size = 0;
-    ordo_status status = full ? ordo__sha256_file(full, r->tokenizer_sha256, &size, err)
+    ordo_status status = full ? rank_file_readable(full, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
+    if (status == ORDO_OK)
+        status = ordo__sha256_file(full, r->tokenizer_sha256, &size, err);
     unsigned char recorded[ORDO_DIGEST_SIZE];
     ordo_error hex_err;
     if (status == ORDO_OK && sha && (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||

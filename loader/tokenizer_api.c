@@ -13,10 +13,11 @@ ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path,
 {
     *out = NULL;
     const ordo__encoding *e = ordo__encoding_find(encoding);
+    char names[256];
+    ordo_tokenizer_encodings(names, sizeof names);
     if (!e)
-        return ordo__error(err, ORDO_INVALID,
-                           "encoding '%s' is not one of gpt2, r50k_base, p50k_base, "
-                           "cl100k_base, o200k_base", encoding ? encoding : "");
+        return ordo__error(err, ORDO_INVALID, "encoding '%s' must be %s",
+                           encoding ? encoding : "", names);
     ordo_tokenizer *t = calloc(1, sizeof *t);
     if (!t)
         return ordo__error(err, ORDO_NOMEM, "out of memory");

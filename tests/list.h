@@ -103,6 +103,11 @@
     X(step_blocks_of_large_steps_stay_in_their_run)    \
     X(lane_reports_composing_several_steps_count_each_once) \
     X(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise) \
-    X(compare_reads_one_snapshot)
+    X(compare_reads_one_snapshot)                      \
+    /* CLI messages: encodings, rank files, counts */  \
+    X(library_lists_every_encoding_from_its_table)     \
+    X(cli_encoding_errors_list_every_encoding)         \
+    X(cli_missing_rank_files_are_named_as_such)        \
+    X(cli_counts_out_of_range_say_which_values_are_valid)
 
 #endif

@@ -2,9 +2,12 @@
 optional for the loader).
 
 - ``Client``: report runs, steps (whole or per lane), losses and checkpoints
-  to ``ordo serve`` from a background thread, and fetch recovery manifests.
+  to ``ordo serve`` from a background thread (reports never raise; a
+  refused one is dropped alone, the rest still sent), and fetch recovery
+  manifests, verified against the library's canonical form.
 - ``Loader``: libordo's elastically deterministic loader through ctypes,
-  with ``state_dict`` / ``load_state_dict`` as PyTorch trainers expect.
+  with ``state_dict`` / ``load_state_dict`` as PyTorch trainers expect; its
+  index is cached in a given ledger or next to the recipe.
 - ``lane_digests`` / ``batch_digest``: the digests of design §7 computed from
   a token batch, for jobs whose loader is not ordo.
 """

@@ -108,6 +108,9 @@
     X(library_lists_every_encoding_from_its_table)     \
     X(cli_encoding_errors_list_every_encoding)         \
     X(cli_missing_rank_files_are_named_as_such)        \
-    X(cli_counts_out_of_range_say_which_values_are_valid)
+    X(cli_counts_out_of_range_say_which_values_are_valid) \
+    /* the Python face: a rank's own state, index counts */ \
+    X(loader_resumes_a_ranks_own_state_at_the_same_world_size) \
+    X(recipe_index_counts_the_shards_it_read)
 
 #endif

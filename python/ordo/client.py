@@ -194,6 +194,7 @@ class Client:
         self._pending = []  # (kind, label, json text): taken from the queue, not yet settled
         self._stop = threading.Event()
         self._idle = threading.Condition()
+        self._counting = threading.Lock()  # `refused` grows in both threads
         self._thread = threading.Thread(target=self._worker, name="ordo-client", daemon=True)
         self._thread.start()
 
@@ -291,10 +292,14 @@ class Client:
             return
         self._put(("lanes", f"step {item['step']} lane {item['lane']}", text))
 
+    def _refuse(self):
+        with self._counting:
+            self.refused += 1
+            return self.refused
+
     def _refuse_argument(self, label, error):
-        self.refused += 1
         log.error("ordo: %s cannot be reported (dropped; %d refused so far): %s", label,
-                  self.refused, error)
+                  self._refuse(), error)
 
     def _put(self, item):
         try:
@@ -373,11 +378,11 @@ class Client:
                 self._send(kind, items[:half], settled)
                 self._send(kind, items[half:], settled)
                 return
-            self.refused += 1
+            refused = self._refuse()
             self.last_error = e
-            if self.refused <= 20 or self.refused % 1000 == 0:
+            if refused <= 20 or refused % 1000 == 0:
                 log.error("ordo: the service refused %s (dropped; %d refused so far): %s",
-                          items[0][1], self.refused, e)
+                          items[0][1], refused, e)
             settled.update(map(id, items))
             return
         self.sent += len(items)

@@ -60,6 +60,10 @@ class GarbagePeer:
             self.answered += 1
 
     def close(self):
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() in the thread
+        except OSError:
+            pass
         self.sock.close()
         self.thread.join(timeout=10)
 

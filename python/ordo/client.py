@@ -53,6 +53,11 @@ def quote(value):
     return urllib.parse.quote(str(value), safe="")
 
 
+def _query(values):
+    """A query string, every value percent-encoded (a space as %20)."""
+    return urllib.parse.urlencode(values, quote_via=urllib.parse.quote)
+
+
 # ---- the canonical JSON the library hashes (Jansson's compact, sorted
 # dump): the same bytes for the same value on both sides
 
@@ -250,12 +255,12 @@ class Client:
         query = {"world_size": int(world_size)}
         if step:
             query["step"] = int(step)
-        path = self._run_path(run, "recovery") + "?" + urllib.parse.urlencode(query)
+        path = self._run_path(run, "recovery") + "?" + _query(query)
         return verify_manifest(self._request("GET", path))
 
     def compare(self, a, b):
         """The comparison of runs `a` and `b` (ordo compare --json)."""
-        return self._request("GET", "/api/compare?" + urllib.parse.urlencode({"a": a, "b": b}))
+        return self._request("GET", "/api/compare?" + _query({"a": a, "b": b}))
 
     def checkpoint(self, step, lanes, state):
         """Records a checkpoint (bytes from the loader) synchronously."""

@@ -49,17 +49,22 @@ class ClientTest(unittest.TestCase):
         c = ordo.Client(self.server.url, token=self.token)
         rid = self.recipe_id(c)
         c.create_run("lanes", rid, world_size=2)
+        # one client per rank, as in a job: each sends its rank with its lanes
+        ranks = [ordo.Client(self.server.url, token=self.token, run="lanes", rank=r)
+                 for r in range(2)]
         loaders = [Loader(self.recipe, r, 2) for r in range(2)]
         composed = []
         for _ in range(10):
             digests = {}
-            for l in loaders:
+            for client, l in zip(ranks, loaders):
                 b = next(l)
                 for lane, d in zip(b["lanes"], b["lane_digests"]):
-                    c.report_lane(b["step"], lane, d)
+                    client.report_lane(b["step"], lane, d)
                     digests[lane] = d
             composed.append(ordo.batch_digest([digests[i] for i in range(8)]))
-        self.assertTrue(c.flush(30))
+        for client in ranks:
+            self.assertTrue(client.flush(30))
+            self.assertEqual(client.close(), 0)
         steps = c._request("GET", "/api/runs/lanes/steps?limit=10")["steps"]
         self.assertEqual([s["batch_digest"] for s in steps], composed)
         c.close()

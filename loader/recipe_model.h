@@ -77,6 +77,11 @@ struct ordo_recipe {
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
 
+/* Opens `path` read-only into *fd (the caller closes it) if it is a
+ * regular file, refusing FIFOs, devices and links to them without blocking;
+ * `what` names the file in the error ("shard", "file"). */
+ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo_error *err);
+
 /* Reads a whole file of at most `max` bytes; *data (NUL-terminated) is
  * owned by the caller. */
 ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *size,

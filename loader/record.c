@@ -140,9 +140,10 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
 {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    int fd = -1;
+    ordo_status opened = ordo__open_regular(path, "shard", &fd, err);
+    if (opened != ORDO_OK)
+        return opened;
     char *raw = malloc(chunk->length ? chunk->length : 1);
     ordo_status status = raw ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory");
     size_t got = 0;

@@ -299,11 +299,11 @@ static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *e
 ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
                               int per_chunk, ordo_error *err)
 {
-    window w = {.path = path, .fd = open(path, O_RDONLY | O_CLOEXEC)};
-    if (w.fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    window w = {.path = path};
+    ordo_status status = ordo__open_regular(path, "shard", &w.fd, err);
+    if (status != ORDO_OK)
+        return status;
     w.sha = EVP_MD_CTX_new();
-    ordo_status status = ORDO_OK;
     if (!w.sha || !EVP_DigestInit_ex2(w.sha, EVP_sha256(), NULL))
         status = ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", path);
     chunk_list list = {0};

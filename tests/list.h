@@ -105,6 +105,7 @@
     X(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise) \
     X(compare_reads_one_snapshot)                      \
     /* shard reading: regular files, deadlines, chunk digests, memory */ \
-    X(resume_refuses_shards_that_are_not_regular_files)
+    X(resume_refuses_shards_that_are_not_regular_files) \
+    X(manifest_url_fetch_has_a_total_deadline)
 
 #endif

@@ -19,7 +19,7 @@ static int count(void *context, const char *text, size_t len)
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     ordo_error err;
-    ordo__origin origin = {"fuzz", UINT64_MAX, 0};
+    ordo__origin origin = {"fuzz", UINT64_MAX, 0, 1};
     uint64_t kept = 0, skipped = 0;
     size_t bytes = 0;
     ordo__scan_records(ORDO_FORMAT_JSONL, (const char *)data, size, "text", &origin, count, &bytes,

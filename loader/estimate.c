@@ -38,7 +38,7 @@ static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint
     uint64_t kept = 0;
     ordo__origin origin = {path, shard->format == ORDO_FORMAT_JSONL_ZST ? chunk->offset
                                                                         : UINT64_MAX,
-                           shard->format == ORDO_FORMAT_JSONL_ZST ? 0 : chunk->offset};
+                           shard->format == ORDO_FORMAT_JSONL_ZST ? 0 : chunk->offset, 0};
     if (status == ORDO_OK)
         status = ordo__scan_records(shard->format, data, len, source->text_field, &origin,
                                     count_doc, counter, &kept, NULL, err);

@@ -47,7 +47,8 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     uint64_t kept = 0;
     if (w->status == ORDO_OK) {
         int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
-        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset};
+        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset,
+                               0};
         w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin,
                                        keep_doc, w, &kept, NULL, &w->err);
     }

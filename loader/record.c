@@ -10,16 +10,21 @@
 
 #include "record.h"
 
-static ordo_status record_error(const ordo__origin *origin, uint64_t offset, ordo_error *err,
-                                const char *what, const char *detail)
+static ordo_status record_error(const ordo__origin *origin, uint64_t offset, uint64_t line,
+                                ordo_error *err, const char *what, const char *detail)
 {
+    char where[64];
+    if (origin->line)
+        snprintf(where, sizeof where, "line %llu", (unsigned long long)(origin->line + line));
+    else
+        snprintf(where, sizeof where, "line %llu of the chunk", (unsigned long long)(line + 1));
     if (origin->frame == UINT64_MAX)
-        return ordo__error(err, ORDO_INVALID, "shard '%s': record at byte %llu: %s%s",
-                           origin->path, (unsigned long long)(origin->base + offset), what,
-                           detail);
+        return ordo__error(err, ORDO_INVALID, "shard '%s': %s, record at byte %llu: %s%s",
+                           origin->path, where, (unsigned long long)(origin->base + offset),
+                           what, detail);
     return ordo__error(err, ORDO_INVALID,
-                       "shard '%s': zstd frame at byte %llu, record at byte %llu of its "
-                       "content: %s%s", origin->path, (unsigned long long)origin->frame,
+                       "shard '%s': %s, zstd frame at byte %llu, record at byte %llu of its "
+                       "content: %s%s", origin->path, where, (unsigned long long)origin->frame,
                        (unsigned long long)(origin->base + offset), what, detail);
 }
 
@@ -32,7 +37,8 @@ static int blank(const char *line, size_t len)
 }
 
 /* One JSON line: its text field, or why not. */
-static ordo_status scan_line(const char *line, size_t len, uint64_t offset, const char *field,
+static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint64_t number,
+                             const char *field,
                              const ordo__origin *origin, ordo__doc_fn fn, void *context,
                              uint64_t *kept, uint64_t *skipped, int *stop, ordo_error *err)
 {
@@ -45,16 +51,16 @@ static ordo_status scan_line(const char *line, size_t len, uint64_t offset, cons
     if (!record) {
         char detail[200];
         snprintf(detail, sizeof detail, " (column %d: %s)", jerr.column, jerr.text);
-        return record_error(origin, offset, err, "invalid JSON", detail);
+        return record_error(origin, offset, number, err, "invalid JSON", detail);
     }
     json_t *text = json_object_get(record, field);
     ordo_status status = ORDO_OK;
     if (!json_is_object(record))
-        status = record_error(origin, offset, err, "not a JSON object", "");
+        status = record_error(origin, offset, number, err, "not a JSON object", "");
     else if (!text)
-        status = record_error(origin, offset, err, "no text field ", field);
+        status = record_error(origin, offset, number, err, "no text field ", field);
     else if (!json_is_string(text))
-        status = record_error(origin, offset, err, "text field is not a string: ", field);
+        status = record_error(origin, offset, number, err, "text field is not a string: ", field);
     else if (json_string_length(text) == 0)
         (*skipped)++;
     else {
@@ -70,15 +76,17 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
                               uint64_t *kept, uint64_t *skipped, ordo_error *err)
 {
     size_t start = 0;
+    uint64_t number = 0; /* lines before this one in the buffer */
     int stop = 0;
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
-        ordo_status status = scan_line(data + start, end - start, start, field, origin, fn,
-                                       context, kept, skipped, &stop, err);
+        ordo_status status = scan_line(data + start, end - start, start, number, field, origin,
+                                       fn, context, kept, skipped, &stop, err);
         if (status != ORDO_OK)
             return status;
         start = end + 1;
+        number++;
     }
     return ORDO_OK;
 }

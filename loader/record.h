@@ -12,12 +12,14 @@ typedef struct ordo__origin {
     const char *path;     /* shard file */
     uint64_t frame;       /* file offset of the zstd frame; UINT64_MAX for plain bytes */
     uint64_t base;        /* file (or frame content) offset of the buffer's first byte */
+    uint64_t line;        /* line number (from 1) in the shard's records of the buffer's
+                           * first line; 0 when unknown (then lines count in the buffer) */
 } ordo__origin;
 
 /* Splits `data` into records of `format`, extracting `text_field` from each
  * JSON line, and calls `fn` for every non-empty document. Empty documents
  * and blank lines are counted in *skipped. A malformed record is an error
- * naming the file and byte offset. *records (may be NULL) gets the count of
+ * naming the file, the line number and the byte offset. *records (may be NULL) gets the count of
  * documents kept. */
 ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
                                const char *text_field, const ordo__origin *origin,

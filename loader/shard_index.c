@@ -108,11 +108,24 @@ static ordo_status too_big(const window *w, const char *what, uint64_t offset, o
                        (unsigned long long)ORDO__CHUNK_MAX);
 }
 
+/* Lines in a chunk's records (a last line without '\n' counts): chunks
+ * always end at a line's end, so the next chunk starts a new line. */
+static uint64_t lines_in(const char *data, size_t len)
+{
+    uint64_t lines = 0;
+    for (const char *at = data, *end = data + len; at < end; lines++) {
+        const char *newline = memchr(at, '\n', (size_t)(end - at));
+        at = newline ? newline + 1 : end;
+    }
+    return lines;
+}
+
 /* Plain .jsonl: every `per_chunk` lines (blank ones included) are a chunk. */
 static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chunk_list *list,
                                uint64_t *records, uint64_t *skipped, ordo_error *err)
 {
     ordo_status status = window_fill(w, READ_BLOCK, err);
+    uint64_t line = 1; /* of the chunk's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
         size_t end = 0; /* relative to w->start */
         for (int lines = 0; lines < per_chunk && status == ORDO_OK;) {
@@ -136,9 +149,10 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
         if (end > ORDO__CHUNK_MAX)
             return too_big(w, "a chunk of lines", window_offset(w), err);
         uint64_t offset = window_offset(w), kept = 0, dropped = 0;
-        ordo__origin origin = {w->path, UINT64_MAX, offset};
+        ordo__origin origin = {w->path, UINT64_MAX, offset, line};
         status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
                                     NULL, NULL, &kept, &dropped, err);
+        line += lines_in(w->buf + w->start, end);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(w->path, list, (ordo__chunk){offset, end, end, (uint32_t)kept},
                                 err);
@@ -221,6 +235,7 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
                              uint64_t *skipped, ordo_error *err)
 {
     ordo_status status = window_fill(w, READ_BLOCK, err);
+    uint64_t line = 1; /* in the decompressed records, of this frame's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
         size_t csize = 0;
         uint64_t offset = window_offset(w);
@@ -234,11 +249,13 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
         char *content = NULL;
         size_t len = 0;
         status = frame_content(w->path, frame, csize, offset, &content, &len, err);
-        ordo__origin origin = {w->path, offset, 0};
+        ordo__origin origin = {w->path, offset, 0, line};
         uint64_t kept = 0, dropped = 0;
         if (status == ORDO_OK)
             status = ordo__scan_records(ORDO_FORMAT_JSONL_ZST, content, len, field, &origin, NULL,
                                         NULL, &kept, &dropped, err);
+        if (status == ORDO_OK)
+            line += lines_in(content, len);
         free(content);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(w->path, list,
@@ -258,7 +275,7 @@ static ordo_status index_txt(window *w, const char *field, chunk_list *list, uin
     ordo_status status = window_fill(w, ORDO__CHUNK_MAX + 1, err);
     if (status == ORDO_OK && window_avail(w) > ORDO__CHUNK_MAX)
         return too_big(w, "a text file", 0, err);
-    ordo__origin origin = {w->path, UINT64_MAX, 0};
+    ordo__origin origin = {w->path, UINT64_MAX, 0, 1};
     size_t size = window_avail(w);
     if (status == ORDO_OK)
         status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,

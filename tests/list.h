@@ -106,6 +106,7 @@
     X(compare_reads_one_snapshot)                      \
     /* shard reading: regular files, deadlines, chunk digests, memory */ \
     X(resume_refuses_shards_that_are_not_regular_files) \
-    X(manifest_url_fetch_has_a_total_deadline)
+    X(manifest_url_fetch_has_a_total_deadline)          \
+    X(bad_json_record_is_named_by_line_and_byte)
 
 #endif

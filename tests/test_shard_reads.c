@@ -133,3 +133,61 @@ TEST(manifest_url_fetch_has_a_total_deadline)
     ASSERT(s.sent >= 5);
     cli_result_free(&run.result);
 }
+
+static cli_result index_one(const char *glob)
+{
+    char sources[256];
+    snprintf(sources, sizeof sources, "[{\"name\": \"a\", \"paths\": [\"%s\"], \"weight\": 1}]",
+             glob);
+    return run_ordo(NULL, A("index", corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources),
+                            "--db", test_path("l.db")));
+}
+
+/* Appends one zstd frame holding `text` to `f`. */
+static void put_frame(FILE *f, const char *text)
+{
+    size_t cap = ZSTD_compressBound(strlen(text));
+    char *frame = malloc(cap);
+    size_t n = ZSTD_compress(frame, cap, text, strlen(text), 1);
+    ASSERT(!ZSTD_isError(n));
+    ASSERT(fwrite(frame, 1, n, f) == n);
+    free(frame);
+}
+
+TEST(bad_json_record_is_named_by_line_and_byte)
+{
+    /* Plain .jsonl: 300 good lines (the second chunk starts at line 257),
+     * then a bad one at line 301. */
+    mkdir(test_path("data"), 0755);
+    FILE *f = fopen(test_path("data/a.jsonl"), "w");
+    ASSERT(f != NULL);
+    long at = 0;
+    for (int i = 0; i < 300; i++)
+        at += fprintf(f, "{\"text\": \"document %d\"}\n", i);
+    fprintf(f, "{\"text\": \"broken\"\n{\"text\": \"after\"}\n");
+    fclose(f);
+    cli_result r = index_one("data/a.jsonl");
+    char needle[128];
+    snprintf(needle, sizeof needle, "line 301, record at byte %ld: invalid JSON", at);
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "a.jsonl");
+    ASSERT_CONTAINS(r.err, needle);
+    cli_result_free(&r);
+    unlink(test_path("data/a.jsonl"));
+    /* .jsonl.zst: lines count on across frames; the bad record is line 5,
+     * the second line of the second frame. */
+    f = fopen(test_path("data/b.jsonl.zst"), "wb");
+    ASSERT(f != NULL);
+    const char first[] = "{\"text\": \"one\"}\n{\"text\": \"two\"}\n{\"text\": \"three\"}\n";
+    put_frame(f, first);
+    long second = ftell(f);
+    put_frame(f, "{\"text\": \"four\"}\n{\"text\": 5}\n");
+    fclose(f);
+    r = index_one("data/b.jsonl.zst");
+    snprintf(needle, sizeof needle, "line 5, zstd frame at byte %ld, record at byte 17 of its "
+                                    "content: text field is not a string", second);
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "b.jsonl.zst");
+    ASSERT_CONTAINS(r.err, needle);
+    cli_result_free(&r);
+}

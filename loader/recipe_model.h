@@ -18,6 +18,7 @@ typedef struct ordo__chunk {
     uint64_t length;     /* bytes in the file (compressed for .zst) */
     uint64_t raw_length; /* bytes of records once decompressed */
     uint32_t records;    /* records (documents) it holds, skips included */
+    unsigned char digest[ORDO_DIGEST_SIZE]; /* SHA-256 of its `length` bytes in the file */
 } ordo__chunk;
 
 typedef struct ordo__shard {

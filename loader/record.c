@@ -141,9 +141,29 @@ static ordo_status decompress(const char *path, const ordo__chunk *chunk, const 
     return ORDO_OK;
 }
 
-/* pread of the chunk's bytes, decompressed when zstd. */
+int ordo__verify_chunk_digests = 1;
+
+/* The bytes read must be the bytes indexed (design §3). */
+static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32_t index,
+                              const char *raw, ordo_error *err)
+{
+    unsigned char now[ORDO_DIGEST_SIZE];
+    ordo_sha256(raw, (size_t)chunk->length, now);
+    if (memcmp(now, chunk->digest, ORDO_DIGEST_SIZE) == 0)
+        return ORDO_OK;
+    char was[ORDO_DIGEST_HEX_SIZE], is[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(chunk->digest, was);
+    ordo_digest_to_hex(now, is);
+    return ordo__error(err, ORDO_CONFLICT,
+                       "shard '%s' changed since it was indexed: chunk %u (%llu bytes at byte "
+                       "%llu) had SHA-256 %s, now %s", path, index,
+                       (unsigned long long)chunk->length, (unsigned long long)chunk->offset, was,
+                       is);
+}
+
+/* pread of the chunk's bytes, checked, decompressed when zstd. */
 ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
-                             const ordo__chunk *chunk, char **data, size_t *len,
+                             const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
                              ordo_error *err)
 {
     *data = NULL;
@@ -168,6 +188,8 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
             got += (size_t)n;
     }
     close(fd);
+    if (status == ORDO_OK && ordo__verify_chunk_digests)
+        status = same_chunk(path, chunk, index, raw, err);
     if (status == ORDO_OK && format == ORDO_FORMAT_JSONL_ZST) {
         status = decompress(path, chunk, raw, data, len, err);
         free(raw);

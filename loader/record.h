@@ -26,10 +26,16 @@ ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_
                                ordo__doc_fn fn, void *context, uint64_t *records,
                                uint64_t *skipped, ordo_error *err);
 
-/* Reads one chunk of a shard (pread + zstd) into *data (caller frees);
- * *len receives its raw length. */
+/* Reads chunk number `index` of a shard (pread + zstd) into *data (caller
+ * frees); *len receives its raw length. The bytes read are checked against
+ * the chunk's digest first: a chunk that changed since it was indexed is
+ * ORDO_CONFLICT naming the shard, the chunk and both digests. */
 ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
-                             const ordo__chunk *chunk, char **data, size_t *len,
+                             const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
                              ordo_error *err);
+
+/* 1 (the default): ordo__chunk_load checks chunk digests. bench_loader
+ * alone turns it off, between loaders, to measure what the check costs. */
+extern int ordo__verify_chunk_digests;
 
 #endif

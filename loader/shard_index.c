@@ -20,9 +20,12 @@ typedef struct {
  * ledger value, and SQLite values stay below 1 GB. */
 #define MAX_SHARD_CHUNKS ((uint32_t)1 << 24)
 
+/* Adds a chunk whose file bytes are `bytes` (chunk.length of them): its
+ * digest is taken from the same buffer the records were validated in. */
 static ordo_status push_chunk(const char *path, chunk_list *list, ordo__chunk chunk,
-                              ordo_error *err)
+                              const char *bytes, ordo_error *err)
 {
+    ordo_sha256(bytes, (size_t)chunk.length, chunk.digest);
     if (list->count == MAX_SHARD_CHUNKS)
         return ordo__error(err, ORDO_INVALID, "shard '%s' has more than %u chunks; split it into "
                                               "several files", path, MAX_SHARD_CHUNKS);
@@ -154,8 +157,10 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
                                     NULL, NULL, &kept, &dropped, err);
         line += lines_in(w->buf + w->start, end);
         if (status == ORDO_OK && kept > 0)
-            status = push_chunk(w->path, list, (ordo__chunk){offset, end, end, (uint32_t)kept},
-                                err);
+            status = push_chunk(w->path, list,
+                                (ordo__chunk){.offset = offset, .length = end, .raw_length = end,
+                                              .records = (uint32_t)kept},
+                                w->buf + w->start, err);
         *records += kept;
         *skipped += dropped;
         w->start += end;
@@ -259,7 +264,9 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
         free(content);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(w->path, list,
-                                (ordo__chunk){offset, csize, len, (uint32_t)kept}, err);
+                                (ordo__chunk){.offset = offset, .length = csize,
+                                              .raw_length = len, .records = (uint32_t)kept},
+                                frame, err);
         *records += kept;
         *skipped += dropped;
         if (status == ORDO_OK)
@@ -281,7 +288,9 @@ static ordo_status index_txt(window *w, const char *field, chunk_list *list, uin
         status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,
                                     NULL, NULL, records, skipped, err);
     if (status == ORDO_OK && *records)
-        status = push_chunk(w->path, list, (ordo__chunk){0, size, size, 1}, err);
+        status = push_chunk(w->path, list,
+                            (ordo__chunk){.length = size, .raw_length = size, .records = 1},
+                            w->buf + w->start, err);
     w->start += size;
     return status;
 }

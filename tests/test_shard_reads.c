@@ -191,3 +191,138 @@ TEST(bad_json_record_is_named_by_line_and_byte)
     ASSERT_CONTAINS(r.err, needle);
     cli_result_free(&r);
 }
+
+/* A .jsonl source of 600 documents in chunks of 8 lines, 4 lanes. */
+static ordo_recipe *chunked_recipe(ordo_ledger *ledger)
+{
+    corpus_jsonl("data", "doc", 1, 600, 30, 90, 5);
+    const char text[] =
+        "{\"name\": \"digests\", \"seed\": 9, \"seq_len\": 32, \"global_batch\": 8, \"lanes\": 4,"
+        " \"flush_every\": 2, \"shuffle_window\": 0, \"chunk_records\": 8,"
+        " \"tokenizer\": {\"kind\": \"bytes\"},"
+        " \"sources\": [{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}";
+    test_write_file(test_path("digests.json"), text, sizeof text - 1);
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(test_path("digests.json"), &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, ledger, NULL, NULL, &err), &err);
+    return r;
+}
+
+static ordo_loader *open_loader(const ordo_recipe *r)
+{
+    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 2,
+                             .tokenize_workers = 2};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    return l;
+}
+
+#define DIGEST_STEPS 150
+
+/* Batch digests of every step the loader gives until DIGEST_STEPS or an
+ * error (its message in *err); returns the steps given. `change` (may be
+ * NULL) runs after step 2, while the loader has chunks in flight. */
+static int batch_digests(const ordo_recipe *r, unsigned char digests[][ORDO_DIGEST_SIZE],
+                         void (*change)(void), ordo_error *err)
+{
+    ordo_loader *l = open_loader(r);
+    ordo_batch b;
+    int steps = 0;
+    while (steps < DIGEST_STEPS && ordo_loader_next(l, &b, err) == ORDO_OK) {
+        ordo_batch_digest(b.lane_digests, (size_t)b.lane_count, digests[steps++]);
+        if (steps == 2 && change)
+            change();
+    }
+    ordo_loader_close(l);
+    return steps;
+}
+
+static char *original;
+static size_t original_size;
+
+/* Same size, still valid JSON lines: every 'e' of the texts becomes 'f'. */
+static void change_in_place(void)
+{
+    char *changed = malloc(original_size + 1);
+    memcpy(changed, original, original_size + 1); /* test_read_file ends it with NUL */
+    const char key[] = "\"text\": \"";
+    for (char *at = changed; (at = strstr(at, key)) != NULL;)
+        for (at += sizeof key - 1; *at && *at != '"'; at++)
+            if (*at == 'e')
+                *at = 'f';
+    FILE *f = fopen(test_path("data/doc-0.jsonl"), "r+b");
+    ASSERT(f != NULL);
+    ASSERT(fwrite(changed, 1, original_size, f) == original_size);
+    fclose(f);
+    free(changed);
+}
+
+/* The chunk digest named in a mismatch message must be the SHA-256 of
+ * those bytes before (was) and after (now) the change. */
+static void check_named_digests(const char *message)
+{
+    const char *at = strstr(message, "chunk ");
+    ASSERT(at != NULL);
+    unsigned index = 0;
+    unsigned long long length = 0, offset = 0;
+    char was[65], now[65];
+    ASSERT(sscanf(at, "chunk %u (%llu bytes at byte %llu) had SHA-256 %64[0-9a-f], now "
+                      "%64[0-9a-f]", &index, &length, &offset, was, now) == 5);
+    ASSERT(offset + length <= original_size);
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_sha256(original + offset, (size_t)length, digest);
+    ordo_digest_to_hex(digest, hex);
+    ASSERT_EQ_STR(hex, was);
+    size_t size = 0;
+    char *changed = test_read_file(test_path("data/doc-0.jsonl"), &size);
+    ASSERT_EQ_INT(size, original_size);
+    ordo_sha256(changed + offset, (size_t)length, digest);
+    ordo_digest_to_hex(digest, hex);
+    ASSERT_EQ_STR(hex, now);
+    free(changed);
+}
+
+TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    ordo_recipe *r = chunked_recipe(ledger);
+    static unsigned char expected[DIGEST_STEPS][ORDO_DIGEST_SIZE], got[DIGEST_STEPS][ORDO_DIGEST_SIZE];
+    ordo_error err;
+    ASSERT_EQ_INT(batch_digests(r, expected, NULL, &err), DIGEST_STEPS);
+    original = test_read_file(test_path("data/doc-0.jsonl"), &original_size);
+    ASSERT(original != NULL);
+    int steps = batch_digests(r, got, change_in_place, &err);
+    if (steps == DIGEST_STEPS) {
+        int differ = 0;
+        for (int i = 0; i < DIGEST_STEPS; i++)
+            differ += memcmp(expected[i], got[i], ORDO_DIGEST_SIZE) != 0;
+        test_fail(__FILE__, __LINE__, "a shard changed during the run went unnoticed: %d of %d "
+                                      "batch digests differ", differ, DIGEST_STEPS);
+    }
+    ASSERT_EQ_INT(err.status, ORDO_CONFLICT);
+    ASSERT_CONTAINS(err.message, "doc-0.jsonl");
+    ASSERT_CONTAINS(err.message, "changed since it was indexed");
+    check_named_digests(err.message);
+    for (int i = 0; i < steps; i++) /* what it gave before stopping was the data */
+        ASSERT(memcmp(expected[i], got[i], ORDO_DIGEST_SIZE) == 0);
+    ordo_recipe_free(r);
+    /* The digests are in the ledger: a new process's plan has them. */
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM shards WHERE "
+                                                 "length(chunk_digests) = 32 * chunks"), 1);
+    /* An index stored before chunk digests existed is redone and filled in. */
+    FILE *f = fopen(test_path("data/doc-0.jsonl"), "wb");
+    ASSERT(f && fwrite(original, 1, original_size, f) == original_size);
+    fclose(f);
+    fixture_sql(test_path("l.db"), "UPDATE shards SET chunk_digests = NULL");
+    r = chunked_recipe(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM shards WHERE "
+                                                 "length(chunk_digests) = 32 * chunks"), 1);
+    ASSERT_EQ_INT(batch_digests(r, got, NULL, &err), DIGEST_STEPS);
+    ASSERT(memcmp(expected, got, sizeof got) == 0);
+    ordo_recipe_free(r);
+    free(original);
+    ordo_ledger_close(ledger);
+}

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         ordo__shard shard = {.path = path, .format = (enum ordo__format)format};
         if (ordo__sha256_file(path, shard.sha256, &shard.size, &err) != ORDO_OK)
             break;
-        ordo__shard_index(path, &shard, "text", 3, &err);
+        ordo__shard_index(path, &shard, "text", 3, (uint64_t)1 << 16, 4, &err);
         free(shard.chunks);
     }
     return 0;

@@ -151,6 +151,31 @@ static ordo_status link_shard(ordo_ledger *ledger, const ordo_recipe *r, const o
     return status;
 }
 
+/* The chunk limit of a recipe; see recipe_model.h. */
+uint64_t ordo__chunk_limit(const ordo_recipe *r)
+{
+    uint64_t limit = ORDO__CHUNK_BUDGET / (uint64_t)(r->lanes > 0 ? r->lanes : 1);
+    return limit < ORDO__CHUNK_MIN ? ORDO__CHUNK_MIN
+                                   : limit > ORDO__CHUNK_MAX ? ORDO__CHUNK_MAX : limit;
+}
+
+/* An index made for a recipe with fewer lanes may hold chunks too large for
+ * this one: checked before any lane reads them. */
+static ordo_status chunks_fit(const ordo_recipe *r, const ordo__shard *shard, ordo_error *err)
+{
+    uint64_t limit = ordo__chunk_limit(r);
+    for (uint32_t c = 0; c < shard->chunk_count; c++)
+        if (shard->chunks[c].raw_length > limit)
+            return ordo__error(err, ORDO_INVALID,
+                               "shard '%s': chunk %u at byte %llu holds %llu bytes; with %d "
+                               "lanes a chunk may hold at most %llu (256 MiB / lanes, at least "
+                               "4 MiB: every lane holds its chunks in memory)", shard->path, c,
+                               (unsigned long long)shard->chunks[c].offset,
+                               (unsigned long long)shard->chunks[c].raw_length, r->lanes,
+                               (unsigned long long)limit);
+    return ORDO_OK;
+}
+
 static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progress_fn progress,
                                 void *context, ordo_error *err)
 {
@@ -167,12 +192,15 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
                 status = path ? ordo__shard_index(path, shard, src->text_field,
-                                                  r->chunk_records, err)
+                                                  r->chunk_records, ordo__chunk_limit(r),
+                                                  r->lanes, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);
                 if (status == ORDO_OK && ledger)
                     status = store_shard(ledger, r, src, shard, err);
             }
+            if (status == ORDO_OK)
+                status = chunks_fit(r, shard, err);
             if (status == ORDO_OK && ledger)
                 status = link_shard(ledger, r, src, shard, i, err);
             if (status != ORDO_OK)

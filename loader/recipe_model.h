@@ -72,8 +72,16 @@ struct ordo_recipe {
 
 #define ORDO__SHARE_ONE ((uint64_t)1 << 30)
 /* The most bytes one chunk (a zstd frame's content, a run of .jsonl lines,
- * a .txt file) may hold: a chunk is read into memory whole. */
+ * a .txt file) may hold: a chunk is read into memory whole, and every lane
+ * holds up to `prefetch` chunks with their texts and tokens, so the limit
+ * is ORDO__CHUNK_BUDGET / lanes, at least ORDO__CHUNK_MIN and at most
+ * ORDO__CHUNK_MAX (docs/recipe.md). */
 #define ORDO__CHUNK_MAX ((uint64_t)256 << 20)
+#define ORDO__CHUNK_BUDGET ((uint64_t)256 << 20)
+#define ORDO__CHUNK_MIN ((uint64_t)4 << 20)
+
+/* The most bytes one chunk of the recipe may hold (see ORDO__CHUNK_MAX). */
+uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
 
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);

@@ -53,6 +53,8 @@ typedef struct {
     uint64_t base;          /* file offset of buf[0] */
     uint64_t total;
     EVP_MD_CTX *sha;
+    uint64_t limit; /* the most bytes a chunk may hold */
+    int lanes;      /* of the recipe, which the limit depends on */
 } window;
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -105,10 +107,12 @@ static uint64_t window_offset(const window *w)
 static ordo_status too_big(const window *w, const char *what, uint64_t offset, ordo_error *err)
 {
     return ordo__error(err, ORDO_INVALID,
-                       "shard '%s': %s at byte %llu is larger than %llu bytes (a chunk must fit "
-                       "in memory; write smaller frames with 'ordo shard --docs-per-frame')",
-                       w->path, what, (unsigned long long)offset,
-                       (unsigned long long)ORDO__CHUNK_MAX);
+                       "shard '%s': %s at byte %llu is larger than %llu bytes, the most a chunk "
+                       "may hold with %d lanes (256 MiB / lanes, at least 4 MiB: every lane "
+                       "holds its chunks in memory); write smaller frames with 'ordo shard "
+                       "--docs-per-frame', lower chunk_records or split the record",
+                       w->path, what, (unsigned long long)offset, (unsigned long long)w->limit,
+                       w->lanes);
 }
 
 /* Lines in a chunk's records (a last line without '\n' counts): chunks
@@ -130,18 +134,22 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
     ordo_status status = window_fill(w, READ_BLOCK, err);
     uint64_t line = 1; /* of the chunk's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
-        size_t end = 0; /* relative to w->start */
+        size_t end = 0, complete = 0; /* relative to w->start; complete: whole lines */
         for (int lines = 0; lines < per_chunk && status == ORDO_OK;) {
             const char *at = w->buf + w->start;
             const char *newline = memchr(at + end, '\n', window_avail(w) - end);
             if (newline) {
-                end = (size_t)(newline - at) + 1;
+                end = complete = (size_t)(newline - at) + 1;
                 lines++;
             } else if (w->eof) {
                 end = window_avail(w);
                 break;
-            } else if (window_avail(w) >= ORDO__CHUNK_MAX) {
-                return too_big(w, "a chunk of lines", window_offset(w), err);
+            } else if (window_avail(w) > w->limit) {
+                char what[64];
+                snprintf(what, sizeof what, "line %llu, in a chunk of lines from byte %llu,",
+                         (unsigned long long)(line + (uint64_t)lines),
+                         (unsigned long long)window_offset(w));
+                return too_big(w, what, window_offset(w) + complete, err);
             } else {
                 end = window_avail(w);
                 status = window_fill(w, window_avail(w) + READ_BLOCK, err);
@@ -149,8 +157,13 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
         }
         if (status != ORDO_OK)
             return status;
-        if (end > ORDO__CHUNK_MAX)
-            return too_big(w, "a chunk of lines", window_offset(w), err);
+        if (end > w->limit) {
+            char what[64];
+            snprintf(what, sizeof what, "the chunk of lines %llu to %llu",
+                     (unsigned long long)line,
+                     (unsigned long long)(line + lines_in(w->buf + w->start, end) - 1));
+            return too_big(w, what, window_offset(w), err);
+        }
         uint64_t offset = window_offset(w), kept = 0, dropped = 0;
         ordo__origin origin = {w->path, UINT64_MAX, offset, line};
         status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
@@ -171,21 +184,23 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
 }
 
 /* Decompresses one frame; ordo's shards record their content size. */
-static ordo_status frame_content(const char *path, const char *frame, size_t csize,
+static ordo_status frame_content(const window *w, const char *frame, size_t csize,
                                  uint64_t offset, char **out, size_t *len, ordo_error *err)
 {
+    const char *path = w->path;
     unsigned long long size = ZSTD_getFrameContentSize(frame, csize);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': zstd frame at byte %llu does not record its content "
                            "size (write shards with 'ordo shard')", path,
                            (unsigned long long)offset);
-    if (size > ORDO__CHUNK_MAX)
+    if (size > w->limit) /* refused before anything that size is allocated */
         return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': zstd frame at byte %llu holds %llu bytes; a chunk may "
-                           "hold at most %llu (write smaller frames with 'ordo shard "
-                           "--docs-per-frame')", path, (unsigned long long)offset, size,
-                           (unsigned long long)ORDO__CHUNK_MAX);
+                           "shard '%s': zstd frame at byte %llu holds %llu bytes; with %d lanes "
+                           "a chunk may hold at most %llu (256 MiB / lanes, at least 4 MiB: "
+                           "every lane holds its chunks in memory; write smaller frames with "
+                           "'ordo shard --docs-per-frame')", path, (unsigned long long)offset,
+                           size, w->lanes, (unsigned long long)w->limit);
     char *data = malloc(size ? size : 1);
     if (!data)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -229,7 +244,7 @@ static ordo_status next_frame(window *w, size_t *csize, ordo_error *err)
                                "shard '%s': zstd frame at byte %llu is truncated or corrupt (%s)",
                                w->path, (unsigned long long)window_offset(w),
                                ZSTD_getErrorName(n));
-        if (want >= ORDO__CHUNK_MAX)
+        if (want > w->limit)
             return too_big(w, "zstd frame", window_offset(w), err);
         want *= 2;
     }
@@ -253,7 +268,7 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
             continue;
         char *content = NULL;
         size_t len = 0;
-        status = frame_content(w->path, frame, csize, offset, &content, &len, err);
+        status = frame_content(w, frame, csize, offset, &content, &len, err);
         ordo__origin origin = {w->path, offset, 0, line};
         uint64_t kept = 0, dropped = 0;
         if (status == ORDO_OK)
@@ -279,8 +294,8 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
 static ordo_status index_txt(window *w, const char *field, chunk_list *list, uint64_t *records,
                              uint64_t *skipped, ordo_error *err)
 {
-    ordo_status status = window_fill(w, ORDO__CHUNK_MAX + 1, err);
-    if (status == ORDO_OK && window_avail(w) > ORDO__CHUNK_MAX)
+    ordo_status status = window_fill(w, w->limit + 1, err);
+    if (status == ORDO_OK && window_avail(w) > w->limit)
         return too_big(w, "a text file", 0, err);
     ordo__origin origin = {w->path, UINT64_MAX, 0, 1};
     size_t size = window_avail(w);
@@ -323,9 +338,9 @@ static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *e
 
 /* Indexes a shard file; see shard_index.h. */
 ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
-                              int per_chunk, ordo_error *err)
+                              int per_chunk, uint64_t chunk_limit, int lanes, ordo_error *err)
 {
-    window w = {.path = path};
+    window w = {.path = path, .limit = chunk_limit, .lanes = lanes};
     ordo_status status = ordo__open_regular(path, "shard", &w.fd, err);
     if (status != ORDO_OK)
         return status;

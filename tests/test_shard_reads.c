@@ -326,3 +326,85 @@ TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
     free(original);
     ordo_ledger_close(ledger);
 }
+
+/* A .jsonl shard of 40 small documents, then one line of `big` bytes. */
+static long write_long_line(const char *path, size_t big)
+{
+    FILE *f = fopen(path, "w");
+    ASSERT(f != NULL);
+    long at = 0;
+    for (int i = 0; i < 40; i++)
+        at += fprintf(f, "{\"text\": \"a small document, number %d\"}\n", i);
+    fputs("{\"text\": \"", f);
+    for (size_t i = 0; i < big; i++)
+        fputc('x', f);
+    fputs("\"}\n", f);
+    fclose(f);
+    return at;
+}
+
+/* `ordo run` as a process on one source of `glob` at `lanes` lanes. */
+static watched_run run_lanes(const char *glob, int lanes, const char *db_name)
+{
+    char sources[256];
+    snprintf(sources, sizeof sources, "[{\"name\": \"a\", \"paths\": [\"%s\"], \"weight\": 1}]",
+             glob);
+    const char *path = corpus_recipe("lanes.json", lanes, lanes, 64, 2, 0, sources);
+    return run_ordo_watched(NULL, A("run", path, "--db", test_path(db_name), "--name", glob,
+                                    "--world-size", "1", "--steps", "5", "--quiet"), 120);
+}
+
+TEST(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
+{
+    mkdir(test_path("data"), 0755);
+    /* 64 lanes: chunks of at most 4 MiB. One 6 MiB line: refused, naming
+     * file, line and byte, without the memory 64 lanes reading it take. */
+    long at = write_long_line(test_path("data/long.jsonl"), (size_t)6 << 20);
+    watched_run run = run_lanes("data/long.jsonl", 64, "l.db");
+    char needle[128];
+    snprintf(needle, sizeof needle, "line 41, in a chunk of lines from byte 0, at byte %ld "
+                                    "is larger than 4194304 bytes", at);
+    if (run.result.code != 1 || !strstr(run.result.err, "long.jsonl") ||
+        !strstr(run.result.err, needle) || !strstr(run.result.err, "64 lanes") ||
+        run.max_rss_kb > 256 * 1024)
+        test_fail(__FILE__, __LINE__, "exit %d, peak RSS %ld MB, stderr: %s", run.result.code,
+                  run.max_rss_kb / 1024, run.result.err ? run.result.err : "");
+    cli_result_free(&run.result);
+    /* At 4 lanes (64 MiB chunks) the same file runs, in bounded memory. */
+    run = run_lanes("data/long.jsonl", 4, "four.db");
+    if (run.result.code != 0 || run.max_rss_kb > 1536 * 1024)
+        test_fail(__FILE__, __LINE__, "4 lanes: exit %d, peak RSS %ld MB, stderr: %s",
+                  run.result.code, run.max_rss_kb / 1024, run.result.err ? run.result.err : "");
+    cli_result_free(&run.result);
+    /* Its index, kept in that ledger, is refused to a recipe of 64 lanes. */
+    run = run_lanes("data/long.jsonl", 64, "four.db");
+    if (run.result.code != 1 || !strstr(run.result.err, "chunk 0 at byte 0 holds") ||
+        !strstr(run.result.err, "with 64 lanes a chunk may hold at most 4194304") ||
+        run.max_rss_kb > 256 * 1024)
+        test_fail(__FILE__, __LINE__, "64 lanes, stored index: exit %d, peak RSS %ld MB, "
+                  "stderr: %s", run.result.code, run.max_rss_kb / 1024,
+                  run.result.err ? run.result.err : "");
+    cli_result_free(&run.result);
+    unlink(test_path("data/long.jsonl"));
+    /* A 24 KB zstd frame declaring 253 MB of zeros: at 16 lanes (16 MiB
+     * chunks) refused before anything that size is allocated. */
+    size_t declared = (size_t)253 << 20;
+    char *zeros = calloc(declared, 1);
+    size_t cap = ZSTD_compressBound(declared);
+    char *frame = malloc(cap);
+    ASSERT(zeros && frame);
+    size_t n = ZSTD_compress(frame, cap, zeros, declared, 19);
+    free(zeros);
+    ASSERT(!ZSTD_isError(n) && n < 32 * 1024);
+    test_write_file(test_path("data/bomb.jsonl.zst"), frame, n);
+    free(frame);
+    run = run_lanes("data/bomb.jsonl.zst", 16, "l.db");
+    snprintf(needle, sizeof needle, "zstd frame at byte 0 holds %zu bytes; with 16 lanes",
+             declared);
+    if (run.result.code != 1 || !strstr(run.result.err, "bomb.jsonl.zst") ||
+        !strstr(run.result.err, needle) || !strstr(run.result.err, "at most 16777216") ||
+        run.max_rss_kb > 128 * 1024)
+        test_fail(__FILE__, __LINE__, "exit %d, peak RSS %ld MB, stderr: %s", run.result.code,
+                  run.max_rss_kb / 1024, run.result.err ? run.result.err : "");
+    cli_result_free(&run.result);
+}

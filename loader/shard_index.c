@@ -145,7 +145,7 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
                 end = window_avail(w);
                 break;
             } else if (window_avail(w) > w->limit) {
-                char what[64];
+                char what[112];
                 snprintf(what, sizeof what, "line %llu, in a chunk of lines from byte %llu,",
                          (unsigned long long)(line + (uint64_t)lines),
                          (unsigned long long)window_offset(w));
@@ -158,7 +158,7 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
         if (status != ORDO_OK)
             return status;
         if (end > w->limit) {
-            char what[64];
+            char what[112];
             snprintf(what, sizeof what, "the chunk of lines %llu to %llu",
                      (unsigned long long)line,
                      (unsigned long long)(line + lines_in(w->buf + w->start, end) - 1));

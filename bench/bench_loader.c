@@ -3,7 +3,8 @@
  * shuffle -> batch -> digest), measured in one process on one corpus:
  *   1. tokens/s with 1 and with 2 workers per operator;
  *   2. ordered reassembly against the unordered debug mode;
- *   3. time to the first batch after a resume as flush_every grows.
+ *   3. time to the first batch after a resume as flush_every grows;
+ *   4. what checking every chunk against its digest costs (on vs off).
  * Medians of rounds, configurations interleaved within each round.
  *
  * Both with the byte tokenizer on generated text and, given --ranks, with
@@ -11,7 +12,7 @@
  * cycled until the shards hold --mb MB).
  *
  *   bench_loader [--dir DIR] [--mb N] [--rounds R] [--prefetch P]
- *                [--ranks CL100K.tiktoken --text ENGLISH.jsonl]
+ *                [--ranks CL100K.tiktoken --text ENGLISH.jsonl] [--only verify]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +23,13 @@
 #include <zstd.h>
 
 #include "ordo.h"
+#include "record.h" /* ordo__verify_chunk_digests, to measure the check's cost */
 
 typedef struct {
     const char *dir;
     int mb, rounds;
     const char *ranks, *text;
+    int verify_only; /* --only verify: just the chunk digest check's cost */
 } options;
 
 static double now(void)
@@ -246,7 +249,7 @@ static double median(double *v, int n)
 
 static options parse(int argc, char **argv)
 {
-    options o = {"build/bench/loader", 48, 5, NULL, NULL};
+    options o = {"build/bench/loader", 48, 5, NULL, NULL, 0};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
             o.dir = argv[i + 1];
@@ -260,6 +263,8 @@ static options parse(int argc, char **argv)
             o.ranks = argv[i + 1];
         else if (strcmp(argv[i], "--text") == 0)
             o.text = argv[i + 1];
+        else if (strcmp(argv[i], "--only") == 0)
+            o.verify_only = strcmp(argv[i + 1], "verify") == 0;
     }
     if (o.mb < 1 || o.rounds < 1 || o.rounds > 49) {
         fprintf(stderr, "usage: bench_loader [--dir DIR] [--mb N] [--rounds R]\n");
@@ -316,19 +321,124 @@ static void workers_and_order(const options *o, ordo_recipe *r, int steps, const
            median(cores_one, o->rounds), median(cores_two, o->rounds));
 }
 
+/* Tokens per second (wall) and per CPU second (all threads) of 2 workers,
+ * with or without the chunk digest check. */
+static void throughput_verified(const ordo_recipe *r, int verify, int steps, double *wall,
+                                double *cpu)
+{
+    ordo__verify_chunk_digests = verify; /* read by workers started after this */
+    *wall = throughput(r, 2, 0, steps);
+    *cpu = *wall / last_cores;
+    ordo__verify_chunk_digests = 1;
+}
+
+/* Seconds SHA-256 needs for the shard files PREFIX-N.jsonl.zst in o->dir
+ * of each prefix (NULL-ended; the bytes one pass over the corpus checks),
+ * best of 5; *bytes gets their size. */
+static double hash_seconds(const options *o, const char *const *prefixes, uint64_t *bytes)
+{
+    double best = 1e9;
+    *bytes = 0;
+    for (int round = 0; round < 5; round++) {
+        double spent = 0;
+        uint64_t total = 0;
+        for (int i = 0; i < 64 * 8; i++) {
+            char path[4096];
+            if (!prefixes[i / 64])
+                break;
+            snprintf(path, sizeof path, "%s/%s-%d.jsonl.zst", o->dir, prefixes[i / 64], i % 64);
+            FILE *f = fopen(path, "rb");
+            if (!f) {
+                i = (i / 64 + 1) * 64 - 1; /* the next prefix */
+                continue;
+            }
+            fseek(f, 0, SEEK_END);
+            size_t size = (size_t)ftell(f);
+            rewind(f);
+            char *data = malloc(size ? size : 1);
+            if (!data || fread(data, 1, size, f) != size)
+                die(path, "cannot read");
+            fclose(f);
+            unsigned char digest[ORDO_DIGEST_SIZE];
+            double start = now();
+            ordo_sha256(data, size, digest);
+            spent += now() - start;
+            total += size;
+            free(data);
+        }
+        best = spent < best ? spent : best;
+        *bytes = total;
+    }
+    return best;
+}
+
+/* Chunk digests checked as chunks are read, against not checked: 2
+ * workers, ordered, ABBA order within each round (each figure the mean of
+ * its two runs). Costs by wall time and by CPU time, which a machine
+ * shared with other work disturbs less. */
+static void verify_cost(const options *o, const ordo_recipe *r, int steps, const char *what,
+                        const char *const *prefixes, double text_bytes)
+{
+    double on[49], off[49], cost[49], cpu_cost[49], cpu_off[49], a, b, c, d, ca, cb, cc, cd;
+    printf("chunk digest check: %s, 2 workers, %d steps per measurement, ABBA, %d rounds\n",
+           what, steps, o->rounds);
+    printf("%5s %16s %16s %8s %9s\n", "round", "checked tok/s", "unchecked tok/s", "cost",
+           "CPU cost");
+    for (int i = 0; i < o->rounds; i++) {
+        throughput_verified(r, 1, steps, &a, &ca);
+        throughput_verified(r, 0, steps, &b, &cb);
+        throughput_verified(r, 0, steps, &c, &cc);
+        throughput_verified(r, 1, steps, &d, &cd);
+        on[i] = (a + d) / 2;
+        off[i] = (b + c) / 2;
+        cost[i] = 1 - on[i] / off[i];
+        cpu_cost[i] = 1 - (ca + cd) / (cb + cc);
+        cpu_off[i] = (cb + cc) / 2;
+        printf("%5d %16.0f %16.0f %7.1f%% %8.1f%%\n", i + 1, on[i], off[i], 100 * cost[i],
+               100 * cpu_cost[i]);
+        fflush(stdout);
+    }
+    printf("median: checked %.0f tokens/s, unchecked %.0f tokens/s; the check costs %.1f%% "
+           "(wall), %.1f%% (CPU)\n", median(on, o->rounds), median(off, o->rounds),
+           100 * median(cost, o->rounds), 100 * median(cpu_cost, o->rounds));
+    /* The same cost taken apart, which load on the machine disturbs far
+     * less: SHA-256 of every byte a pass over the corpus checks, against
+     * the pipeline's CPU time for that pass. */
+    ordo_source_info info;
+    ordo_error err;
+    double tokens = 0;
+    for (int s = 0; ordo_recipe_source(r, s, &info, &err) == ORDO_OK; s++)
+        tokens += info.tokens_per_byte * text_bytes; /* text_bytes: of each source */
+    uint64_t bytes = 0;
+    double hashing = hash_seconds(o, prefixes, &bytes);
+    double pass = tokens / median(cpu_off, o->rounds);
+    printf("taken apart: SHA-256 of the %.1f MB of shard files one pass checks takes %.1f ms "
+           "(%.0f MB/s); a pass (%.0f tokens) takes %.2f CPU s unchecked: %.2f%%\n",
+           (double)bytes / 1e6, 1e3 * hashing, (double)bytes / 1e6 / hashing, tokens, pass,
+           100 * hashing / pass);
+}
+
 int main(int argc, char **argv)
 {
     options o = parse(argc, argv);
     make_corpus(&o);
     ordo_recipe *r = load(&o, 16, 0);
-    workers_and_order(&o, r, 1000, "byte tokenizer"); /* 1000 x 16 x 2048 = 33M tokens */
+    if (!o.verify_only)
+        workers_and_order(&o, r, 1000, "byte tokenizer"); /* 1000 x 16 x 2048 = 33M tokens */
+    verify_cost(&o, r, 1000, "byte tokenizer", (const char *const[]){"web", "books", NULL},
+                (double)((size_t)o.mb << 20));
     ordo_recipe_free(r);
     if (o.ranks && o.text) {
         write_text_shards(&o, (size_t)o.mb << 20);
         r = load(&o, 16, -1);
-        workers_and_order(&o, r, 300, "cl100k_base tokenizer on English text");
+        if (!o.verify_only)
+            workers_and_order(&o, r, 300, "cl100k_base tokenizer on English text");
+        verify_cost(&o, r, 300, "cl100k_base tokenizer on English text",
+                    (const char *const[]){"english", NULL}, (double)((size_t)o.mb << 20));
         ordo_recipe_free(r);
     }
+    if (o.verify_only)
+        return 0;
     printf("time to the first batch after a resume at step 400 (2 workers, chunks of 4 "
            "documents), median of %d:\n", o.rounds);
     int flushes[] = {4, 16, 64, 256};

@@ -1,10 +1,34 @@
-/* Whole-file reads and file hashing. */
+/* Opening data files, whole-file reads and file hashing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "recipe_model.h"
+
+/* Opens `path` for reading only if it is a regular file; see recipe_model.h.
+ * O_NONBLOCK keeps open() itself from waiting for a FIFO's writer; fstat on
+ * the descriptor follows symlinks, so a link to /dev/zero is refused too. */
+ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo_error *err)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (*fd < 0)
+        return ordo__error(err, ORDO_IO, "cannot open %s '%s': %s", what, path,
+                           ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        return ordo__error(err, ORDO_INVALID, "%s '%s' is not a regular file", what, path);
+    }
+    int flags = fcntl(*fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);
+    return ORDO_OK;
+}
 
 /* Reads a whole file of at most `max` bytes; *data (NUL-terminated) is
  * owned by the caller. */
@@ -13,9 +37,15 @@ ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *s
 {
     *data = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ordo__error(err, ORDO_IO, "cannot open '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    int fd = -1;
+    ordo_status opened = ordo__open_regular(path, "file", &fd, err);
+    if (opened != ORDO_OK)
+        return opened;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading '%s'", path);
+    }
     char *buffer = malloc(max + 1);
     size_t n = buffer ? fread(buffer, 1, max + 1, f) : 0;
     int failed = ferror(f);
@@ -34,26 +64,31 @@ ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *s
     return ORDO_OK;
 }
 
-/* SHA-256 and size of a file, streamed. */
+/* SHA-256 and size of a regular file, streamed. */
 ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
                               uint64_t *size, ordo_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    int fd = -1;
+    ordo_status opened = ordo__open_regular(path, "shard", &fd, err);
+    if (opened != ORDO_OK)
+        return opened;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     unsigned char *buffer = malloc(1 << 20);
     ordo_status status = ORDO_OK;
     if (!ctx || !buffer || !EVP_DigestInit_ex2(ctx, EVP_sha256(), NULL))
         status = ordo__error(err, ORDO_NOMEM, "out of memory hashing '%s'", path);
     uint64_t total = 0;
-    size_t n;
-    while (status == ORDO_OK && (n = fread(buffer, 1, 1 << 20, f)) > 0) {
-        EVP_DigestUpdate(ctx, buffer, n);
-        total += n;
+    while (status == ORDO_OK) {
+        ssize_t n = read(fd, buffer, 1 << 20);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            status = ordo__error(err, ORDO_IO, "cannot read shard '%s'", path);
+        if (n <= 0)
+            break;
+        EVP_DigestUpdate(ctx, buffer, (size_t)n);
+        total += (uint64_t)n;
     }
-    if (status == ORDO_OK && ferror(f))
-        status = ordo__error(err, ORDO_IO, "cannot read shard '%s'", path);
     unsigned int out_len = 0;
     if (status == ORDO_OK && !EVP_DigestFinal_ex(ctx, out, &out_len))
         status = ordo__error(err, ORDO_NOMEM, "cannot hash '%s'", path);
@@ -61,6 +96,6 @@ ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SI
         *size = total;
     EVP_MD_CTX_free(ctx);
     free(buffer);
-    fclose(f);
+    close(fd);
     return status;
 }

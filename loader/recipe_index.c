@@ -25,14 +25,17 @@ static int chunk_key(const ordo__shard *shard, const ordo_recipe *r)
     return shard->format == ORDO_FORMAT_JSONL ? r->chunk_records : 0;
 }
 
-/* Loads a stored index of this shard content; *found says whether any. */
+/* Loads a stored index of this shard content; *found says whether any
+ * (an index stored without chunk digests counts as none: the shard is
+ * indexed again and its digests filled in). */
 static ordo_status load_shard(ordo_ledger *ledger, const ordo_recipe *r, const ordo__source *src,
                               ordo__shard *shard, int *found, ordo_error *err)
 {
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
         ledger,
-        "SELECT records, skipped, chunks, chunk_table FROM shards WHERE path = ?1 AND "
+        "SELECT records, skipped, chunks, chunk_table, chunk_digests FROM shards WHERE "
+        "path = ?1 AND "
         "sha256 = ?2 AND text_field = ?3 AND chunk_records = ?4",
         &stmt, err);
     if (status != ORDO_OK)
@@ -43,10 +46,12 @@ static ordo_status load_shard(ordo_ledger *ledger, const ordo_recipe *r, const o
     sqlite3_bind_int(stmt, 4, chunk_key(shard, r));
     *found = 0;
     int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 4) != SQLITE_NULL) {
         uint32_t count = (uint32_t)sqlite3_column_int64(stmt, 2);
         const unsigned char *table = sqlite3_column_blob(stmt, 3);
-        if ((size_t)sqlite3_column_bytes(stmt, 3) != (size_t)count * 32)
+        const unsigned char *digests = sqlite3_column_blob(stmt, 4);
+        if ((size_t)sqlite3_column_bytes(stmt, 3) != (size_t)count * 32 ||
+            (size_t)sqlite3_column_bytes(stmt, 4) != (size_t)count * ORDO_DIGEST_SIZE)
             status = ordo__error(err, ORDO_NOTLEDGER, "ledger: chunk table of '%s' is damaged",
                                  shard->path);
         shard->chunks = status == ORDO_OK ? calloc(count ? count : 1, sizeof *shard->chunks) : NULL;
@@ -55,13 +60,15 @@ static ordo_status load_shard(ordo_ledger *ledger, const ordo_recipe *r, const o
         for (uint32_t i = 0; status == ORDO_OK && i < count; i++) {
             const unsigned char *e = table + 32 * (size_t)i;
             shard->chunks[i] = (ordo__chunk){get_u64(e), get_u64(e + 8), get_u64(e + 16),
-                                             (uint32_t)get_u64(e + 24)};
+                                             (uint32_t)get_u64(e + 24), {0}};
+            memcpy(shard->chunks[i].digest, digests + ORDO_DIGEST_SIZE * (size_t)i,
+                   ORDO_DIGEST_SIZE);
         }
         shard->chunk_count = count;
         shard->records = (uint64_t)sqlite3_column_int64(stmt, 0);
         shard->skipped = (uint64_t)sqlite3_column_int64(stmt, 1);
         *found = status == ORDO_OK;
-    } else if (rc != SQLITE_DONE) {
+    } else if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         status = ordo__db_error(ledger, err, "reading a shard index");
     }
     sqlite3_finalize(stmt);
@@ -72,20 +79,30 @@ static ordo_status store_shard(ordo_ledger *ledger, const ordo_recipe *r,
                                const ordo__source *src, const ordo__shard *shard, ordo_error *err)
 {
     unsigned char *table = malloc((size_t)shard->chunk_count * 32 + 1);
-    if (!table)
+    unsigned char *digests = malloc((size_t)shard->chunk_count * ORDO_DIGEST_SIZE + 1);
+    if (!table || !digests) {
+        free(table);
+        free(digests);
         return ordo__error(err, ORDO_NOMEM, "out of memory");
+    }
     for (uint32_t i = 0; i < shard->chunk_count; i++) {
         unsigned char *e = table + 32 * (size_t)i;
         put_u64(e, shard->chunks[i].offset);
         put_u64(e + 8, shard->chunks[i].length);
         put_u64(e + 16, shard->chunks[i].raw_length);
         put_u64(e + 24, shard->chunks[i].records);
+        memcpy(digests + ORDO_DIGEST_SIZE * (size_t)i, shard->chunks[i].digest,
+               ORDO_DIGEST_SIZE);
     }
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
         ledger,
-        "INSERT OR IGNORE INTO shards (path, sha256, text_field, chunk_records, size_bytes, "
-        "records, skipped, chunks, chunk_table) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO shards (path, sha256, text_field, chunk_records, size_bytes, records, "
+        "skipped, chunks, chunk_table, chunk_digests) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10) ON CONFLICT (path, sha256, text_field, chunk_records) DO UPDATE SET "
+        "records = excluded.records, skipped = excluded.skipped, chunks = excluded.chunks, "
+        "chunk_table = excluded.chunk_table, chunk_digests = excluded.chunk_digests "
+        "WHERE chunk_digests IS NULL",
         &stmt, err);
     if (status == ORDO_OK) {
         sqlite3_bind_text(stmt, 1, shard->path, -1, SQLITE_STATIC);
@@ -98,11 +115,14 @@ static ordo_status store_shard(ordo_ledger *ledger, const ordo_recipe *r,
         sqlite3_bind_int64(stmt, 8, shard->chunk_count);
         sqlite3_bind_blob64(stmt, 9, table, (sqlite3_uint64)shard->chunk_count * 32,
                             SQLITE_STATIC);
+        sqlite3_bind_blob64(stmt, 10, digests,
+                            (sqlite3_uint64)shard->chunk_count * ORDO_DIGEST_SIZE, SQLITE_STATIC);
         if (sqlite3_step(stmt) != SQLITE_DONE)
             status = ordo__db_error(ledger, err, "storing a shard index");
     }
     sqlite3_finalize(stmt);
     free(table);
+    free(digests);
     return status;
 }
 
@@ -131,6 +151,31 @@ static ordo_status link_shard(ordo_ledger *ledger, const ordo_recipe *r, const o
     return status;
 }
 
+/* The chunk limit of a recipe; see recipe_model.h. */
+uint64_t ordo__chunk_limit(const ordo_recipe *r)
+{
+    uint64_t limit = ORDO__CHUNK_BUDGET / (uint64_t)(r->lanes > 0 ? r->lanes : 1);
+    return limit < ORDO__CHUNK_MIN ? ORDO__CHUNK_MIN
+                                   : limit > ORDO__CHUNK_MAX ? ORDO__CHUNK_MAX : limit;
+}
+
+/* An index made for a recipe with fewer lanes may hold chunks too large for
+ * this one: checked before any lane reads them. */
+static ordo_status chunks_fit(const ordo_recipe *r, const ordo__shard *shard, ordo_error *err)
+{
+    uint64_t limit = ordo__chunk_limit(r);
+    for (uint32_t c = 0; c < shard->chunk_count; c++)
+        if (shard->chunks[c].raw_length > limit)
+            return ordo__error(err, ORDO_INVALID,
+                               "shard '%s': chunk %u at byte %llu holds %llu bytes; with %d "
+                               "lanes a chunk may hold at most %llu (256 MiB / lanes, at least "
+                               "4 MiB: every lane holds its chunks in memory)", shard->path, c,
+                               (unsigned long long)shard->chunks[c].offset,
+                               (unsigned long long)shard->chunks[c].raw_length, r->lanes,
+                               (unsigned long long)limit);
+    return ORDO_OK;
+}
+
 static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progress_fn progress,
                                 void *context, ordo_error *err)
 {
@@ -148,13 +193,16 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
                 status = path ? ordo__shard_index(path, shard, src->text_field,
-                                                  r->chunk_records, err)
+                                                  r->chunk_records, ordo__chunk_limit(r),
+                                                  r->lanes, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);
                 r->indexed_shards++;
                 if (status == ORDO_OK && ledger)
                     status = store_shard(ledger, r, src, shard, err);
             }
+            if (status == ORDO_OK)
+                status = chunks_fit(r, shard, err);
             if (status == ORDO_OK && ledger)
                 status = link_shard(ledger, r, src, shard, i, err);
             if (status != ORDO_OK)

@@ -18,6 +18,7 @@ typedef struct ordo__chunk {
     uint64_t length;     /* bytes in the file (compressed for .zst) */
     uint64_t raw_length; /* bytes of records once decompressed */
     uint32_t records;    /* records (documents) it holds, skips included */
+    unsigned char digest[ORDO_DIGEST_SIZE]; /* SHA-256 of its `length` bytes in the file */
 } ordo__chunk;
 
 typedef struct ordo__shard {
@@ -72,11 +73,24 @@ struct ordo_recipe {
 
 #define ORDO__SHARE_ONE ((uint64_t)1 << 30)
 /* The most bytes one chunk (a zstd frame's content, a run of .jsonl lines,
- * a .txt file) may hold: a chunk is read into memory whole. */
+ * a .txt file) may hold: a chunk is read into memory whole, and every lane
+ * holds up to `prefetch` chunks with their texts and tokens, so the limit
+ * is ORDO__CHUNK_BUDGET / lanes, at least ORDO__CHUNK_MIN and at most
+ * ORDO__CHUNK_MAX (docs/recipe.md). */
 #define ORDO__CHUNK_MAX ((uint64_t)256 << 20)
+#define ORDO__CHUNK_BUDGET ((uint64_t)256 << 20)
+#define ORDO__CHUNK_MIN ((uint64_t)4 << 20)
+
+/* The most bytes one chunk of the recipe may hold (see ORDO__CHUNK_MAX). */
+uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
 
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
+
+/* Opens `path` read-only into *fd (the caller closes it) if it is a
+ * regular file, refusing FIFOs, devices and links to them without blocking;
+ * `what` names the file in the error ("shard", "file"). */
+ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo_error *err);
 
 /* Reads a whole file of at most `max` bytes; *data (NUL-terminated) is
  * owned by the caller. */

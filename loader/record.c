@@ -10,16 +10,21 @@
 
 #include "record.h"
 
-static ordo_status record_error(const ordo__origin *origin, uint64_t offset, ordo_error *err,
-                                const char *what, const char *detail)
+static ordo_status record_error(const ordo__origin *origin, uint64_t offset, uint64_t line,
+                                ordo_error *err, const char *what, const char *detail)
 {
+    char where[64];
+    if (origin->line)
+        snprintf(where, sizeof where, "line %llu", (unsigned long long)(origin->line + line));
+    else
+        snprintf(where, sizeof where, "line %llu of the chunk", (unsigned long long)(line + 1));
     if (origin->frame == UINT64_MAX)
-        return ordo__error(err, ORDO_INVALID, "shard '%s': record at byte %llu: %s%s",
-                           origin->path, (unsigned long long)(origin->base + offset), what,
-                           detail);
+        return ordo__error(err, ORDO_INVALID, "shard '%s': %s, record at byte %llu: %s%s",
+                           origin->path, where, (unsigned long long)(origin->base + offset),
+                           what, detail);
     return ordo__error(err, ORDO_INVALID,
-                       "shard '%s': zstd frame at byte %llu, record at byte %llu of its "
-                       "content: %s%s", origin->path, (unsigned long long)origin->frame,
+                       "shard '%s': %s, zstd frame at byte %llu, record at byte %llu of its "
+                       "content: %s%s", origin->path, where, (unsigned long long)origin->frame,
                        (unsigned long long)(origin->base + offset), what, detail);
 }
 
@@ -32,7 +37,8 @@ static int blank(const char *line, size_t len)
 }
 
 /* One JSON line: its text field, or why not. */
-static ordo_status scan_line(const char *line, size_t len, uint64_t offset, const char *field,
+static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint64_t number,
+                             const char *field,
                              const ordo__origin *origin, ordo__doc_fn fn, void *context,
                              uint64_t *kept, uint64_t *skipped, int *stop, ordo_error *err)
 {
@@ -45,16 +51,16 @@ static ordo_status scan_line(const char *line, size_t len, uint64_t offset, cons
     if (!record) {
         char detail[200];
         snprintf(detail, sizeof detail, " (column %d: %s)", jerr.column, jerr.text);
-        return record_error(origin, offset, err, "invalid JSON", detail);
+        return record_error(origin, offset, number, err, "invalid JSON", detail);
     }
     json_t *text = json_object_get(record, field);
     ordo_status status = ORDO_OK;
     if (!json_is_object(record))
-        status = record_error(origin, offset, err, "not a JSON object", "");
+        status = record_error(origin, offset, number, err, "not a JSON object", "");
     else if (!text)
-        status = record_error(origin, offset, err, "no text field ", field);
+        status = record_error(origin, offset, number, err, "no text field ", field);
     else if (!json_is_string(text))
-        status = record_error(origin, offset, err, "text field is not a string: ", field);
+        status = record_error(origin, offset, number, err, "text field is not a string: ", field);
     else if (json_string_length(text) == 0)
         (*skipped)++;
     else {
@@ -70,15 +76,17 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
                               uint64_t *kept, uint64_t *skipped, ordo_error *err)
 {
     size_t start = 0;
+    uint64_t number = 0; /* lines before this one in the buffer */
     int stop = 0;
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
-        ordo_status status = scan_line(data + start, end - start, start, field, origin, fn,
-                                       context, kept, skipped, &stop, err);
+        ordo_status status = scan_line(data + start, end - start, start, number, field, origin,
+                                       fn, context, kept, skipped, &stop, err);
         if (status != ORDO_OK)
             return status;
         start = end + 1;
+        number++;
     }
     return ORDO_OK;
 }
@@ -133,16 +141,37 @@ static ordo_status decompress(const char *path, const ordo__chunk *chunk, const 
     return ORDO_OK;
 }
 
-/* pread of the chunk's bytes, decompressed when zstd. */
+int ordo__verify_chunk_digests = 1;
+
+/* The bytes read must be the bytes indexed (design §3). */
+static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32_t index,
+                              const char *raw, ordo_error *err)
+{
+    unsigned char now[ORDO_DIGEST_SIZE];
+    ordo_sha256(raw, (size_t)chunk->length, now);
+    if (memcmp(now, chunk->digest, ORDO_DIGEST_SIZE) == 0)
+        return ORDO_OK;
+    char was[ORDO_DIGEST_HEX_SIZE], is[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(chunk->digest, was);
+    ordo_digest_to_hex(now, is);
+    return ordo__error(err, ORDO_CONFLICT,
+                       "shard '%s' changed since it was indexed: chunk %u (%llu bytes at byte "
+                       "%llu) had SHA-256 %s, now %s", path, index,
+                       (unsigned long long)chunk->length, (unsigned long long)chunk->offset, was,
+                       is);
+}
+
+/* pread of the chunk's bytes, checked, decompressed when zstd. */
 ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
-                             const ordo__chunk *chunk, char **data, size_t *len,
+                             const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
                              ordo_error *err)
 {
     *data = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    int fd = -1;
+    ordo_status opened = ordo__open_regular(path, "shard", &fd, err);
+    if (opened != ORDO_OK)
+        return opened;
     char *raw = malloc(chunk->length ? chunk->length : 1);
     ordo_status status = raw ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory");
     size_t got = 0;
@@ -159,6 +188,8 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
             got += (size_t)n;
     }
     close(fd);
+    if (status == ORDO_OK && ordo__verify_chunk_digests)
+        status = same_chunk(path, chunk, index, raw, err);
     if (status == ORDO_OK && format == ORDO_FORMAT_JSONL_ZST) {
         status = decompress(path, chunk, raw, data, len, err);
         free(raw);

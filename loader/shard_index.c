@@ -20,9 +20,12 @@ typedef struct {
  * ledger value, and SQLite values stay below 1 GB. */
 #define MAX_SHARD_CHUNKS ((uint32_t)1 << 24)
 
+/* Adds a chunk whose file bytes are `bytes` (chunk.length of them): its
+ * digest is taken from the same buffer the records were validated in. */
 static ordo_status push_chunk(const char *path, chunk_list *list, ordo__chunk chunk,
-                              ordo_error *err)
+                              const char *bytes, ordo_error *err)
 {
+    ordo_sha256(bytes, (size_t)chunk.length, chunk.digest);
     if (list->count == MAX_SHARD_CHUNKS)
         return ordo__error(err, ORDO_INVALID, "shard '%s' has more than %u chunks; split it into "
                                               "several files", path, MAX_SHARD_CHUNKS);
@@ -50,6 +53,8 @@ typedef struct {
     uint64_t base;          /* file offset of buf[0] */
     uint64_t total;
     EVP_MD_CTX *sha;
+    uint64_t limit; /* the most bytes a chunk may hold */
+    int lanes;      /* of the recipe, which the limit depends on */
 } window;
 
 #define READ_BLOCK ((size_t)1 << 20)
@@ -102,10 +107,24 @@ static uint64_t window_offset(const window *w)
 static ordo_status too_big(const window *w, const char *what, uint64_t offset, ordo_error *err)
 {
     return ordo__error(err, ORDO_INVALID,
-                       "shard '%s': %s at byte %llu is larger than %llu bytes (a chunk must fit "
-                       "in memory; write smaller frames with 'ordo shard --docs-per-frame')",
-                       w->path, what, (unsigned long long)offset,
-                       (unsigned long long)ORDO__CHUNK_MAX);
+                       "shard '%s': %s at byte %llu is larger than %llu bytes, the most a chunk "
+                       "may hold with %d lanes (256 MiB / lanes, at least 4 MiB: every lane "
+                       "holds its chunks in memory); write smaller frames with 'ordo shard "
+                       "--docs-per-frame', lower chunk_records or split the record",
+                       w->path, what, (unsigned long long)offset, (unsigned long long)w->limit,
+                       w->lanes);
+}
+
+/* Lines in a chunk's records (a last line without '\n' counts): chunks
+ * always end at a line's end, so the next chunk starts a new line. */
+static uint64_t lines_in(const char *data, size_t len)
+{
+    uint64_t lines = 0;
+    for (const char *at = data, *end = data + len; at < end; lines++) {
+        const char *newline = memchr(at, '\n', (size_t)(end - at));
+        at = newline ? newline + 1 : end;
+    }
+    return lines;
 }
 
 /* Plain .jsonl: every `per_chunk` lines (blank ones included) are a chunk. */
@@ -113,19 +132,24 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
                                uint64_t *records, uint64_t *skipped, ordo_error *err)
 {
     ordo_status status = window_fill(w, READ_BLOCK, err);
+    uint64_t line = 1; /* of the chunk's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
-        size_t end = 0; /* relative to w->start */
+        size_t end = 0, complete = 0; /* relative to w->start; complete: whole lines */
         for (int lines = 0; lines < per_chunk && status == ORDO_OK;) {
             const char *at = w->buf + w->start;
             const char *newline = memchr(at + end, '\n', window_avail(w) - end);
             if (newline) {
-                end = (size_t)(newline - at) + 1;
+                end = complete = (size_t)(newline - at) + 1;
                 lines++;
             } else if (w->eof) {
                 end = window_avail(w);
                 break;
-            } else if (window_avail(w) >= ORDO__CHUNK_MAX) {
-                return too_big(w, "a chunk of lines", window_offset(w), err);
+            } else if (window_avail(w) > w->limit) {
+                char what[112];
+                snprintf(what, sizeof what, "line %llu, in a chunk of lines from byte %llu,",
+                         (unsigned long long)(line + (uint64_t)lines),
+                         (unsigned long long)window_offset(w));
+                return too_big(w, what, window_offset(w) + complete, err);
             } else {
                 end = window_avail(w);
                 status = window_fill(w, window_avail(w) + READ_BLOCK, err);
@@ -133,15 +157,23 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
         }
         if (status != ORDO_OK)
             return status;
-        if (end > ORDO__CHUNK_MAX)
-            return too_big(w, "a chunk of lines", window_offset(w), err);
+        if (end > w->limit) {
+            char what[112];
+            snprintf(what, sizeof what, "the chunk of lines %llu to %llu",
+                     (unsigned long long)line,
+                     (unsigned long long)(line + lines_in(w->buf + w->start, end) - 1));
+            return too_big(w, what, window_offset(w), err);
+        }
         uint64_t offset = window_offset(w), kept = 0, dropped = 0;
-        ordo__origin origin = {w->path, UINT64_MAX, offset};
+        ordo__origin origin = {w->path, UINT64_MAX, offset, line};
         status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
                                     NULL, NULL, &kept, &dropped, err);
+        line += lines_in(w->buf + w->start, end);
         if (status == ORDO_OK && kept > 0)
-            status = push_chunk(w->path, list, (ordo__chunk){offset, end, end, (uint32_t)kept},
-                                err);
+            status = push_chunk(w->path, list,
+                                (ordo__chunk){.offset = offset, .length = end, .raw_length = end,
+                                              .records = (uint32_t)kept},
+                                w->buf + w->start, err);
         *records += kept;
         *skipped += dropped;
         w->start += end;
@@ -152,21 +184,23 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
 }
 
 /* Decompresses one frame; ordo's shards record their content size. */
-static ordo_status frame_content(const char *path, const char *frame, size_t csize,
+static ordo_status frame_content(const window *w, const char *frame, size_t csize,
                                  uint64_t offset, char **out, size_t *len, ordo_error *err)
 {
+    const char *path = w->path;
     unsigned long long size = ZSTD_getFrameContentSize(frame, csize);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': zstd frame at byte %llu does not record its content "
                            "size (write shards with 'ordo shard')", path,
                            (unsigned long long)offset);
-    if (size > ORDO__CHUNK_MAX)
+    if (size > w->limit) /* refused before anything that size is allocated */
         return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': zstd frame at byte %llu holds %llu bytes; a chunk may "
-                           "hold at most %llu (write smaller frames with 'ordo shard "
-                           "--docs-per-frame')", path, (unsigned long long)offset, size,
-                           (unsigned long long)ORDO__CHUNK_MAX);
+                           "shard '%s': zstd frame at byte %llu holds %llu bytes; with %d lanes "
+                           "a chunk may hold at most %llu (256 MiB / lanes, at least 4 MiB: "
+                           "every lane holds its chunks in memory; write smaller frames with "
+                           "'ordo shard --docs-per-frame')", path, (unsigned long long)offset,
+                           size, w->lanes, (unsigned long long)w->limit);
     char *data = malloc(size ? size : 1);
     if (!data)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -210,7 +244,7 @@ static ordo_status next_frame(window *w, size_t *csize, ordo_error *err)
                                "shard '%s': zstd frame at byte %llu is truncated or corrupt (%s)",
                                w->path, (unsigned long long)window_offset(w),
                                ZSTD_getErrorName(n));
-        if (want >= ORDO__CHUNK_MAX)
+        if (want > w->limit)
             return too_big(w, "zstd frame", window_offset(w), err);
         want *= 2;
     }
@@ -221,6 +255,7 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
                              uint64_t *skipped, ordo_error *err)
 {
     ordo_status status = window_fill(w, READ_BLOCK, err);
+    uint64_t line = 1; /* in the decompressed records, of this frame's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
         size_t csize = 0;
         uint64_t offset = window_offset(w);
@@ -233,16 +268,20 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
             continue;
         char *content = NULL;
         size_t len = 0;
-        status = frame_content(w->path, frame, csize, offset, &content, &len, err);
-        ordo__origin origin = {w->path, offset, 0};
+        status = frame_content(w, frame, csize, offset, &content, &len, err);
+        ordo__origin origin = {w->path, offset, 0, line};
         uint64_t kept = 0, dropped = 0;
         if (status == ORDO_OK)
             status = ordo__scan_records(ORDO_FORMAT_JSONL_ZST, content, len, field, &origin, NULL,
                                         NULL, &kept, &dropped, err);
+        if (status == ORDO_OK)
+            line += lines_in(content, len);
         free(content);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(w->path, list,
-                                (ordo__chunk){offset, csize, len, (uint32_t)kept}, err);
+                                (ordo__chunk){.offset = offset, .length = csize,
+                                              .raw_length = len, .records = (uint32_t)kept},
+                                frame, err);
         *records += kept;
         *skipped += dropped;
         if (status == ORDO_OK)
@@ -255,16 +294,18 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
 static ordo_status index_txt(window *w, const char *field, chunk_list *list, uint64_t *records,
                              uint64_t *skipped, ordo_error *err)
 {
-    ordo_status status = window_fill(w, ORDO__CHUNK_MAX + 1, err);
-    if (status == ORDO_OK && window_avail(w) > ORDO__CHUNK_MAX)
+    ordo_status status = window_fill(w, w->limit + 1, err);
+    if (status == ORDO_OK && window_avail(w) > w->limit)
         return too_big(w, "a text file", 0, err);
-    ordo__origin origin = {w->path, UINT64_MAX, 0};
+    ordo__origin origin = {w->path, UINT64_MAX, 0, 1};
     size_t size = window_avail(w);
     if (status == ORDO_OK)
         status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,
                                     NULL, NULL, records, skipped, err);
     if (status == ORDO_OK && *records)
-        status = push_chunk(w->path, list, (ordo__chunk){0, size, size, 1}, err);
+        status = push_chunk(w->path, list,
+                            (ordo__chunk){.length = size, .raw_length = size, .records = 1},
+                            w->buf + w->start, err);
     w->start += size;
     return status;
 }
@@ -297,13 +338,13 @@ static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *e
 
 /* Indexes a shard file; see shard_index.h. */
 ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
-                              int per_chunk, ordo_error *err)
+                              int per_chunk, uint64_t chunk_limit, int lanes, ordo_error *err)
 {
-    window w = {.path = path, .fd = open(path, O_RDONLY | O_CLOEXEC)};
-    if (w.fd < 0)
-        return ordo__error(err, ORDO_IO, "cannot open shard '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    window w = {.path = path, .limit = chunk_limit, .lanes = lanes};
+    ordo_status status = ordo__open_regular(path, "shard", &w.fd, err);
+    if (status != ORDO_OK)
+        return status;
     w.sha = EVP_MD_CTX_new();
-    ordo_status status = ORDO_OK;
     if (!w.sha || !EVP_DigestInit_ex2(w.sha, EVP_sha256(), NULL))
         status = ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", path);
     chunk_list list = {0};

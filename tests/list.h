@@ -111,6 +111,12 @@
     X(cli_counts_out_of_range_say_which_values_are_valid) \
     /* the Python face: a rank's own state, index counts */ \
     X(loader_resumes_a_ranks_own_state_at_the_same_world_size) \
-    X(recipe_index_counts_the_shards_it_read)
+    X(recipe_index_counts_the_shards_it_read) \
+    /* shard reading: regular files, deadlines, chunk digests, memory */ \
+    X(resume_refuses_shards_that_are_not_regular_files) \
+    X(manifest_url_fetch_has_a_total_deadline)          \
+    X(bad_json_record_is_named_by_line_and_byte)        \
+    X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
+    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
 
 #endif

@@ -20,6 +20,8 @@ static const struct {
      "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
     {"migrations/0003_step_blocks.sql",
      "1f3ef37f919821a02b0db6e132f3aa9d1055785629a0451d5e1714618b80fb00"},
+    {"migrations/0004_chunk_digests.sql",
+     "31a9d54794f676853fb7bd552555e096dddf81334216ad6d24c17ce9f3b4e1b1"},
 };
 
 TEST(released_migrations_are_frozen)

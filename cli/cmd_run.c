@@ -315,6 +315,35 @@ static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src
     return rc;
 }
 
+/* The state a checkpoint row holds must be of the row's step. */
+static int check_state_step(const resume_source *src)
+{
+    int64_t state_step = 0;
+    ordo_error err;
+    if (ordo_checkpoint_describe(src->checkpoint.state, src->checkpoint.state_size, NULL,
+                                 &state_step, &err) != ORDO_OK)
+        return fprintf(stderr, "ordo resume: refused: %s\n", err.message), EXIT_FAILURE_;
+    if (state_step != src->checkpoint.step)
+        return fprintf(stderr, "ordo resume: refused: the checkpoint recorded at step %lld holds "
+                               "the state of step %lld\n", (long long)src->checkpoint.step,
+                       (long long)state_step), EXIT_FAILURE_;
+    return EXIT_OK;
+}
+
+typedef struct {
+    ordo_ledger *ledger;
+    const run_args *args;
+    resume_source *src;
+} resume_context;
+
+/* Once the loaders are open (the checkpoint reproduced what the ledger
+ * recorded), the continuation is recorded. */
+static int record_continuation(job *j, void *context)
+{
+    resume_context *c = context;
+    return target_run(c->ledger, c->args, c->src, j);
+}
+
 /* Entry point of `ordo resume`. */
 int cmd_resume(int argc, char **argv)
 {
@@ -338,28 +367,19 @@ int cmd_resume(int argc, char **argv)
         if (rc == EXIT_OK && !a.as)
             rc = no_later_checkpoint(ledger, &src);
     }
+    if (rc == EXIT_OK)
+        rc = check_state_step(&src);
+    resume_context context = {ledger, &a, &src};
     job j = {.ledger = ledger, .recipe = src.recipe, .world_size = a.world_size,
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .quiet = a.quiet,
+             .resume_size = src.checkpoint.state_size, .resume_run = src.run.name,
+             .opened = record_continuation, .opened_context = &context, .quiet = a.quiet,
              .expected = src.expected, .expected_first = src.checkpoint.step + 1,
              .expected_count = src.expected_count};
-    if (rc == EXIT_OK) {
-        /* Validate the new world size before recording anything. */
-        ordo_loader *probe = NULL;
-        ordo_error err;
-        ordo_loader_options o = {.rank = 0, .world_size = a.world_size, .read_workers = 1,
-                                 .tokenize_workers = 1,
-                                 .lane_binding = src.rank_bound ? "rank" : "logical",
-                                 .resume = src.checkpoint.state,
-                                 .resume_size = src.checkpoint.state_size};
-        if (ordo_loader_open(src.recipe, &o, &probe, &err) != ORDO_OK)
-            rc = cli_fail("resume", &err);
-        ordo_loader_close(probe);
-    }
-    if (rc == EXIT_OK)
-        rc = target_run(ledger, &a, &src, &j);
+    /* The loaders open (and check the checkpoint against the ledger)
+     * before anything is recorded. */
     if (rc == EXIT_OK)
         rc = job_play("resume", &j);
     ordo_checkpoint_free(&src.checkpoint);

@@ -4,6 +4,7 @@
 
 #include "lane_state.h"
 #include "loader_internal.h"
+#include "replay.h"
 
 #define DEFAULT_PREFETCH 4
 
@@ -71,6 +72,69 @@ static void reshard_base(ordo_loader *l, const ordo__state *s)
     }
 }
 
+/* Arms the check of the samples a resumed lane drops: the steps they
+ * complete must have the lane digests the ledger recorded. */
+static ordo_status expect_dropped(ordo_loader *l, ordo__lane *lane, const ordo__lane_record *rec,
+                                  int64_t step, const ordo_loader_options *o, ordo_error *err)
+{
+    if (!o->ledger || step == 0)
+        return ORDO_OK;
+    ordo_run_info run;
+    ordo_status status = o->run ? ordo_run_get(o->ledger, o->run, &run, err)
+                                : ordo__error(err, ORDO_INVALID, "a resume checked against a "
+                                                                 "ledger needs the run's name");
+    if (status != ORDO_OK)
+        return status;
+    uint64_t per_lane = (uint64_t)l->per_lane;
+    uint64_t position = (uint64_t)step * per_lane - rec->delivered;
+    int64_t first = (int64_t)((position + per_lane - 1) / per_lane) + 1;
+    unsigned char *expected = NULL;
+    status = ordo__replay_digests(o->ledger, run.id, lane->index, first, step, &expected, err);
+    if (status == ORDO_OK)
+        status = ordo__lane_expect(lane, position, first, expected, err);
+    else
+        free(expected);
+    return status;
+}
+
+static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int resharding,
+                               ordo_error *err)
+{
+    uint32_t tag = ordo__recipe_tag(l->recipe);
+    if (s->recipe_tag != tag)
+        return ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
+                                              "%08x..., this recipe is %08x...)",
+                           s->recipe_tag, tag);
+    if (s->sources != l->recipe->source_count || s->rank_bound != l->rank_bound)
+        return ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
+                                              "(%u sources, %s lanes)", s->sources,
+                           s->rank_bound ? "rank-bound" : "logical");
+    if (s->lane_count != s->stride || (!resharding && s->stride != (uint64_t)l->stride))
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint covers %llu of %llu lanes; this job has %d lanes",
+                           (unsigned long long)s->lane_count, (unsigned long long)s->stride,
+                           l->stride);
+    if (s->step > (uint64_t)ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "checkpoint step %llu is beyond %lld",
+                           (unsigned long long)s->step, (long long)ORDO_STEP_MAX);
+    if (!l->rank_bound && s->base[0] != 0)
+        return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
+                                              "offsets (source 0: %llu)",
+                           (unsigned long long)s->base[0]);
+    return ORDO_OK;
+}
+
+/* Every lane record the job resumes from, bounded by the recipe. */
+static ordo_status check_records(const ordo_loader *l, const ordo__state *s, ordo_error *err)
+{
+    int per_lane = l->recipe->global_batch / (int)s->stride;
+    ordo_status status = ORDO_OK;
+    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
+        status = ordo__replay_check_record(l->recipe, s->stride, s->base, per_lane,
+                                           (int64_t)s->step, &s->lanes[l->lanes[i].index], err);
+    return status;
+}
+
 static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, ordo_error *err)
 {
     ordo__state s;
@@ -78,20 +142,9 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     if (status != ORDO_OK)
         return status;
     int resharding = l->rank_bound && (uint64_t)l->stride != s.stride;
-    uint32_t tag = ordo__recipe_tag(l->recipe);
-    if (s.recipe_tag != tag)
-        status = ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
-                                                "%08x..., this recipe is %08x...)",
-                             s.recipe_tag, tag);
-    else if (s.sources != l->recipe->source_count || s.rank_bound != l->rank_bound)
-        status = ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
-                                                "(%u sources, %s lanes)", s.sources,
-                             s.rank_bound ? "rank-bound" : "logical");
-    else if (s.lane_count != s.stride || (!resharding && s.stride != (uint64_t)l->stride))
-        status = ordo__error(err, ORDO_INVALID,
-                             "checkpoint covers %llu of %llu lanes; this job has %d lanes",
-                             (unsigned long long)s.lane_count, (unsigned long long)s.stride,
-                             l->stride);
+    status = check_state(l, &s, resharding, err);
+    if (status == ORDO_OK && !resharding)
+        status = check_records(l, &s, err);
     l->step = (int64_t)s.step;
     if (status == ORDO_OK && resharding)
         reshard_base(l, &s);
@@ -104,6 +157,8 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
             const ordo__lane_record *rec = &s.lanes[lane->index];
             status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken,
                                        rec->estimated, err);
+            if (status == ORDO_OK)
+                status = expect_dropped(l, lane, rec, (int64_t)s.step, o, err);
         }
     }
     ordo__state_free(&s);
@@ -125,6 +180,23 @@ static ordo_status open_lanes(ordo_loader *l, const ordo_loader_options *o, ordo
             return status;
     }
     return ORDO_OK;
+}
+
+static ordo_status advance(ordo_loader *l, ordo__lane *lane, ordo_error *err);
+
+/* A resumed loader regenerates what its lanes delivered since their flush
+ * epochs began and checks it before handing out anything, so a checkpoint
+ * that does not reproduce the ledger is refused when the loader opens. */
+static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
+{
+    ordo_status status = ORDO_OK;
+    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++) {
+        ordo__lane *lane = &l->lanes[i];
+        while (status == ORDO_OK && (status = ordo__lane_drop(lane, err)) == ORDO_OK &&
+               lane->discard > 0)
+            status = advance(l, lane, err);
+    }
+    return status;
 }
 
 /* Opens a loader; see ordo.h. */
@@ -164,6 +236,8 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
         status = open_lanes(l, o, err);
     if (status == ORDO_OK)
         status = ordo__pool_start(l, err);
+    if (status == ORDO_OK && o->resume)
+        status = replay_dropped(l, err);
     if (status != ORDO_OK) {
         ordo_loader_close(l);
         return status;
@@ -263,9 +337,13 @@ static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *e
     if (!EVP_DigestInit_ex2(l->digest_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a batch");
     for (int row = 0; row < l->per_lane; row++) {
-        ordo__sample *s;
-        while (!(s = ordo__lane_take(lane))) {
-            ordo_status status = advance(l, lane, err);
+        ordo__sample *s = NULL;
+        for (;;) {
+            ordo_status status = ordo__lane_take(lane, row == 0, &s, err);
+            if (status == ORDO_OK && s)
+                break;
+            if (status == ORDO_OK)
+                status = advance(l, lane, err);
             if (status != ORDO_OK)
                 return status;
         }
@@ -341,13 +419,14 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
     for (int i = 0; i < l->lane_count && status == ORDO_OK; i++) {
         const ordo__lane *lane = &l->lanes[i];
         const ordo__snapshot *snap = ordo__lane_snapshot(lane);
+        uint64_t epoch = 0, delivered = 0;
+        ordo__lane_record_of(lane, &epoch, &delivered);
         if (!snap)
             status = ordo__error(err, ORDO_INVALID, "lane %d has no state for flush epoch %llu",
-                                 lane->index, (unsigned long long)lane->delivered_epoch);
+                                 lane->index, (unsigned long long)epoch);
         else
-            records[i] = (ordo__lane_record){(uint64_t)lane->index, lane->delivered_epoch,
-                                             lane->delivered_in_epoch, snap->taken,
-                                             snap->estimated};
+            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch, delivered,
+                                             snap->taken, snap->estimated};
     }
     s.lanes = records;
     if (status == ORDO_OK)

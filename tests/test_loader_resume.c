@@ -1,0 +1,134 @@
+/* Self-verifying resume through the ordo binary: a checkpoint that does
+ * not reproduce what the ledger recorded is refused naming step and lane. */
+#include <sys/stat.h>
+
+#include "corpus.h"
+#include "fixtures.h"
+#include "lane_state.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char db[1024];
+static char recipe[1024];
+
+static void setup(void)
+{
+    corpus_jsonl("raw-short", "short", 4, 300, 20, 80, 1);
+    corpus_jsonl("raw-long", "long", 2, 150, 200, 800, 2);
+    free(ordo_ok(A("shard", "--out", test_path("short"), "--docs-per-frame", "16",
+                   test_path("raw-short")), 0));
+    free(ordo_ok(A("shard", "--out", test_path("long"), "--docs-per-frame", "8",
+                   test_path("raw-long")), 0));
+    const char *sources =
+        "[{\"name\": \"short\", \"paths\": [\"short/*.jsonl.zst\"], \"weight\": 0.5},"
+        " {\"name\": \"long\", \"paths\": [\"long/*.jsonl.zst\"], \"weight\": 0.5}]";
+    snprintf(recipe, sizeof recipe, "%s", corpus_recipe("recipe.json", 32, 64, 64, 3, 8, sources));
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+}
+
+/* The state of run 1's checkpoint at `step`, decoded. */
+static void read_state(int64_t step, ordo__state *s, ordo_checkpoint *c)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
+    ASSERT_OK(ordo_checkpoint_get(ledger, 1, step, c, &err), &err);
+    ASSERT_OK(ordo__state_decode(c->state, c->state_size, s, &err), &err);
+    ordo_ledger_close(ledger);
+}
+
+/* Writes raw bytes as run 1's checkpoint at `step`. */
+static void write_raw(int64_t step, const unsigned char *data, size_t size)
+{
+    size_t cap = 2 * size + 128;
+    char *sql = malloc(cap);
+    int n = snprintf(sql, cap, "UPDATE checkpoints SET lane_state = X'");
+    for (size_t i = 0; i < size; i++)
+        n += snprintf(sql + n, cap - (size_t)n, "%02x", data[i]);
+    snprintf(sql + n, cap - (size_t)n, "' WHERE run_id = 1 AND step = %lld", (long long)step);
+    fixture_sql(db, sql);
+    free(sql);
+}
+
+static void write_state(int64_t step, const ordo__state *s)
+{
+    unsigned char *data = NULL;
+    size_t size = 0;
+    ordo_error err;
+    ASSERT_OK(ordo__state_encode(s, &data, &size, &err), &err);
+    write_raw(step, data, size);
+    free(data);
+}
+
+enum tamper { DELIVERED_LESS, DELIVERED_MORE, DELIVERED_HUGE, EPOCH, TAKEN, ESTIMATED, STEP };
+
+static void tamper(ordo__state *s, enum tamper how)
+{
+    ordo__lane_record *lane = &s->lanes[5];
+    switch (how) {
+    case DELIVERED_LESS: lane->delivered -= 1; break;
+    case DELIVERED_MORE: lane->delivered += 1; break;
+    case DELIVERED_HUGE: lane->delivered = (uint64_t)1 << 40; break;
+    case EPOCH: lane->epoch += 1; break;
+    case TAKEN: lane->taken[0] += 1, lane->taken[1] -= 1; break;
+    case ESTIMATED: lane->estimated[1] += 7; break;
+    case STEP: s->step -= 1; break;
+    }
+}
+
+TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--checkpoint-every", "10"), 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
+                   "80", "--quiet"), 0));
+    ordo_checkpoint original;
+    ordo__state s;
+    read_state(60, &s, &original);
+    ordo__state_free(&s);
+    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "lane 5",
+                            "step 59"};
+    for (int how = DELIVERED_LESS; how <= STEP; how++) {
+        ordo_checkpoint c;
+        read_state(60, &s, &c);
+        ordo_checkpoint_free(&c);
+        tamper(&s, (enum tamper)how);
+        write_state(60, &s);
+        ordo__state_free(&s);
+        cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "8",
+                                        "--steps", "80", "--quiet"));
+        if (r.code != 1)
+            fprintf(stderr, "  tampering %d: exit %d\n", how, r.code);
+        ASSERT_EQ_INT(r.code, 1);
+        ASSERT_CONTAINS(r.err, "refused");
+        ASSERT_CONTAINS(r.err, expect[how]);
+        ASSERT_CONTAINS(r.err, "step");
+        cli_result_free(&r);
+        write_raw(60, original.state, original.state_size);
+    }
+    ordo_checkpoint_free(&original);
+    /* Nothing was recorded by the refused resumes; the honest one agrees. */
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = 1"), 1);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT step_count FROM runs WHERE id = 1"), 60);
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80",
+                   "--quiet"), 0));
+    free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
+}
+
+/* A lane digest recorded for a step the resume replays, changed in the
+ * ledger: the resume names that step and lane. */
+TEST(resume_checks_the_replayed_steps_against_the_ledger)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--checkpoint-every", "10"), 0));
+    fixture_sql(db, "UPDATE steps SET lane_digests = CAST(substr(lane_digests, 1, 96) || "
+                    "zeroblob(32) || substr(lane_digests, 129) AS BLOB) WHERE key = (1 << 40) + 60");
+    cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "2",
+                                    "--steps", "70", "--quiet"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "does not reproduce step 60 of lane 3");
+    cli_result_free(&r);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = 1"), 1);
+}

@@ -144,8 +144,10 @@ static void index_progress(uint64_t done, uint64_t total, void *context)
     job_progress("indexing", done, total);
 }
 
+/* Records the job's segment from `start`; with `replace`, segments from
+ * there on that crashed before their first checkpoint give way to it. */
 static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, const job *j,
-                       int64_t start, int64_t resumed_from)
+                       int64_t start, int64_t resumed_from, int replace)
 {
     int lanes = 0;
     int *plan = job_lane_plan(j->recipe, j->world_size, j->rank_bound, &lanes);
@@ -156,7 +158,7 @@ static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, co
     ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
                               .lane_ranks = plan, .lane_binding = j->rank_bound ? "rank" : "logical",
                               .workers = workers, .host = host[0] ? host : NULL,
-                              .resumed_from = resumed_from};
+                              .resumed_from = resumed_from, .replace_crashed = replace};
     int64_t id = 0;
     ordo_error err;
     ordo_status status = plan ? ordo_segment_add(ledger, run, &spec, &id, &err) : ORDO_NOMEM;
@@ -185,9 +187,8 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     if (restart && existing.checkpoints > 0)
         return fprintf(stderr, "ordo run: run '%s' already exists and has checkpoints (use "
                                "'ordo resume')\n", a->name), EXIT_FAILURE_;
-    if (restart && existing.segments > 0 && existing.world_size != a->world_size)
-        return fprintf(stderr, "ordo run: run '%s' already exists at world size %d, not %d\n",
-                       a->name, existing.world_size, a->world_size), EXIT_FAILURE_;
+    /* Restarted at another world size, its segment is replaced. */
+    int replace = restart && existing.segments > 0 && existing.world_size != a->world_size;
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
     ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
@@ -197,8 +198,9 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     ordo_loader_close(probe);
     if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
         return cli_fail("run", &err);
-    return restart && existing.segments > 0 ? EXIT_OK : add_segment("run", ledger, j->run_id, j,
-                                                                     1, 0);
+    if (restart && existing.segments > 0 && !replace)
+        return EXIT_OK;
+    return add_segment("run", ledger, j->run_id, j, 1, 0, replace);
 }
 
 static char *folder_of(const char *path)
@@ -244,7 +246,10 @@ static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
 {
     ordo_checkpoint latest;
     ordo_error err;
-    if (ordo_checkpoint_get(ledger, src->run.id, 0, &latest, &err) != ORDO_OK)
+    ordo_status status = ordo_checkpoint_get(ledger, src->run.id, 0, &latest, &err);
+    if (status == ORDO_NOTFOUND && !src->checkpoint.state)
+        return EXIT_OK; /* none at all: the resume starts at step 1 */
+    if (status != ORDO_OK)
         return cli_fail("resume", &err);
     int64_t step = latest.step;
     ordo_checkpoint_free(&latest);
@@ -257,6 +262,20 @@ static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
     return EXIT_OK;
 }
 
+/* The checkpoint to resume from; a run that has none (it crashed before
+ * its first) resumes from step 0, at any valid world size. */
+static ordo_status checkpoint_or_start(ordo_ledger *ledger, const run_args *a,
+                                       resume_source *src, ordo_error *err)
+{
+    ordo_status status = ordo_checkpoint_get(ledger, src->run.id, a->from_step,
+                                             &src->checkpoint, err);
+    if (status == ORDO_NOTFOUND && !a->from_step) {
+        memset(&src->checkpoint, 0, sizeof src->checkpoint);
+        return ORDO_OK;
+    }
+    return status;
+}
+
 static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *src)
 {
     ordo_error err;
@@ -264,7 +283,7 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
     ordo_segment_info *segments = NULL;
     size_t count = 0;
     if (ordo_run_get(ledger, a->target, &src->run, &err) != ORDO_OK ||
-        ordo_checkpoint_get(ledger, src->run.id, a->from_step, &src->checkpoint, &err) != ORDO_OK ||
+        checkpoint_or_start(ledger, a, src, &err) != ORDO_OK ||
         ordo_segments_list(ledger, src->run.id, &segments, &count, &err) != ORDO_OK ||
         ordo_recipe_get(ledger, src->run.recipe_id, &canonical, &err) != ORDO_OK)
         return cli_fail("resume", &err);
@@ -305,9 +324,9 @@ static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src
         j->run_name = a->as;
     }
     int rc = add_segment("resume", ledger, j->run_id, j, src->checkpoint.step + 1,
-                         src->checkpoint.step);
+                         src->checkpoint.step, !a->as);
     /* A fork keeps the state it started from, so it can be resumed too. */
-    if (rc == EXIT_OK && a->as &&
+    if (rc == EXIT_OK && a->as && src->checkpoint.state &&
         ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
                                src->checkpoint.state, src->checkpoint.state_size,
                                &err) != ORDO_OK)
@@ -320,6 +339,8 @@ static int check_state_step(const resume_source *src)
 {
     int64_t state_step = 0;
     ordo_error err;
+    if (!src->checkpoint.state)
+        return EXIT_OK;
     if (ordo_checkpoint_describe(src->checkpoint.state, src->checkpoint.state_size, NULL,
                                  &state_step, &err) != ORDO_OK)
         return fprintf(stderr, "ordo resume: refused: %s\n", err.message), EXIT_FAILURE_;

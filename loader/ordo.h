@@ -392,6 +392,9 @@ typedef struct ordo_segment_spec {
     const char *workers;     /* worker settings as a JSON object, or NULL */
     const char *host;        /* where it runs, or NULL */
     int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
+    int replace_crashed;     /* a resume: segments starting at or after start_step
+                                that never took a checkpoint (they crashed) are
+                                replaced by this one instead of refusing it */
 } ordo_segment_spec;
 
 /* A segment as read back; lane_plan is JSON ([[lanes of rank 0], …]). */

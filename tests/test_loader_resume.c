@@ -132,3 +132,55 @@ TEST(resume_checks_the_replayed_steps_against_the_ledger)
     cli_result_free(&r);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = 1"), 1);
 }
+
+/* A resume that crashed before its first checkpoint (its segment and some
+ * steps recorded, no checkpoint): resuming again replaces that segment. A
+ * run that crashed before any checkpoint resumes from step 0 at another
+ * world size, or runs again at another one. Every ending equals the
+ * uninterrupted run. */
+TEST(resume_after_a_crashed_resume_or_before_any_checkpoint)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
+                   "30", "--quiet"), 0));
+    /* run to 10 (checkpoints 5, 10); a resume at W=4 dies after step 12 */
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "v", "--world-size", "8", "--steps",
+                   "10", "--quiet", "--checkpoint-every", "5"), 0));
+    free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "4", "--steps", "12", "--quiet",
+                   "--checkpoint-every", "100"), 0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 12");
+    free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "16", "--steps", "20", "--quiet",
+                   "--checkpoint-every", "100"), 0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 20");
+    free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "2", "--steps", "30", "--quiet"),
+                 0));
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments s JOIN runs r ON r.id = "
+                                  "s.run_id WHERE r.name = 'v'"), 2);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT world_size FROM segments s JOIN runs r ON r.id = "
+                                  "s.run_id WHERE r.name = 'v' AND ordinal = 1"), 2);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM events e JOIN runs r ON r.id = e.run_id "
+                                  "WHERE r.name = 'v' AND kind = 'conflict'"), 0);
+    free(ordo_ok(A("compare", "whole", "v", "--db", db), 0));
+    /* killed before its first checkpoint: resume at W=8 from step 0 */
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "w", "--world-size", "4", "--steps",
+                   "6", "--quiet", "--checkpoint-every", "100"), 0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 6");
+    free(ordo_ok(A("resume", "w", "--db", db, "--world-size", "8", "--steps", "30", "--quiet"),
+                 0));
+    free(ordo_ok(A("compare", "whole", "w", "--db", db), 0));
+    /* or `ordo run` again at another world size */
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "4", "--steps",
+                   "6", "--quiet", "--checkpoint-every", "100"), 0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 6");
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "8", "--steps",
+                   "30", "--quiet"), 0));
+    free(ordo_ok(A("compare", "whole", "x", "--db", db), 0));
+    ASSERT_EQ_INT(fixture_int(db, "SELECT world_size FROM segments s JOIN runs r ON r.id = "
+                                  "s.run_id WHERE r.name = 'x'"), 8);
+    /* a checkpoint after the start still refuses an in-place resume */
+    cli_result r = run_ordo(NULL, A("resume", "v", "--db", db, "--from-step", "10",
+                                    "--world-size", "4", "--steps", "40", "--quiet"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "later checkpoint");
+    cli_result_free(&r);
+}

@@ -23,7 +23,8 @@ class _Options(ctypes.Structure):
                 ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
                 ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
                 ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
-                ("unordered", ctypes.c_int)]
+                ("unordered", ctypes.c_int), ("ledger", ctypes.c_void_p),
+                ("run", ctypes.c_char_p)]
 
 
 class _Batch(ctypes.Structure):
@@ -112,7 +113,7 @@ class Loader:
     """One rank's loader: iterate for batches; checkpoint with state_dict()."""
 
     def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
-                 lane_binding="logical", state=None, as_torch=False):
+                 lane_binding="logical", state=None, as_torch=False, run=None):
         L = lib()
         err = _Error()
         self._recipe = ctypes.c_void_p()
@@ -127,6 +128,9 @@ class Loader:
                                       ctypes.byref(err)), err)
         _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None, ctypes.byref(err)), err)
         self._binding = lane_binding.encode()
+        # With a ledger and the run the state was recorded for, a resume
+        # checks the samples it replays against the recorded lane digests.
+        self._run = run.encode() if db and run else None
         self._read, self._tokenize = read_workers, tokenize_workers
         self._open(state)
 
@@ -139,7 +143,8 @@ class Loader:
         opts = _Options(rank=self.rank, world_size=self.world_size, read_workers=self._read,
                         tokenize_workers=self._tokenize, prefetch=0, lane_binding=self._binding,
                         resume=ctypes.cast(self._state_buffer, ctypes.c_void_p) if state else None,
-                        resume_size=len(state) if state else 0, unordered=0)
+                        resume_size=len(state) if state else 0, unordered=0,
+                        ledger=self._ledger if self._run else None, run=self._run)
         _check(lib().ordo_loader_open(self._recipe, ctypes.byref(opts), ctypes.byref(self._loader),
                                       ctypes.byref(err)), err)
 

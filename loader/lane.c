@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "loader_internal.h"
+#include "replay.h"
 
 static ordo__sample *sample_new(const ordo_recipe *r, uint64_t epoch)
 {
@@ -76,7 +77,6 @@ void ordo__lane_free(ordo__lane *lane)
     if (lane->snapshots)
         free_snapshots(lane, lane->snapshot_count);
     free(lane->snapshots);
-    free(lane->replay_expected);
     EVP_MD_CTX_free(lane->replay_ctx);
     if (lane->schedule.recipe)
         ordo__schedule_free(&lane->schedule);
@@ -274,10 +274,10 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
 
 /* Arms the resume check; see loader_internal.h. */
 ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
-                              unsigned char *expected, ordo_error *err)
+                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err)
 {
-    free(lane->replay_expected);
-    lane->replay_expected = expected;
+    lane->replay_ledger = ledger;
+    lane->replay_run = run_id;
     lane->replay_position = position;
     lane->replay_first = first;
     if (!lane->replay_ctx && !(lane->replay_ctx = EVP_MD_CTX_new()))
@@ -293,23 +293,28 @@ static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_e
     uint64_t per_lane = (uint64_t)l->per_lane, position = lane->replay_position++;
     int64_t step = (int64_t)(position / per_lane) + 1;
     uint64_t row = position % per_lane;
-    if (!lane->replay_expected || step < lane->replay_first)
+    if (!lane->replay_ledger || step < lane->replay_first)
         return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
     if (row == 0 && !EVP_DigestInit_ex2(lane->replay_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
     EVP_DigestUpdate(lane->replay_ctx, s->tokens, (size_t)l->recipe->seq_len * sizeof *s->tokens);
     if (row + 1 < per_lane)
         return ORDO_OK;
-    unsigned char got[ORDO_DIGEST_SIZE];
+    unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
     unsigned int n = 0;
     EVP_DigestFinal_ex(lane->replay_ctx, got, &n);
-    const unsigned char *want =
-        lane->replay_expected + (size_t)(step - lane->replay_first) * ORDO_DIGEST_SIZE;
-    if (memcmp(got, want, ORDO_DIGEST_SIZE) == 0)
-        return ORDO_OK;
+    ordo_status status =
+        ordo__replay_digests(lane->replay_ledger, lane->replay_run, lane->index, step, step,
+                             &want, err);
+    if (status != ORDO_OK)
+        return status;
+    int same = memcmp(got, want, ORDO_DIGEST_SIZE) == 0;
     char got_hex[ORDO_DIGEST_HEX_SIZE], want_hex[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(got, got_hex);
     ordo_digest_to_hex(want, want_hex);
+    free(want);
+    if (same)
+        return ORDO_OK;
     return ordo__error(err, ORDO_INVALID,
                        "resume refused: the checkpoint at step %lld does not reproduce step %lld of "
                        "lane %d "
@@ -343,10 +348,8 @@ ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err)
         if (status != ORDO_OK)
             return status;
     }
-    if (lane->discard == 0 && lane->replay_expected) {
-        free(lane->replay_expected); /* every dropped step checked */
-        lane->replay_expected = NULL;
-    }
+    if (lane->discard == 0)
+        lane->replay_ledger = NULL; /* every dropped step checked */
     return ORDO_OK;
 }
 

@@ -72,29 +72,37 @@ static void reshard_base(ordo_loader *l, const ordo__state *s)
     }
 }
 
-/* Arms the check of the samples a resumed lane drops: the steps they
- * complete must have the lane digests the ledger recorded. */
-static ordo_status expect_dropped(ordo_loader *l, ordo__lane *lane, const ordo__lane_record *rec,
-                                  int64_t step, const ordo_loader_options *o, ordo_error *err)
+/* The run a resume is checked against, and the step it must have
+ * reached; 0 in *run_id without a ledger. */
+static ordo_status resume_run(const ordo_loader_options *o, int64_t step, int64_t *run_id,
+                              ordo_error *err)
 {
+    *run_id = 0;
     if (!o->ledger || step == 0)
         return ORDO_OK;
     ordo_run_info run;
     ordo_status status = o->run ? ordo_run_get(o->ledger, o->run, &run, err)
                                 : ordo__error(err, ORDO_INVALID, "a resume checked against a "
                                                                  "ledger needs the run's name");
-    if (status != ORDO_OK)
-        return status;
+    if (status == ORDO_OK)
+        status = ordo__replay_reached(o->ledger, run.id, step, err);
+    if (status == ORDO_OK)
+        *run_id = run.id;
+    return status;
+}
+
+/* Arms the check of the samples a resumed lane drops: the steps they
+ * complete must have the lane digests the ledger recorded. */
+static ordo_status expect_dropped(ordo_loader *l, ordo__lane *lane, const ordo__lane_record *rec,
+                                  int64_t step, const ordo_loader_options *o, int64_t run_id,
+                                  ordo_error *err)
+{
+    if (!run_id)
+        return ORDO_OK;
     uint64_t per_lane = (uint64_t)l->per_lane;
     uint64_t position = (uint64_t)step * per_lane - rec->delivered;
     int64_t first = (int64_t)((position + per_lane - 1) / per_lane) + 1;
-    unsigned char *expected = NULL;
-    status = ordo__replay_digests(o->ledger, run.id, lane->index, first, step, &expected, err);
-    if (status == ORDO_OK)
-        status = ordo__lane_expect(lane, position, first, expected, err);
-    else
-        free(expected);
-    return status;
+    return ordo__lane_expect(lane, position, first, o->ledger, run_id, err);
 }
 
 static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int resharding,
@@ -142,7 +150,10 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     if (status != ORDO_OK)
         return status;
     int resharding = l->rank_bound && (uint64_t)l->stride != s.stride;
+    int64_t run_id = 0;
     status = check_state(l, &s, resharding, err);
+    if (status == ORDO_OK)
+        status = resume_run(o, (int64_t)s.step, &run_id, err);
     if (status == ORDO_OK && !resharding)
         status = check_records(l, &s, err);
     l->step = (int64_t)s.step;
@@ -158,7 +169,7 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
             status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken,
                                        rec->estimated, err);
             if (status == ORDO_OK)
-                status = expect_dropped(l, lane, rec, (int64_t)s.step, o, err);
+                status = expect_dropped(l, lane, rec, (int64_t)s.step, o, run_id, err);
         }
     }
     ordo__state_free(&s);

@@ -73,7 +73,8 @@ typedef struct ordo__lane {
      * lane digests (steps replay_first on) are in the ledger */
     uint64_t replay_position; /* sample number in the lane of the next one dropped */
     int64_t replay_first;
-    unsigned char *replay_expected; /* NULL: nothing to check */
+    struct ordo_ledger *replay_ledger; /* NULL: nothing to check; borrowed while opening */
+    int64_t replay_run;
     EVP_MD_CTX *replay_ctx;
 } ordo__lane;
 
@@ -123,10 +124,11 @@ ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err);
 /* The lane's state as a checkpoint keeps it, after its last step. */
 void ordo__lane_record_of(const ordo__lane *lane, uint64_t *epoch, uint64_t *delivered);
 /* Arms the resume check: the dropped samples start at sample number
- * `position` of the lane; `expected` (owned by the lane from now on) holds
- * the lane digests of steps `first` on. */
+ * `position` of the lane; each step from `first` on that they complete
+ * must have the lane digest `ledger` (borrowed until the drops are done)
+ * recorded for run `run_id`. */
 ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
-                              unsigned char *expected, ordo_error *err);
+                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
 /* Issues chunks while fewer than `prefetch` are in flight; returns the
  * work items to queue through `issue`. */
 ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *err);

@@ -102,6 +102,35 @@ ordo_status ordo__replay_digests(ordo_ledger *ledger, int64_t run_id, int lane, 
     return ORDO_OK;
 }
 
+/* The resume's step must be recorded for the run; see replay.h. */
+ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                 ordo_error *err)
+{
+    int64_t owner = run_id;
+    ordo_status status = owner_of_step(ledger, run_id, step, &owner, err);
+    sqlite3_stmt *stmt = NULL;
+    if (status == ORDO_OK)
+        status = ordo__prepare(ledger,
+                               "SELECT EXISTS (SELECT 1 FROM steps WHERE key = ?1), (SELECT "
+                               "max(key) - (?2 << 40) FROM steps WHERE key BETWEEN (?2 << 40) "
+                               "AND (?2 << 40) + 1099511627775)",
+                               &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(owner, step));
+    sqlite3_bind_int64(stmt, 2, owner);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && !sqlite3_column_int(stmt, 0))
+        status = ordo__error(err, ORDO_INVALID,
+                             "resume refused: the checkpoint is of step %lld, which the run has "
+                             "not recorded (its last recorded step is %lld)",
+                             (long long)step, (long long)sqlite3_column_int64(stmt, 1));
+    else if (rc != SQLITE_ROW)
+        status = ordo__db_error(ledger, err, "reading steps");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 /* Replays the lane's work source from its start for as many picks as the
  * record's epoch says were taken, and compares (taken, estimated). */
 static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride, const uint64_t *base,
@@ -137,7 +166,7 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                                       const ordo__lane_record *rec, ordo_error *err)
 {
     uint64_t flush_every = (uint64_t)recipe->flush_every, lane = rec->lane;
-    uint64_t samples = (uint64_t)step * (uint64_t)per_lane;
+    uint64_t samples = (uint64_t)step * (uint64_t)per_lane; /* step <= ORDO_STEP_MAX */
     if (step == 0 && (rec->delivered != 0 || rec->epoch != 0))
         return ordo__error(err, ORDO_INVALID, "resume refused: the checkpoint before any step "
                                               "gives lane %llu flush epoch %llu and %llu samples",
@@ -152,7 +181,8 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                            (unsigned long long)samples);
     /* Every chunk yields at least one token (its documents' end-of-text),
      * so a lane cannot have read more chunks than it delivered tokens. */
-    uint64_t most = samples * (uint64_t)recipe->seq_len / flush_every + 1;
+    unsigned __int128 tokens = (unsigned __int128)samples * (uint64_t)recipe->seq_len;
+    uint64_t most = (uint64_t)(tokens / flush_every) + 1;
     if (rec->epoch > most)
         return ordo__error(err, ORDO_INVALID,
                            "resume refused: the checkpoint at step %lld puts lane %llu at flush "
@@ -160,15 +190,15 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                            (long long)step, (unsigned long long)lane,
                            (unsigned long long)rec->epoch, (long long)step,
                            (unsigned long long)most);
-    uint64_t taken = 0;
+    unsigned __int128 taken = 0;
     for (uint32_t i = 0; i < recipe->source_count; i++)
         taken += rec->taken[i];
-    if (taken != rec->epoch * flush_every)
+    if (taken != (unsigned __int128)rec->epoch * flush_every)
         return ordo__error(err, ORDO_INVALID,
                            "resume refused: the checkpoint at step %lld gives lane %llu %llu "
                            "chunks taken at the start of flush epoch %llu, which starts after %llu",
-                           (long long)step, (unsigned long long)lane, (unsigned long long)taken,
-                           (unsigned long long)rec->epoch,
+                           (long long)step, (unsigned long long)lane,
+                           (unsigned long long)(uint64_t)taken, (unsigned long long)rec->epoch,
                            (unsigned long long)(rec->epoch * flush_every));
-    return check_schedule(recipe, stride, base, rec, taken, step, err);
+    return check_schedule(recipe, stride, base, rec, (uint64_t)taken, step, err);
 }

@@ -13,6 +13,11 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                                       const uint64_t *base, int per_lane, int64_t step,
                                       const ordo__lane_record *rec, ordo_error *err);
 
+/* Refuses a resume from a checkpoint of `step` when the run (or, for a
+ * fork's first steps, its baseline) has not recorded that step. */
+ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                 ordo_error *err);
+
 /* The recorded lane digests of `lane` for steps first..last of the run (a
  * fork's steps before its first segment are its baseline's): *digests, owned
  * by the caller, holds (last - first + 1) × 32 bytes. A step without a

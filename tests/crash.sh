@@ -97,25 +97,27 @@ worlds=(1 2 4 8)
 resume_jobs=$(( crashes / 4 > 0 ? crashes / 4 : 1 )) kills_per_job=4
 mismatches=0 killed=0 attempts=0 plan=""
 exec 3>&2 2>/dev/null
-continue_job() { # db world [timeout-seconds]
+continue_job() { # db world checkpoint-every [timeout-seconds]
   local limit=()
-  [ -n "${3:-}" ] && limit=(timeout -s KILL "$3")
+  [ -n "${4:-}" ] && limit=(timeout -s KILL "$4")
   if [ "$(field "$1" k checkpoints)" != 0 ]; then
-    "${limit[@]}" "$ordo" resume k --db "$1" --world-size "$2" --steps $steps --checkpoint-every 10 \
+    "${limit[@]}" "$ordo" resume k --db "$1" --world-size "$2" --steps $steps --checkpoint-every "$3" \
       --quiet >/dev/null 2>"$tmp/err"
   else
     "${limit[@]}" "$ordo" run "$recipe" --db "$1" --name k --world-size "$2" --steps $steps \
-      --checkpoint-every 10 --quiet >/dev/null 2>"$tmp/err"
+      --checkpoint-every "$3" --quiet >/dev/null 2>"$tmp/err"
   fi
 }
 for i in $(seq 1 "$resume_jobs"); do
   db=$tmp/r$i.db
   for kill in $(seq 0 "$kills_per_job"); do
-    w=${worlds[$((RANDOM % 4))]}
-    ms=$((10 + RANDOM % (span > 20 ? span : 20)))
-    plan="$plan $w@${ms}ms"
+    # each attempt covers at most a third of the run; a sparse checkpoint
+    # interval makes kills before a resume's first checkpoint common
+    w=${worlds[$((RANDOM % 4))]} every=$(( RANDOM % 2 ? 10 : 700 ))
+    ms=$((10 + RANDOM % (span > 60 ? span / 3 : 20)))
+    plan="$plan W=$w/$every@${ms}ms"
     attempts=$((attempts + 1))
-    continue_job "$db" "$w" "$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')"
+    continue_job "$db" "$w" "$every" "$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')"
     code=$?
     if [ $code = 137 ]; then killed=$((killed + 1));
     elif [ $code != 0 ] && ! grep -q "is not after the checkpoint" "$tmp/err"; then
@@ -123,7 +125,7 @@ for i in $(seq 1 "$resume_jobs"); do
     fi
   done
   w=${worlds[$((RANDOM % 4))]}
-  continue_job "$db" "$w" || grep -q "is not after the checkpoint" "$tmp/err" || cat "$tmp/err" >&3
+  continue_job "$db" "$w" 10 || grep -q "is not after the checkpoint" "$tmp/err" || cat "$tmp/err" >&3
   got=$(digests "$db" k)
   conflicts=$(field "$db" k conflicts)
   if [ -n "${VERBOSE:-}" ]; then echo "resume job $i:$plan, then W=$w" >&3; fi

@@ -38,6 +38,7 @@
     X(resume_refuses_a_tampered_checkpoint_naming_step_and_lane) \
     X(resume_checks_the_replayed_steps_against_the_ledger) \
     X(resume_after_a_crashed_resume_or_before_any_checkpoint) \
+    X(service_refuses_unreached_and_holds_pending_checkpoints) \
     X(events_record_and_filter)                        \
     X(garbage_file_is_not_a_ledger_and_is_left_alone)  \
     X(truncated_ledger_fails_cleanly)                  \

@@ -1,9 +1,11 @@
 /* Self-verifying resume through the ordo binary: a checkpoint that does
  * not reproduce what the ledger recorded is refused naming step and lane. */
+#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include "corpus.h"
 #include "fixtures.h"
+#include "http.h"
 #include "lane_state.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -183,4 +185,97 @@ TEST(resume_after_a_crashed_resume_or_before_any_checkpoint)
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "later checkpoint");
     cli_result_free(&r);
+}
+
+static int keep_lanes(const ordo_step *step, void *context)
+{
+    memcpy(context, step->lane_digests, (size_t)step->lane_count * ORDO_DIGEST_SIZE);
+    return 0;
+}
+
+/* POSTs lanes first..last of step 12 with their recorded digests. */
+static void post_lanes(const test_server *srv, const char *token, const unsigned char *digests,
+                       int first, int last)
+{
+    char body[8192];
+    int n = snprintf(body, sizeof body, "{\"lanes\": [");
+    for (int lane = first; lane <= last; lane++) {
+        char hex[ORDO_DIGEST_HEX_SIZE];
+        ordo_digest_to_hex(digests + (size_t)lane * ORDO_DIGEST_SIZE, hex);
+        n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"step\": 12, \"lane\": %d, "
+                      "\"digest\": \"%s\"}", lane > first ? ", " : "", lane, hex);
+    }
+    snprintf(body + n, sizeof body - (size_t)n, "]}");
+    http_result r = http(srv, "POST", "/api/runs/base/steps", token, body);
+    ASSERT_EQ_INT(r.status, 200);
+    http_free(&r);
+}
+
+static long long manifest_step(const test_server *srv, size_t *expected)
+{
+    http_result r = http(srv, "GET", "/api/runs/base/recovery?world_size=8", NULL, NULL);
+    ASSERT_EQ_INT(r.status, 200);
+    long long step = json_integer_value(json_object_get(r.json, "checkpoint_step"));
+    *expected = json_array_size(json_object_get(r.json, "expected"));
+    http_free(&r);
+    return step;
+}
+
+/* Over HTTP: a checkpoint past every report is a 400; one whose step has
+ * lanes pending is a 202 "held", which a recovery manifest does not use
+ * until the step's last lane is in. */
+TEST(service_refuses_unreached_and_holds_pending_checkpoints)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "12", "--quiet", "--checkpoint-every", "10"), 0));
+    /* step 12 and its checkpoint as a job sends them: lanes from the ranks,
+     * the checkpoint from a background thread, in any order */
+    ordo_checkpoint c;
+    ordo__state s;
+    read_state(12, &s, &c);
+    ordo__state_free(&s);
+    char *state = malloc(4 * ((c.state_size + 2) / 3) + 1);
+    EVP_EncodeBlock((unsigned char *)state, c.state, (int)c.state_size);
+    ordo_checkpoint_free(&c);
+    unsigned char digests[32 * ORDO_DIGEST_SIZE];
+    ordo_ledger *ledger = fixture_open("ledger.db");
+    ordo_error err;
+    ASSERT_OK(ordo_steps_scan(ledger, 1, 12, 12, keep_lanes, digests, &err), &err);
+    ordo_ledger_close(ledger);
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 12; DELETE FROM step_blocks; "
+                    "DELETE FROM steps WHERE key = (1 << 40) + 12; "
+                    "UPDATE runs SET step_count = 11");
+    const char *writer = make_token(db, "writer");
+    test_server srv;
+    server_up(&srv, db, NULL);
+    post_lanes(&srv, writer, digests, 0, 15);
+    char body[4096];
+    snprintf(body, sizeof body, "{\"step\": 12, \"lanes\": 32, \"state\": \"%s\"}", state);
+    http_result r = http(&srv, "POST", "/api/runs/base/checkpoints", writer, body);
+    ASSERT_EQ_INT(r.status, 202);
+    ASSERT_CONTAINS(r.body, "\"held\":true");
+    http_free(&r);
+    size_t expected = 0;
+    ASSERT_EQ_INT(manifest_step(&srv, &expected), 10);
+    ASSERT_EQ_INT(expected, 1); /* step 11; 12 is not complete */
+    post_lanes(&srv, writer, digests, 16, 31);
+    ASSERT_EQ_INT(manifest_step(&srv, &expected), 12);
+    r = http(&srv, "GET", "/api/runs/base/checkpoints", NULL, NULL);
+    ASSERT_CONTAINS(r.body, "\"held\":false");
+    ASSERT(!strstr(r.body, "\"held\":true"));
+    http_free(&r);
+    server_down(&srv);
+    /* a checkpoint no report has reached is refused (the library's rule,
+     * the same through the CLI and the service) */
+    server_up(&srv, db, NULL);
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 12; DELETE FROM lane_reports; "
+                    "DELETE FROM step_blocks; DELETE FROM steps WHERE key = (1 << 40) + 12; "
+                    "UPDATE runs SET step_count = 11");
+    r = http(&srv, "POST", "/api/runs/base/checkpoints", writer, body);
+    ASSERT_EQ_INT(r.status, 400);
+    ASSERT_CONTAINS(r.body, "no report has reached that step");
+    http_free(&r);
+    server_down(&srv);
+    free(state);
 }

@@ -285,6 +285,20 @@ ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first
     return ORDO_OK;
 }
 
+/* Token ids as 32-bit little-endian integers (design §7). */
+static void hash_tokens(EVP_MD_CTX *ctx, const uint32_t *tokens, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    EVP_DigestUpdate(ctx, tokens, count * sizeof *tokens);
+#else
+    for (size_t i = 0; i < count; i++) {
+        unsigned char le[4] = {(unsigned char)tokens[i], (unsigned char)(tokens[i] >> 8),
+                               (unsigned char)(tokens[i] >> 16), (unsigned char)(tokens[i] >> 24)};
+        EVP_DigestUpdate(ctx, le, 4);
+    }
+#endif
+}
+
 /* A sample a resume drops: hashed into its step's microbatch; a complete
  * microbatch must have the lane digest the ledger recorded for the step. */
 static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_error *err)
@@ -297,7 +311,7 @@ static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_e
         return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
     if (row == 0 && !EVP_DigestInit_ex2(lane->replay_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
-    EVP_DigestUpdate(lane->replay_ctx, s->tokens, (size_t)l->recipe->seq_len * sizeof *s->tokens);
+    hash_tokens(lane->replay_ctx, s->tokens, (size_t)l->recipe->seq_len);
     if (row + 1 < per_lane)
         return ORDO_OK;
     unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
@@ -316,11 +330,10 @@ static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_e
     if (same)
         return ORDO_OK;
     return ordo__error(err, ORDO_INVALID,
-                       "resume refused: the checkpoint at step %lld does not reproduce step %lld of "
-                       "lane %d "
-                       "(replayed lane digest %s, the ledger recorded %s); it was changed or "
-                       "written by other code", (long long)l->step, (long long)step, lane->index,
-                       got_hex, want_hex);
+                       "resume refused: the checkpoint at step %lld does not reproduce step "
+                       "%lld of lane %d (replayed lane digest %s, the ledger recorded %s); it "
+                       "was changed or written by other code",
+                       (long long)l->step, (long long)step, lane->index, got_hex, want_hex);
 }
 
 static ordo__sample *pop(ordo__lane *lane)

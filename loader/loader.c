@@ -122,24 +122,33 @@ static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int r
                            "checkpoint covers %llu of %llu lanes; this job has %d lanes",
                            (unsigned long long)s->lane_count, (unsigned long long)s->stride,
                            l->stride);
+    if (s->rank_bound && (uint64_t)l->recipe->global_batch % s->stride != 0)
+        return ordo__error(err, ORDO_INVALID, "checkpoint of %llu rank-bound lanes: global_batch "
+                                              "(%d) is not divisible by it",
+                           (unsigned long long)s->stride, l->recipe->global_batch);
     if (s->step > (uint64_t)ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID, "checkpoint step %llu is beyond %lld",
                            (unsigned long long)s->step, (long long)ORDO_STEP_MAX);
-    if (!l->rank_bound && s->base[0] != 0)
-        return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
-                                              "offsets (source 0: %llu)",
-                           (unsigned long long)s->base[0]);
+    for (uint32_t i = 0; !l->rank_bound && i < s->sources; i++)
+        if (s->base[i] != 0)
+            return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
+                                                  "offsets (source %u: %llu)",
+                               i, (unsigned long long)s->base[i]);
     return ORDO_OK;
 }
 
-/* Every lane record the job resumes from, bounded by the recipe. */
-static ordo_status check_records(const ordo_loader *l, const ordo__state *s, ordo_error *err)
+/* Every lane record the job resumes from (a re-shard reads them all),
+ * bounded by the recipe. */
+static ordo_status check_records(const ordo_loader *l, const ordo__state *s, int resharding,
+                                 ordo_error *err)
 {
     int per_lane = l->recipe->global_batch / (int)s->stride;
+    int count = resharding ? (int)s->lane_count : l->lane_count;
     ordo_status status = ORDO_OK;
-    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
+    for (int i = 0; status == ORDO_OK && i < count; i++)
         status = ordo__replay_check_record(l->recipe, s->stride, s->base, per_lane,
-                                           (int64_t)s->step, &s->lanes[l->lanes[i].index], err);
+                                           (int64_t)s->step,
+                                           &s->lanes[resharding ? i : l->lanes[i].index], err);
     return status;
 }
 
@@ -154,8 +163,8 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     status = check_state(l, &s, resharding, err);
     if (status == ORDO_OK)
         status = resume_run(o, (int64_t)s.step, &run_id, err);
-    if (status == ORDO_OK && !resharding)
-        status = check_records(l, &s, err);
+    if (status == ORDO_OK)
+        status = check_records(l, &s, resharding, err);
     l->step = (int64_t)s.step;
     if (status == ORDO_OK && resharding)
         reshard_base(l, &s);

@@ -110,7 +110,11 @@ def merge_states(states):
 
 
 class Loader:
-    """One rank's loader: iterate for batches; checkpoint with state_dict()."""
+    """One rank's loader: iterate for batches; checkpoint with state_dict().
+    With db (a ledger) and run (the run the states were recorded for), a
+    resume (state=, load_state_dict) checks the samples it replays against
+    the lane digests the ledger recorded and refuses a state that does not
+    reproduce them, naming the step and the lane."""
 
     def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
                  lane_binding="logical", state=None, as_torch=False, run=None):

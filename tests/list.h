@@ -39,6 +39,7 @@
     X(resume_checks_the_replayed_steps_against_the_ledger) \
     X(resume_after_a_crashed_resume_or_before_any_checkpoint) \
     X(service_refuses_unreached_and_holds_pending_checkpoints) \
+    X(resume_from_a_forged_manifest_state_is_refused) \
     X(events_record_and_filter)                        \
     X(garbage_file_is_not_a_ledger_and_is_left_alone)  \
     X(truncated_ledger_fails_cleanly)                  \

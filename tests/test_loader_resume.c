@@ -279,3 +279,60 @@ TEST(service_refuses_unreached_and_holds_pending_checkpoints)
     server_down(&srv);
     free(state);
 }
+
+/* The recovery-manifest path checks the same: a manifest whose checkpoint
+ * state was changed, and re-signed as a forger who knows the format would,
+ * is refused naming step and lane, and nothing is recorded. */
+TEST(resume_from_a_forged_manifest_state_is_refused)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "40", "--quiet", "--checkpoint-every", "20"), 0));
+    ordo_ledger *ledger = fixture_open("ledger.db");
+    char *text = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recovery_manifest(ledger, "base", 8, 40, 5, &text, &err), &err);
+    ordo_ledger_close(ledger);
+    json_t *m = json_loads(text, 0, NULL);
+    ordo_free(text);
+    json_t *checkpoint = json_object_get(m, "checkpoint");
+    const char *b64 = json_string_value(json_object_get(checkpoint, "state"));
+    size_t len = strlen(b64);
+    unsigned char *raw = malloc(len);
+    int n = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)len);
+    n -= (b64[len - 1] == '=') + (b64[len - 2] == '=');
+    ordo__state s;
+    ASSERT_OK(ordo__state_decode(raw, (size_t)n, &s, &err), &err);
+    free(raw);
+    s.lanes[3].delivered -= 1;
+    unsigned char *forged = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo__state_encode(&s, &forged, &size, &err), &err);
+    ordo__state_free(&s);
+    char *forged_b64 = malloc(4 * ((size + 2) / 3) + 1);
+    EVP_EncodeBlock((unsigned char *)forged_b64, forged, (int)size);
+    free(forged);
+    json_object_set_new(checkpoint, "state", json_string(forged_b64));
+    free(forged_b64);
+    json_object_del(m, "sha256");
+    char *body = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_sha256(body, strlen(body), digest);
+    ordo_digest_to_hex(digest, hex);
+    free(body);
+    json_object_set_new(m, "sha256", json_string(hex));
+    body = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(m);
+    test_write_file(test_path("forged.json"), body, strlen(body));
+    free(body);
+    cli_result r = run_ordo(NULL, A("resume", "--manifest", test_path("forged.json"), "--as",
+                                    "forged", "--steps", "60", "--db", db, "--quiet"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "refused");
+    ASSERT_CONTAINS(r.err, "lane 3");
+    ASSERT_CONTAINS(r.err, "step 40");
+    cli_result_free(&r);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM runs"), 1);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments"), 1);
+}

@@ -30,10 +30,14 @@ static const char run_help[] =
 static const char resume_help[] =
     "usage: ordo resume NAME --world-size W --steps N [options]\n"
     "       ordo resume --manifest FILE|URL --steps N [options]\n\n"
-    "Continues run NAME from its latest checkpoint (or the one at --from-step)\n"
-    "at a new world size, as a new segment, until step N. Every shard is\n"
-    "re-hashed first; a changed file refuses the resume. With --as NEW the\n"
-    "continuation is recorded as a new run NEW whose baseline is NAME.\n\n"
+    "Continues run NAME from its latest checkpoint (or the one at --from-step;\n"
+    "from step 0 when it has none) at a new world size, as a new segment,\n"
+    "until step N. Every shard is re-hashed first; a changed file refuses the\n"
+    "resume. The samples the resume regenerates and drops must reproduce the\n"
+    "lane digests the ledger recorded, or it is refused naming step and lane.\n"
+    "A resume that crashed before its first checkpoint is replaced by the\n"
+    "next one. With --as NEW the continuation is recorded as a new run NEW\n"
+    "whose baseline is NAME.\n\n"
     "  --db PATH               the ledger (default: $ORDO_DB, else ./ordo.db)\n"
     "  --world-size W          data-parallel ranks from now on\n"
     "  --steps N               last step\n"
@@ -169,8 +173,10 @@ static void index_progress(uint64_t done, uint64_t total, void *context)
     job_progress("indexing", done, total);
 }
 
+/* Records the job's segment from `start`; with `replace`, segments from
+ * there on that crashed before their first checkpoint give way to it. */
 static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, const job *j,
-                       int64_t start, int64_t resumed_from)
+                       int64_t start, int64_t resumed_from, int replace)
 {
     int lanes = 0;
     int *plan = job_lane_plan(j->recipe, j->world_size, j->rank_bound, &lanes);
@@ -181,7 +187,7 @@ static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, co
     ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
                               .lane_ranks = plan, .lane_binding = j->rank_bound ? "rank" : "logical",
                               .workers = workers, .host = host[0] ? host : NULL,
-                              .resumed_from = resumed_from};
+                              .resumed_from = resumed_from, .replace_crashed = replace};
     int64_t id = 0;
     ordo_error err;
     ordo_status status = plan ? ordo_segment_add(ledger, run, &spec, &id, &err) : ORDO_NOMEM;
@@ -210,9 +216,8 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     if (restart && existing.checkpoints > 0)
         return fprintf(stderr, "ordo run: run '%s' already exists and has checkpoints (use "
                                "'ordo resume')\n", a->name), EXIT_FAILURE_;
-    if (restart && existing.segments > 0 && existing.world_size != a->world_size)
-        return fprintf(stderr, "ordo run: run '%s' already exists at world size %d, not %d\n",
-                       a->name, existing.world_size, a->world_size), EXIT_FAILURE_;
+    /* Restarted at another world size, its segment is replaced. */
+    int replace = restart && existing.segments > 0 && existing.world_size != a->world_size;
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
     ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
@@ -222,8 +227,9 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     ordo_loader_close(probe);
     if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
         return cli_fail("run", &err);
-    return restart && existing.segments > 0 ? EXIT_OK : add_segment("run", ledger, j->run_id, j,
-                                                                     1, 0);
+    if (restart && existing.segments > 0 && !replace)
+        return EXIT_OK;
+    return add_segment("run", ledger, j->run_id, j, 1, 0, replace);
 }
 
 static char *folder_of(const char *path)
@@ -269,7 +275,10 @@ static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
 {
     ordo_checkpoint latest;
     ordo_error err;
-    if (ordo_checkpoint_get(ledger, src->run.id, 0, &latest, &err) != ORDO_OK)
+    ordo_status status = ordo_checkpoint_get(ledger, src->run.id, 0, &latest, &err);
+    if (status == ORDO_NOTFOUND && !src->checkpoint.state)
+        return EXIT_OK; /* none at all: the resume starts at step 1 */
+    if (status != ORDO_OK)
         return cli_fail("resume", &err);
     int64_t step = latest.step;
     ordo_checkpoint_free(&latest);
@@ -282,6 +291,20 @@ static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
     return EXIT_OK;
 }
 
+/* The checkpoint to resume from; a run that has none (it crashed before
+ * its first) resumes from step 0, at any valid world size. */
+static ordo_status checkpoint_or_start(ordo_ledger *ledger, const run_args *a,
+                                       resume_source *src, ordo_error *err)
+{
+    ordo_status status = ordo_checkpoint_get(ledger, src->run.id, a->from_step,
+                                             &src->checkpoint, err);
+    if (status == ORDO_NOTFOUND && !a->from_step) {
+        memset(&src->checkpoint, 0, sizeof src->checkpoint);
+        return ORDO_OK;
+    }
+    return status;
+}
+
 static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *src)
 {
     ordo_error err;
@@ -289,7 +312,7 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
     ordo_segment_info *segments = NULL;
     size_t count = 0;
     if (ordo_run_get(ledger, a->target, &src->run, &err) != ORDO_OK ||
-        ordo_checkpoint_get(ledger, src->run.id, a->from_step, &src->checkpoint, &err) != ORDO_OK ||
+        checkpoint_or_start(ledger, a, src, &err) != ORDO_OK ||
         ordo_segments_list(ledger, src->run.id, &segments, &count, &err) != ORDO_OK ||
         ordo_recipe_get(ledger, src->run.recipe_id, &canonical, &err) != ORDO_OK)
         return cli_fail("resume", &err);
@@ -330,14 +353,45 @@ static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src
         j->run_name = a->as;
     }
     int rc = add_segment("resume", ledger, j->run_id, j, src->checkpoint.step + 1,
-                         src->checkpoint.step);
+                         src->checkpoint.step, !a->as);
     /* A fork keeps the state it started from, so it can be resumed too. */
-    if (rc == EXIT_OK && a->as &&
+    if (rc == EXIT_OK && a->as && src->checkpoint.state &&
         ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
                                src->checkpoint.state, src->checkpoint.state_size,
                                &err) != ORDO_OK)
         rc = cli_fail("resume", &err);
     return rc;
+}
+
+/* The state a checkpoint row holds must be of the row's step. */
+static int check_state_step(const resume_source *src)
+{
+    int64_t state_step = 0;
+    ordo_error err;
+    if (!src->checkpoint.state)
+        return EXIT_OK;
+    if (ordo_checkpoint_describe(src->checkpoint.state, src->checkpoint.state_size, NULL,
+                                 &state_step, &err) != ORDO_OK)
+        return fprintf(stderr, "ordo resume: refused: %s\n", err.message), EXIT_FAILURE_;
+    if (state_step != src->checkpoint.step)
+        return fprintf(stderr, "ordo resume: refused: the checkpoint recorded at step %lld holds "
+                               "the state of step %lld\n", (long long)src->checkpoint.step,
+                       (long long)state_step), EXIT_FAILURE_;
+    return EXIT_OK;
+}
+
+typedef struct {
+    ordo_ledger *ledger;
+    const run_args *args;
+    resume_source *src;
+} resume_context;
+
+/* Once the loaders are open (the checkpoint reproduced what the ledger
+ * recorded), the continuation is recorded. */
+static int record_continuation(job *j, void *context)
+{
+    resume_context *c = context;
+    return target_run(c->ledger, c->args, c->src, j);
 }
 
 /* Entry point of `ordo resume`. */
@@ -363,28 +417,19 @@ int cmd_resume(int argc, char **argv)
         if (rc == EXIT_OK && !a.as)
             rc = no_later_checkpoint(ledger, &src);
     }
+    if (rc == EXIT_OK)
+        rc = check_state_step(&src);
+    resume_context context = {ledger, &a, &src};
     job j = {.ledger = ledger, .recipe = src.recipe, .world_size = a.world_size,
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .quiet = a.quiet,
+             .resume_size = src.checkpoint.state_size, .resume_run = src.run.name,
+             .opened = record_continuation, .opened_context = &context, .quiet = a.quiet,
              .expected = src.expected, .expected_first = src.checkpoint.step + 1,
              .expected_count = src.expected_count};
-    if (rc == EXIT_OK) {
-        /* Validate the new world size before recording anything. */
-        ordo_loader *probe = NULL;
-        ordo_error err;
-        ordo_loader_options o = {.rank = 0, .world_size = a.world_size, .read_workers = 1,
-                                 .tokenize_workers = 1,
-                                 .lane_binding = src.rank_bound ? "rank" : "logical",
-                                 .resume = src.checkpoint.state,
-                                 .resume_size = src.checkpoint.state_size};
-        if (ordo_loader_open(src.recipe, &o, &probe, &err) != ORDO_OK)
-            rc = cli_fail("resume", &err);
-        ordo_loader_close(probe);
-    }
-    if (rc == EXIT_OK)
-        rc = target_run(ledger, &a, &src, &j);
+    /* The loaders open (and check the checkpoint against the ledger)
+     * before anything is recorded. */
     if (rc == EXIT_OK)
         rc = job_play("resume", &j);
     ordo_checkpoint_free(&src.checkpoint);

@@ -110,10 +110,11 @@ static void print_view(const run_view *v)
     }
     printf("\ncheckpoints (%zu)\n", v->checkpoint_count);
     for (size_t i = 0; i < v->checkpoint_count; i++)
-        printf("  step %-10lld %d lanes, %zu bytes (%.1f per lane)\n",
+        printf("  step %-10lld %d lanes, %zu bytes (%.1f per lane)%s\n",
                (long long)v->checkpoints[i].step, v->checkpoints[i].lanes,
                v->checkpoints[i].state_size,
-               (double)v->checkpoints[i].state_size / v->checkpoints[i].lanes);
+               (double)v->checkpoints[i].state_size / v->checkpoints[i].lanes,
+               v->checkpoints[i].held ? ", held: lanes of its step pending" : "");
     printf("\nevents (%zu)\n", v->event_count);
     for (size_t i = 0; i < v->event_count; i++)
         printf("  step %-10lld %-16s %s\n", (long long)v->events[i].step, v->events[i].kind,

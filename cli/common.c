@@ -113,8 +113,9 @@ json_t *cli_segment_json(const ordo_segment_info *s)
 /* A checkpoint (without its state) as JSON. */
 json_t *cli_checkpoint_json(const ordo_checkpoint *c)
 {
-    return json_pack("{s:I, s:i, s:I, s:s}", "step", (json_int_t)c->step, "lanes", c->lanes,
-                     "state_bytes", (json_int_t)c->state_size, "created_at", c->created_at);
+    return json_pack("{s:I, s:i, s:I, s:s, s:b}", "step", (json_int_t)c->step, "lanes",
+                     c->lanes, "state_bytes", (json_int_t)c->state_size, "created_at",
+                     c->created_at, "held", c->held);
 }
 
 /* An event as JSON; its detail is embedded as JSON. */

@@ -9,7 +9,7 @@
 #define RECORD_BATCH 256
 
 typedef struct {
-    const job *j;
+    job *j;
     ordo_loader **loaders;
     int lanes;              /* lanes of the whole job */
     int source_count;
@@ -158,7 +158,9 @@ static int open_loaders(const char *command, player *p)
                                  .read_workers = j->read_workers,
                                  .tokenize_workers = j->tokenize_workers,
                                  .lane_binding = j->rank_bound ? "rank" : "logical",
-                                 .resume = j->resume, .resume_size = j->resume_size};
+                                 .resume = j->resume, .resume_size = j->resume_size,
+                                 .ledger = j->resume ? j->ledger : NULL,
+                                 .run = j->resume_run};
         ordo_error err;
         if (ordo_loader_open(j->recipe, &o, &p->loaders[r], &err) != ORDO_OK)
             return cli_fail(command, &err);
@@ -194,6 +196,8 @@ static int play(const char *command, player *p, int64_t first)
 {
     const job *j = p->j;
     int rc = open_loaders(command, p);
+    if (rc == EXIT_OK && j->opened)
+        rc = j->opened(p->j, j->opened_context);
     for (int64_t step = first; rc == EXIT_OK && step <= j->last_step; step++) {
         rc = play_step(command, p);
         if (rc == EXIT_OK)
@@ -212,7 +216,7 @@ static int play(const char *command, player *p, int64_t first)
     return rc;
 }
 
-int job_play(const char *command, const job *j)
+int job_play(const char *command, job *j)
 {
     ordo_recipe_info info;
     ordo_recipe_describe(j->recipe, &info);

@@ -17,6 +17,12 @@ typedef struct job {
     int64_t checkpoint_every; /* 0: only at the end */
     const void *resume;       /* merged checkpoint, or NULL */
     size_t resume_size;
+    const char *resume_run;   /* the run the checkpoint was recorded for */
+    /* Called once every rank's loader is open (a resume's replay checked),
+     * before the first step: where a resume records its segment. Returns
+     * an exit code; NULL for none. */
+    int (*opened)(struct job *j, void *context);
+    void *opened_context;
     int quiet;
     /* Batch digests the steps from expected_first on must have (a recovery
      * manifest's): a step that differs stops the job loudly. */
@@ -49,7 +55,7 @@ int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, in
 
 /* Plays the job from its current step to last_step; returns an exit code
  * and prints why on failure. */
-int job_play(const char *command, const job *j);
+int job_play(const char *command, job *j);
 
 /* Parses "read=2,tokenize=2" (either may be left out). 0 on success. */
 int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers);

@@ -56,6 +56,40 @@ static ordo_status check_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step
     return status;
 }
 
+/* SQL: 1 when step ?2 of run ?1 is complete (its step row is recorded),
+ * or it is the step a fork started from (its steps are its baseline's). */
+#define STEP_COMPLETE                                                                          \
+    "(EXISTS (SELECT 1 FROM steps WHERE key = (?1 << 40) + ?2) OR EXISTS (SELECT 1 FROM "     \
+    "segments WHERE run_id = ?1 AND ordinal = 0 AND start_step = ?2 + 1 AND resumed_from = ?2))"
+
+/* A report (whole step or lane) must have reached the checkpoint's step. */
+static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                 ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT " STEP_COMPLETE " OR EXISTS (SELECT 1 FROM steps WHERE key BETWEEN "
+        "(?1 << 40) + ?2 AND (?1 << 40) + 1099511627775) OR EXISTS (SELECT 1 FROM "
+        "lane_reports WHERE run_id = ?1 AND step >= ?2), (SELECT max(key) - (?1 << 40) FROM "
+        "steps WHERE key BETWEEN (?1 << 40) AND (?1 << 40) + 1099511627775)",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, step);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && !sqlite3_column_int(stmt, 0))
+        status = ordo__error(err, ORDO_INVALID,
+                             "checkpoint at step %lld: no report has reached that step (the "
+                             "last recorded step is %lld); report the steps first",
+                             (long long)step, (long long)sqlite3_column_int64(stmt, 1));
+    else if (rc != SQLITE_ROW)
+        status = ordo__db_error(ledger, err, "reading steps");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 /* 1 when the recorded checkpoint equals (lanes, state), 0 when not. */
 static ordo_status same_checkpoint(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
                                    const void *state, size_t size, int *same, ordo_error *err)
@@ -98,7 +132,8 @@ ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t 
         return status;
     sqlite3_stmt *stmt = NULL;
     if ((status = ordo__run_exists(ledger, run_id, err)) == ORDO_OK &&
-        (status = check_lanes(ledger, run_id, step, lanes, err)) == ORDO_OK)
+        (status = check_lanes(ledger, run_id, step, lanes, err)) == ORDO_OK &&
+        (status = check_reached(ledger, run_id, step, err)) == ORDO_OK)
         status = ordo__prepare(ledger,
                                "INSERT INTO checkpoints (run_id, step, lanes, lane_state) "
                                "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (run_id, step) DO NOTHING",
@@ -134,6 +169,7 @@ static void read_checkpoint(sqlite3_stmt *stmt, ordo_checkpoint *c)
     c->lanes = sqlite3_column_int(stmt, 1);
     c->state_size = (size_t)sqlite3_column_int64(stmt, 2);
     ordo__copy(c->created_at, sizeof c->created_at, (const char *)sqlite3_column_text(stmt, 3));
+    c->held = !sqlite3_column_int(stmt, 4);
 }
 
 /* Reads one checkpoint (step 0: the latest) with its state. */
@@ -144,17 +180,26 @@ ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t ste
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
         ledger,
-        "SELECT step, lanes, length(lane_state), created_at, lane_state FROM checkpoints "
-        "WHERE run_id = ?1 AND (?2 = 0 OR step = ?2) ORDER BY step DESC LIMIT 1",
+        "SELECT step, lanes, length(lane_state), created_at, complete, lane_state FROM ("
+        "SELECT c.*, (EXISTS (SELECT 1 FROM steps WHERE key = (c.run_id << 40) + c.step) OR "
+        "EXISTS (SELECT 1 FROM segments s WHERE s.run_id = c.run_id AND s.ordinal = 0 AND "
+        "s.start_step = c.step + 1 AND s.resumed_from = c.step)) AS complete "
+        "FROM checkpoints c WHERE c.run_id = ?1 AND (?2 = 0 OR c.step = ?2) "
+        "ORDER BY c.step DESC) WHERE complete OR ?2 <> 0 LIMIT 1",
         &stmt, err);
     if (status != ORDO_OK)
         return status;
     sqlite3_bind_int64(stmt, 1, run_id);
     sqlite3_bind_int64(stmt, 2, step);
     int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW && !sqlite3_column_int(stmt, 4)) {
+        status = ordo__error(err, ORDO_INVALID,
+                             "the checkpoint at step %lld of run %lld is held: step %lld still "
+                             "has lanes pending", (long long)step, (long long)run_id,
+                             (long long)step);
+    } else if (rc == SQLITE_ROW) {
         read_checkpoint(stmt, checkpoint);
-        const void *blob = sqlite3_column_blob(stmt, 4);
+        const void *blob = sqlite3_column_blob(stmt, 5);
         checkpoint->state = malloc(checkpoint->state_size ? checkpoint->state_size : 1);
         if (checkpoint->state && blob)
             memcpy(checkpoint->state, blob, checkpoint->state_size);
@@ -166,8 +211,8 @@ ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t ste
         status = ordo__error(err, ORDO_NOTFOUND, "run %lld has no checkpoint at step %lld",
                              (long long)run_id, (long long)step);
     } else if (rc == SQLITE_DONE) {
-        status = ordo__error(err, ORDO_NOTFOUND, "run %lld has no checkpoints",
-                             (long long)run_id);
+        status = ordo__error(err, ORDO_NOTFOUND, "run %lld has no checkpoints (of a complete "
+                                                 "step)", (long long)run_id);
     } else {
         status = ordo__db_error(ledger, err, "reading a checkpoint");
     }
@@ -184,8 +229,10 @@ ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
         ledger,
-        "SELECT step, lanes, length(lane_state), created_at FROM checkpoints "
-        "WHERE run_id = ?1 ORDER BY step",
+        "SELECT step, lanes, length(lane_state), created_at, EXISTS (SELECT 1 FROM steps "
+        "WHERE key = (c.run_id << 40) + c.step) OR EXISTS (SELECT 1 FROM segments s WHERE "
+        "s.run_id = c.run_id AND s.ordinal = 0 AND s.start_step = c.step + 1 AND "
+        "s.resumed_from = c.step) FROM checkpoints c WHERE run_id = ?1 ORDER BY step",
         &stmt, err);
     if (status != ORDO_OK)
         return status;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "loader_internal.h"
+#include "replay.h"
 
 static ordo__sample *sample_new(const ordo_recipe *r, uint64_t epoch)
 {
@@ -76,6 +77,7 @@ void ordo__lane_free(ordo__lane *lane)
     if (lane->snapshots)
         free_snapshots(lane, lane->snapshot_count);
     free(lane->snapshots);
+    EVP_MD_CTX_free(lane->replay_ctx);
     if (lane->schedule.recipe)
         ordo__schedule_free(&lane->schedule);
 }
@@ -108,8 +110,9 @@ ordo_status ordo__lane_resume(ordo__lane *lane, uint64_t epoch, uint64_t deliver
     uint64_t flush_every = (uint64_t)lane->loader->recipe->flush_every;
     ordo__schedule_restore(&lane->schedule, taken, estimated);
     lane->issued = lane->consumed = epoch * flush_every;
-    lane->delivered_epoch = epoch;
-    lane->delivered_in_epoch = delivered;
+    lane->delivered_epoch = lane->step_epoch = lane->ckpt_epoch = epoch;
+    lane->delivered_in_epoch = lane->step_offset = lane->step_rows = 0;
+    lane->ckpt_delivered = delivered;
     lane->discard = delivered;
     free_snapshots(lane, lane->snapshot_count);
     return snapshot(lane, epoch, err);
@@ -269,38 +272,136 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
     return ORDO_OK;
 }
 
+/* Arms the resume check; see loader_internal.h. */
+ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
+                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err)
+{
+    lane->replay_ledger = ledger;
+    lane->replay_run = run_id;
+    lane->replay_position = position;
+    lane->replay_first = first;
+    if (!lane->replay_ctx && !(lane->replay_ctx = EVP_MD_CTX_new()))
+        return ordo__error(err, ORDO_NOMEM, "out of memory arming a resume check");
+    return ORDO_OK;
+}
+
+/* Token ids as 32-bit little-endian integers (design §7). */
+static void hash_tokens(EVP_MD_CTX *ctx, const uint32_t *tokens, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    EVP_DigestUpdate(ctx, tokens, count * sizeof *tokens);
+#else
+    for (size_t i = 0; i < count; i++) {
+        unsigned char le[4] = {(unsigned char)tokens[i], (unsigned char)(tokens[i] >> 8),
+                               (unsigned char)(tokens[i] >> 16), (unsigned char)(tokens[i] >> 24)};
+        EVP_DigestUpdate(ctx, le, 4);
+    }
+#endif
+}
+
+/* A sample a resume drops: hashed into its step's microbatch; a complete
+ * microbatch must have the lane digest the ledger recorded for the step. */
+static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_error *err)
+{
+    const ordo_loader *l = lane->loader;
+    uint64_t per_lane = (uint64_t)l->per_lane, position = lane->replay_position++;
+    int64_t step = (int64_t)(position / per_lane) + 1;
+    uint64_t row = position % per_lane;
+    if (!lane->replay_ledger || step < lane->replay_first)
+        return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
+    if (row == 0 && !EVP_DigestInit_ex2(lane->replay_ctx, EVP_sha256(), NULL))
+        return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
+    hash_tokens(lane->replay_ctx, s->tokens, (size_t)l->recipe->seq_len);
+    if (row + 1 < per_lane)
+        return ORDO_OK;
+    unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
+    unsigned int n = 0;
+    EVP_DigestFinal_ex(lane->replay_ctx, got, &n);
+    ordo_status status =
+        ordo__replay_digests(lane->replay_ledger, lane->replay_run, lane->index, step, step,
+                             &want, err);
+    if (status != ORDO_OK)
+        return status;
+    int same = memcmp(got, want, ORDO_DIGEST_SIZE) == 0;
+    char got_hex[ORDO_DIGEST_HEX_SIZE], want_hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(got, got_hex);
+    ordo_digest_to_hex(want, want_hex);
+    free(want);
+    if (same)
+        return ORDO_OK;
+    return ordo__error(err, ORDO_INVALID,
+                       "resume refused: the checkpoint at step %lld does not reproduce step "
+                       "%lld of lane %d (replayed lane digest %s, the ledger recorded %s); it "
+                       "was changed or written by other code",
+                       (long long)l->step, (long long)step, lane->index, got_hex, want_hex);
+}
+
+static ordo__sample *pop(ordo__lane *lane)
+{
+    ordo__sample *s = lane->out[lane->out_head];
+    lane->out_head = (lane->out_head + 1) % lane->out_cap;
+    lane->out_count--;
+    if (s->epoch != lane->delivered_epoch) {
+        lane->delivered_epoch = s->epoch;
+        lane->delivered_in_epoch = 0;
+    }
+    lane->delivered_in_epoch++;
+    return s;
+}
+
+/* Drops what a resume regenerated but was delivered before; see
+ * loader_internal.h. */
+ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err)
+{
+    while (lane->discard > 0 && lane->out_count > 0) {
+        ordo__sample *s = pop(lane);
+        lane->discard--;
+        ordo_status status = check_dropped(lane, s, err);
+        free(s);
+        if (status != ORDO_OK)
+            return status;
+    }
+    if (lane->discard == 0)
+        lane->replay_ledger = NULL; /* every dropped step checked */
+    return ORDO_OK;
+}
+
 /* Next deliverable sample, after resume discards; updates the epoch
  * accounting a checkpoint needs. */
-ordo__sample *ordo__lane_take(ordo__lane *lane)
+ordo_status ordo__lane_take(ordo__lane *lane, int first, ordo__sample **sample, ordo_error *err)
 {
-    while (lane->out_count > 0) {
-        ordo__sample *s = lane->out[lane->out_head];
-        lane->out_head = (lane->out_head + 1) % lane->out_cap;
-        lane->out_count--;
-        if (lane->discard > 0) {
-            lane->discard--;
-            free(s);
-            continue;
-        }
-        if (s->epoch != lane->delivered_epoch) {
-            lane->delivered_epoch = s->epoch;
-            lane->delivered_in_epoch = 0;
-        }
-        lane->delivered_in_epoch++;
+    *sample = NULL;
+    ordo_status status = ordo__lane_drop(lane, err);
+    if (status != ORDO_OK || lane->discard > 0 || lane->out_count == 0)
+        return status;
+    ordo__sample *s = pop(lane);
+    if (first) {
+        lane->step_epoch = s->epoch;
+        lane->step_offset = lane->delivered_in_epoch - 1;
+        lane->step_rows = 0;
         size_t drop = 0;
         while (drop < lane->snapshot_count && lane->snapshots[drop].epoch < s->epoch)
             drop++;
         free_snapshots(lane, drop);
-        return s;
     }
-    return NULL;
+    lane->ckpt_epoch = lane->step_epoch;
+    lane->ckpt_delivered = lane->step_offset + ++lane->step_rows;
+    *sample = s;
+    return ORDO_OK;
 }
 
-/* The work-source state at the start of the epoch last delivered from. */
+/* The checkpoint record of the lane; see loader_internal.h. */
+void ordo__lane_record_of(const ordo__lane *lane, uint64_t *epoch, uint64_t *delivered)
+{
+    *epoch = lane->ckpt_epoch;
+    *delivered = lane->ckpt_delivered;
+}
+
+/* The work-source state a checkpoint after the last step starts at. */
 const ordo__snapshot *ordo__lane_snapshot(const ordo__lane *lane)
 {
     for (size_t i = 0; i < lane->snapshot_count; i++)
-        if (lane->snapshots[i].epoch == lane->delivered_epoch)
+        if (lane->snapshots[i].epoch == lane->ckpt_epoch)
             return &lane->snapshots[i];
     return NULL;
 }

@@ -5,7 +5,7 @@
 #include "lane_state.h"
 
 #define MAX_LANE_RECORDS (1u << 20)
-#define STATE_VERSION 2
+#define STATE_VERSION 3
 
 /* The recipe tag; see lane_state.h. */
 uint32_t ordo__recipe_tag(const ordo_recipe *recipe)

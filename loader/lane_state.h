@@ -1,6 +1,6 @@
 /* Checkpoint encoding (internal).
  *
- *   byte     version (2)
+ *   byte     version (3)
  *   byte     binding (0 logical, 1 rank)
  *   varint   recipe tag: the first 32 bits of the recipe id
  *   varint   step the checkpoint follows

@@ -4,6 +4,7 @@
 
 #include "lane_state.h"
 #include "loader_internal.h"
+#include "replay.h"
 
 #define DEFAULT_PREFETCH 4
 
@@ -109,6 +110,94 @@ static ordo_status check_covered(const ordo_loader *l, const ordo__state *s, ord
     return ORDO_OK;
 }
 
+/* The run a resume is checked against, and the step it must have
+ * reached; 0 in *run_id without a ledger. */
+static ordo_status resume_run(const ordo_loader_options *o, int64_t step, int64_t *run_id,
+                              ordo_error *err)
+{
+    *run_id = 0;
+    if (!o->ledger || step == 0)
+        return ORDO_OK;
+    ordo_run_info run;
+    ordo_status status = o->run ? ordo_run_get(o->ledger, o->run, &run, err)
+                                : ordo__error(err, ORDO_INVALID, "a resume checked against a "
+                                                                 "ledger needs the run's name");
+    if (status == ORDO_OK)
+        status = ordo__replay_reached(o->ledger, run.id, step, err);
+    if (status == ORDO_OK)
+        *run_id = run.id;
+    return status;
+}
+
+/* Arms the check of the samples a resumed lane drops: the steps they
+ * complete must have the lane digests the ledger recorded. */
+static ordo_status expect_dropped(ordo_loader *l, ordo__lane *lane, const ordo__lane_record *rec,
+                                  int64_t step, const ordo_loader_options *o, int64_t run_id,
+                                  ordo_error *err)
+{
+    if (!run_id)
+        return ORDO_OK;
+    uint64_t per_lane = (uint64_t)l->per_lane;
+    uint64_t position = (uint64_t)step * per_lane - rec->delivered;
+    int64_t first = (int64_t)((position + per_lane - 1) / per_lane) + 1;
+    return ordo__lane_expect(lane, position, first, o->ledger, run_id, err);
+}
+
+static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int resharding,
+                               ordo_error *err)
+{
+    uint32_t tag = ordo__recipe_tag(l->recipe);
+    if (s->recipe_tag != tag)
+        return ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
+                                              "%08x..., this recipe is %08x...)",
+                           s->recipe_tag, tag);
+    if (s->sources != l->recipe->source_count || s->rank_bound != l->rank_bound)
+        return ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
+                                              "(%u sources, %s lanes)", s->sources,
+                           s->rank_bound ? "rank-bound" : "logical");
+    if (resharding && s->lane_count != s->stride)
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint covers %llu of %llu lanes; re-sharding needs every "
+                           "lane: join every rank's state first (ordo_checkpoint_merge; "
+                           "merge_states in Python)",
+                           (unsigned long long)s->lane_count, (unsigned long long)s->stride);
+    if (!resharding) {
+        ordo_status covered = check_covered(l, s, err);
+        if (covered != ORDO_OK)
+            return covered;
+    }
+    if (s->rank_bound && (uint64_t)l->recipe->global_batch % s->stride != 0)
+        return ordo__error(err, ORDO_INVALID, "checkpoint of %llu rank-bound lanes: global_batch "
+                                              "(%d) is not divisible by it",
+                           (unsigned long long)s->stride, l->recipe->global_batch);
+    if (s->step > (uint64_t)ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "checkpoint step %llu is beyond %lld",
+                           (unsigned long long)s->step, (long long)ORDO_STEP_MAX);
+    for (uint32_t i = 0; !l->rank_bound && i < s->sources; i++)
+        if (s->base[i] != 0)
+            return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
+                                                  "offsets (source %u: %llu)",
+                               i, (unsigned long long)s->base[i]);
+    return ORDO_OK;
+}
+
+/* Every lane record the job resumes from (a re-shard reads them all),
+ * bounded by the recipe. */
+static ordo_status check_records(const ordo_loader *l, const ordo__state *s, int resharding,
+                                 ordo_error *err)
+{
+    int per_lane = l->recipe->global_batch / (int)s->stride;
+    int count = resharding ? (int)s->lane_count : l->lane_count;
+    ordo_status status = ORDO_OK;
+    for (int i = 0; status == ORDO_OK && i < count; i++)
+        status = ordo__replay_check_record(l->recipe, s->stride, s->base, per_lane,
+                                           (int64_t)s->step,
+                                           resharding ? &s->lanes[i]
+                                                      : lane_record(s, l->lanes[i].index),
+                                           err);
+    return status;
+}
+
 static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, ordo_error *err)
 {
     ordo__state s;
@@ -116,23 +205,12 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     if (status != ORDO_OK)
         return status;
     int resharding = l->rank_bound && (uint64_t)l->stride != s.stride;
-    uint32_t tag = ordo__recipe_tag(l->recipe);
-    if (s.recipe_tag != tag)
-        status = ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
-                                                "%08x..., this recipe is %08x...)",
-                             s.recipe_tag, tag);
-    else if (s.sources != l->recipe->source_count || s.rank_bound != l->rank_bound)
-        status = ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
-                                                "(%u sources, %s lanes)", s.sources,
-                             s.rank_bound ? "rank-bound" : "logical");
-    else if (resharding && s.lane_count != s.stride)
-        status = ordo__error(err, ORDO_INVALID,
-                             "checkpoint covers %llu of %llu lanes; re-sharding needs every "
-                             "lane: join every rank's state first (ordo_checkpoint_merge; "
-                             "merge_states in Python)",
-                             (unsigned long long)s.lane_count, (unsigned long long)s.stride);
-    else if (!resharding)
-        status = check_covered(l, &s, err);
+    int64_t run_id = 0;
+    status = check_state(l, &s, resharding, err);
+    if (status == ORDO_OK)
+        status = resume_run(o, (int64_t)s.step, &run_id, err);
+    if (status == ORDO_OK)
+        status = check_records(l, &s, resharding, err);
     l->step = (int64_t)s.step;
     if (status == ORDO_OK && resharding)
         reshard_base(l, &s);
@@ -145,6 +223,8 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
             const ordo__lane_record *rec = lane_record(&s, lane->index);
             status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken,
                                        rec->estimated, err);
+            if (status == ORDO_OK)
+                status = expect_dropped(l, lane, rec, (int64_t)s.step, o, run_id, err);
         }
     }
     ordo__state_free(&s);
@@ -166,6 +246,23 @@ static ordo_status open_lanes(ordo_loader *l, const ordo_loader_options *o, ordo
             return status;
     }
     return ORDO_OK;
+}
+
+static ordo_status advance(ordo_loader *l, ordo__lane *lane, ordo_error *err);
+
+/* A resumed loader regenerates what its lanes delivered since their flush
+ * epochs began and checks it before handing out anything, so a checkpoint
+ * that does not reproduce the ledger is refused when the loader opens. */
+static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
+{
+    ordo_status status = ORDO_OK;
+    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++) {
+        ordo__lane *lane = &l->lanes[i];
+        while (status == ORDO_OK && (status = ordo__lane_drop(lane, err)) == ORDO_OK &&
+               lane->discard > 0)
+            status = advance(l, lane, err);
+    }
+    return status;
 }
 
 /* Opens a loader; see ordo.h. */
@@ -205,6 +302,8 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
         status = open_lanes(l, o, err);
     if (status == ORDO_OK)
         status = ordo__pool_start(l, err);
+    if (status == ORDO_OK && o->resume)
+        status = replay_dropped(l, err);
     if (status != ORDO_OK) {
         ordo_loader_close(l);
         return status;
@@ -304,9 +403,13 @@ static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *e
     if (!EVP_DigestInit_ex2(l->digest_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a batch");
     for (int row = 0; row < l->per_lane; row++) {
-        ordo__sample *s;
-        while (!(s = ordo__lane_take(lane))) {
-            ordo_status status = advance(l, lane, err);
+        ordo__sample *s = NULL;
+        for (;;) {
+            ordo_status status = ordo__lane_take(lane, row == 0, &s, err);
+            if (status == ORDO_OK && s)
+                break;
+            if (status == ORDO_OK)
+                status = advance(l, lane, err);
             if (status != ORDO_OK)
                 return status;
         }
@@ -382,13 +485,14 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
     for (int i = 0; i < l->lane_count && status == ORDO_OK; i++) {
         const ordo__lane *lane = &l->lanes[i];
         const ordo__snapshot *snap = ordo__lane_snapshot(lane);
+        uint64_t epoch = 0, delivered = 0;
+        ordo__lane_record_of(lane, &epoch, &delivered);
         if (!snap)
             status = ordo__error(err, ORDO_INVALID, "lane %d has no state for flush epoch %llu",
-                                 lane->index, (unsigned long long)lane->delivered_epoch);
+                                 lane->index, (unsigned long long)epoch);
         else
-            records[i] = (ordo__lane_record){(uint64_t)lane->index, lane->delivered_epoch,
-                                             lane->delivered_in_epoch, snap->taken,
-                                             snap->estimated};
+            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch, delivered,
+                                             snap->taken, snap->estimated};
     }
     s.lanes = records;
     if (status == ORDO_OK)

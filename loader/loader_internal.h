@@ -64,8 +64,18 @@ typedef struct ordo__lane {
     /* samples ready to deliver, FIFO */
     ordo__sample **out;
     size_t out_head, out_count, out_cap;
-    /* delivery */
+    /* delivery: the epoch of the last sample taken and how many of its
+     * samples were taken; for the checkpoint, the epoch of the last step's
+     * first sample and the samples taken from its start to the step's end */
     uint64_t delivered_epoch, delivered_in_epoch, discard;
+    uint64_t step_epoch, step_offset, step_rows, ckpt_epoch, ckpt_delivered;
+    /* resume check: the samples dropped were delivered before, and their
+     * lane digests (steps replay_first on) are in the ledger */
+    uint64_t replay_position; /* sample number in the lane of the next one dropped */
+    int64_t replay_first;
+    struct ordo_ledger *replay_ledger; /* NULL: nothing to check; borrowed while opening */
+    int64_t replay_run;
+    EVP_MD_CTX *replay_ctx;
 } ordo__lane;
 
 struct ordo_loader {
@@ -102,9 +112,23 @@ ordo_status ordo__lane_init(ordo__lane *lane, struct ordo_loader *loader, int in
 void ordo__lane_free(ordo__lane *lane);
 /* Packs a finished chunk (in order) and moves samples to the output. */
 ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *work, ordo_error *err);
-/* Takes the next sample from the output (NULL when none); the caller
- * frees it with free(). */
-ordo__sample *ordo__lane_take(ordo__lane *lane);
+/* Takes the next sample from the output into *sample (NULL when none yet;
+ * the caller frees it with free()); `first` says it is the first row of a
+ * step. Samples a resume drops are checked against the recorded digests:
+ * a mismatch is an error naming step and lane. */
+ordo_status ordo__lane_take(ordo__lane *lane, int first, ordo__sample **sample,
+                            ordo_error *err);
+/* Drops, from the output, samples a resume regenerated that were
+ * delivered before, checking them (see ordo__lane_take). */
+ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err);
+/* The lane's state as a checkpoint keeps it, after its last step. */
+void ordo__lane_record_of(const ordo__lane *lane, uint64_t *epoch, uint64_t *delivered);
+/* Arms the resume check: the dropped samples start at sample number
+ * `position` of the lane; each step from `first` on that they complete
+ * must have the lane digest `ledger` (borrowed until the drops are done)
+ * recorded for run `run_id`. */
+ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
+                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
 /* Issues chunks while fewer than `prefetch` are in flight; returns the
  * work items to queue through `issue`. */
 ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *err);
@@ -112,7 +136,7 @@ ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *e
  * state, discarding `delivered` samples. */
 ordo_status ordo__lane_resume(ordo__lane *lane, uint64_t epoch, uint64_t delivered,
                               const uint64_t *taken, const uint64_t *estimated, ordo_error *err);
-/* The snapshot of the epoch the lane last delivered from. */
+/* The snapshot of the epoch a checkpoint after the last step starts at. */
 const ordo__snapshot *ordo__lane_snapshot(const ordo__lane *lane);
 
 /* Workers (pool.c). */

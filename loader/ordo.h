@@ -279,6 +279,14 @@ typedef struct ordo_loader_options {
     size_t resume_size;
     int unordered;          /* debug only: hand chunks on as they finish,
                                breaking determinism (for the benchmark) */
+    /* Self-verifying resume (design §6): the samples a resume regenerates
+     * and drops were delivered before; with a ledger, their lane digests
+     * recorded for `run` (the run the resume state was recorded for) must
+     * be reproduced, or the open is refused naming the step and the lane.
+     * Both are borrowed and only read while opening. Without a ledger the
+     * resume state is only bounded by what the recipe allows. */
+    ordo_ledger *ledger;
+    const char *run;
 } ordo_loader_options;
 
 /* A rank's batch for one step: rows = lanes owned × B/L samples, lane by
@@ -394,6 +402,9 @@ typedef struct ordo_segment_spec {
     const char *workers;     /* worker settings as a JSON object, or NULL */
     const char *host;        /* where it runs, or NULL */
     int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
+    int replace_crashed;     /* a resume: segments starting at or after start_step
+                                that never took a checkpoint (they crashed) are
+                                replaced by this one instead of refusing it */
 } ordo_segment_spec;
 
 /* A segment as read back; lane_plan is JSON ([[lanes of rank 0], …]). */
@@ -589,17 +600,22 @@ typedef struct ordo_checkpoint {
     size_t state_size;
     unsigned char *state; /* owned, NULL in listings; freed by ordo_checkpoint_free */
     char created_at[32];
+    int held;             /* 1 while its step has lanes pending: not resumed from */
 } ordo_checkpoint;
 
 /* Records the checkpoint taken after `step` was consumed: `lanes` lanes'
  * replay state, `state_size` bytes in lane order. Idempotent: the same state
  * again is a no-op; a different state for a recorded step is a conflict
- * event and ORDO_CONFLICT. */
+ * event and ORDO_CONFLICT. A step that no report (whole step or any lane)
+ * has reached is refused (ORDO_INVALID): the checkpoint would claim data
+ * nobody saw delivered. One whose step still has lanes pending is kept but
+ * held (ordo_checkpoint_get skips it) until the step's last lane is in. */
 ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
                                    const void *state, size_t state_size, ordo_error *err);
 
-/* Reads the checkpoint at `step`, or with step 0 the latest one, state
- * included; free with ordo_checkpoint_free. */
+/* Reads the checkpoint at `step`, or with step 0 the latest one whose step
+ * is complete, state included; free with ordo_checkpoint_free. A held one
+ * asked for by step is ORDO_INVALID naming the step. */
 ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                 ordo_checkpoint *checkpoint, ordo_error *err);
 

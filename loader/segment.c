@@ -175,13 +175,15 @@ static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
 
 static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
                                  const ordo_segment_spec *spec, const previous_segment *prev,
-                                 ordo_error *err)
+                                 int replaced, ordo_error *err)
 {
     json_t *detail = json_pack("{s:i, s:i, s:I}", "from_world_size", prev->world_size,
                                "to_world_size", spec->world_size, "start_step",
                                (json_int_t)spec->start_step);
     if (detail && spec->resumed_from)
         json_object_set_new(detail, "resumed_from", json_integer(spec->resumed_from));
+    if (detail && replaced) /* segments that crashed before their first checkpoint */
+        json_object_set_new(detail, "replaced_segments", json_integer(replaced));
     char *text = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
     json_decref(detail);
     if (!text)
@@ -191,13 +193,53 @@ static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
     return status;
 }
 
+/* A resume after a crash: the segments from start_step on never took a
+ * checkpoint, so nothing resumes from them; they are replaced (their
+ * recorded steps stay, and the new segment's must agree with them). */
+static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
+                                   const ordo_segment_spec *spec, int *replaced, ordo_error *err)
+{
+    *replaced = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT (SELECT count(*) FROM segments WHERE run_id = ?1 AND start_step >= ?2), "
+        "(SELECT min(step) FROM checkpoints WHERE run_id = ?1 AND step >= ?2)",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, spec->start_step);
+    int rc = sqlite3_step(stmt);
+    int count = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
+    int checkpointed = rc == SQLITE_ROW && sqlite3_column_type(stmt, 1) != SQLITE_NULL;
+    int64_t checkpoint = checkpointed ? sqlite3_column_int64(stmt, 1) : 0;
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW)
+        return ordo__db_error(ledger, err, "reading segments");
+    if (count == 0)
+        return ORDO_OK;
+    if (checkpointed)
+        return ordo__error(err, ORDO_INVALID,
+                           "the run has a checkpoint at step %lld, after the resume's start "
+                           "step %lld: resume from it, or fork", (long long)checkpoint,
+                           (long long)spec->start_step);
+    *replaced = count;
+    return run_sql(ledger, "DELETE FROM segments WHERE run_id = ?1 AND start_step >= ?2", run_id,
+                   spec->start_step, err);
+}
+
 static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                               const char *binding, int64_t *segment_id, ordo_error *err)
 {
     previous_segment prev;
-    int run_lanes = 0;
+    int run_lanes = 0, replaced = 0;
     char *plan = NULL;
-    ordo_status status = read_previous(ledger, run_id, &prev, &run_lanes, err);
+    ordo_status status = spec->replace_crashed
+                             ? replace_crashed(ledger, run_id, spec, &replaced, err)
+                             : ORDO_OK;
+    if (status == ORDO_OK)
+        status = read_previous(ledger, run_id, &prev, &run_lanes, err);
     if (status == ORDO_OK)
         status = check_plan(spec, run_lanes, binding, err);
     if (status == ORDO_OK)
@@ -210,8 +252,8 @@ static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_se
     if (status == ORDO_OK)
         status = insert_segment(ledger, run_id, spec, binding, plan, prev.ordinal + 1, segment_id,
                                 err);
-    if (status == ORDO_OK && prev.ordinal >= 0)
-        status = record_resume(ledger, run_id, spec, &prev, err);
+    if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
+        status = record_resume(ledger, run_id, spec, &prev, replaced, err);
     free(plan);
     return status;
 }

@@ -433,6 +433,19 @@ response api_steps_get(request *req, const char *name)
                                   p.next ? json_integer(p.next) : json_null()));
 }
 
+/* 201 for a checkpoint of a complete step; 202 with "held" for one whose
+ * step still has lanes pending (resumes skip it until they are in). */
+static response checkpoint_recorded(ordo_ledger *ledger, int64_t run_id, int64_t step)
+{
+    ordo_checkpoint c;
+    ordo_error err;
+    int held = ordo_checkpoint_get(ledger, run_id, step, &c, &err) != ORDO_OK;
+    if (!held)
+        ordo_checkpoint_free(&c);
+    return json_ok(held ? 202 : 201, json_pack("{s:I, s:b}", "step", (json_int_t)step, "held",
+                                               held));
+}
+
 /* POST /api/runs/{run}/checkpoints: {step, lanes, state (base64)}. */
 response api_checkpoints_post(request *req, const char *name)
 {
@@ -475,8 +488,7 @@ response api_checkpoints_post(request *req, const char *name)
         ordo_status status = ordo_checkpoint_record(ledger, run.id, json_integer_value(step),
                                                     (int)json_integer_value(lanes), raw,
                                                     (size_t)n, &err);
-        out = status == ORDO_OK ? json_ok(201, json_pack("{s:I}", "step",
-                                                         (json_int_t)json_integer_value(step)))
+        out = status == ORDO_OK ? checkpoint_recorded(ledger, run.id, json_integer_value(step))
                                 : status_error(&err);
     }
     free(raw);

@@ -4,6 +4,8 @@
 #    `ordo resume` (or, before the first checkpoint, `ordo run` again)
 #    continues, and the finished run equals an uninterrupted one step for
 #    step, with no conflicting reports;
+#  - resumes: N/4 jobs killed, then resumed at random world sizes and killed
+#    again 4 times each (a crashed resume is resumed again), then finished;
 #  - the service: `ordo serve` killed with SIGKILL N times during
 #    concurrent ingest; after restart every step acknowledged with a 2xx is
 #    in the ledger, PRAGMA integrity_check is ok, and the retried requests
@@ -84,6 +86,61 @@ if [ $mismatches = 0 ] && [ $killed -ge $((crashes * 3 / 4)) ]; then
   ok "loader: $killed of $crashes jobs killed mid-run (run takes ${span} ms); every one resumed to the uninterrupted run's $steps batch digests, no conflicts"
 else
   bad "loader: $mismatches of $crashes resumed jobs differ; $killed were killed mid-run"
+fi
+
+# ---- kills during resumes too: each job is killed at a random moment, then
+# repeatedly resumed at a random world size (or, before its first
+# checkpoint, run again at one) and killed again, then brought to the end at
+# yet another; a crashed resume's segment gives way to the next one. Every
+# ending equals the uninterrupted run (logical lanes: at any W).
+worlds=(1 2 4 8)
+resume_jobs=$(( crashes / 4 > 0 ? crashes / 4 : 1 )) kills_per_job=4
+mismatches=0 killed=0 attempts=0 plan=""
+exec 3>&2 2>/dev/null
+continue_job() { # db world checkpoint-every [timeout-seconds]
+  local limit=()
+  [ -n "${4:-}" ] && limit=(timeout -s KILL "$4")
+  if [ "$(field "$1" k checkpoints)" != 0 ]; then
+    "${limit[@]}" "$ordo" resume k --db "$1" --world-size "$2" --steps $steps --checkpoint-every "$3" \
+      --quiet >/dev/null 2>"$tmp/err"
+  else
+    "${limit[@]}" "$ordo" run "$recipe" --db "$1" --name k --world-size "$2" --steps $steps \
+      --checkpoint-every "$3" --quiet >/dev/null 2>"$tmp/err"
+  fi
+}
+for i in $(seq 1 "$resume_jobs"); do
+  db=$tmp/r$i.db
+  for kill in $(seq 0 "$kills_per_job"); do
+    # each attempt covers at most a third of the run; a sparse checkpoint
+    # interval makes kills before a resume's first checkpoint common
+    w=${worlds[$((RANDOM % 4))]} every=$(( RANDOM % 2 ? 10 : 700 ))
+    ms=$((10 + RANDOM % (span > 60 ? span / 3 : 20)))
+    plan="$plan W=$w/$every@${ms}ms"
+    attempts=$((attempts + 1))
+    continue_job "$db" "$w" "$every" "$(awk -v m=$ms 'BEGIN { printf "%.3f", m / 1000 }')"
+    code=$?
+    if [ $code = 137 ]; then killed=$((killed + 1));
+    elif [ $code != 0 ] && ! grep -q "is not after the checkpoint" "$tmp/err"; then
+      echo "  resume job $i, attempt $kill at W=$w: exit $code: $(cat "$tmp/err")" >&3
+    fi
+  done
+  w=${worlds[$((RANDOM % 4))]}
+  continue_job "$db" "$w" 10 || grep -q "is not after the checkpoint" "$tmp/err" || cat "$tmp/err" >&3
+  got=$(digests "$db" k)
+  conflicts=$(field "$db" k conflicts)
+  if [ -n "${VERBOSE:-}" ]; then echo "resume job $i:$plan, then W=$w" >&3; fi
+  plan=""
+  if [ "$got" != "$want" ] || [ "$conflicts" != 0 ]; then
+    mismatches=$((mismatches + 1))
+    echo "  resume job $i differs from the uninterrupted run or has $conflicts conflicts" >&3
+  fi
+  rm -f "$db" "$db-wal" "$db-shm"
+done
+exec 2>&3 3>&-
+if [ $mismatches = 0 ] && [ $killed -ge $((attempts / 2)) ]; then
+  ok "resumes: $resume_jobs jobs, $killed of $attempts runs and resumes killed at random world sizes; every one ended with the uninterrupted run's $steps batch digests, no conflicts"
+else
+  bad "resumes: $mismatches of $resume_jobs jobs differ; $killed of $attempts attempts were killed"
 fi
 
 # ---- a full disk: the file-size limit (RLIMIT_FSIZE) cuts the ledger's

@@ -33,6 +33,13 @@
     X(checkpoints_record_get_list)                     \
     X(checkpoint_is_idempotent_and_conflicts_are_kept) \
     X(checkpoint_bad_input)                            \
+    /* checkpoints and resume */                       \
+    X(checkpoint_past_the_reports_is_refused_and_pending_one_held) \
+    X(resume_refuses_a_tampered_checkpoint_naming_step_and_lane) \
+    X(resume_checks_the_replayed_steps_against_the_ledger) \
+    X(resume_after_a_crashed_resume_or_before_any_checkpoint) \
+    X(service_refuses_unreached_and_holds_pending_checkpoints) \
+    X(resume_from_a_forged_manifest_state_is_refused) \
     X(events_record_and_filter)                        \
     X(garbage_file_is_not_a_ledger_and_is_left_alone)  \
     X(truncated_ledger_fails_cleanly)                  \

@@ -1,10 +1,24 @@
 /* Checkpoints and events. */
 #include "fixtures.h"
 
+/* Records steps first..last of a run with `lanes` lanes (fixture digests). */
+static void record_steps(ordo_ledger *ledger, int64_t run, int lanes, int64_t first, int64_t last)
+{
+    unsigned char *digests = malloc((size_t)lanes * ORDO_DIGEST_SIZE);
+    ordo_error err;
+    for (int64_t s = first; s <= last; s++) {
+        ordo_step step;
+        fixture_step(&step, s, lanes, digests, 1);
+        ASSERT_OK(ordo_steps_record(ledger, run, &step, 1, NULL, &err), &err);
+    }
+    free(digests);
+}
+
 TEST(checkpoints_record_get_list)
 {
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 32, 4);
+    record_steps(ledger, run, 32, 1, 200);
     ordo_error err;
     unsigned char state[32 * 12];
     for (size_t i = 0; i < sizeof state; i++)
@@ -40,6 +54,7 @@ TEST(checkpoint_is_idempotent_and_conflicts_are_kept)
 {
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
+    record_steps(ledger, run, 4, 1, 10);
     ordo_error err;
     unsigned char state[16] = {1, 2, 3};
     ASSERT_OK(ordo_checkpoint_record(ledger, run, 10, 4, state, sizeof state, &err), &err);
@@ -101,4 +116,52 @@ TEST(events_record_and_filter)
     ASSERT_EQ_INT(count, 1);
     ordo_events_free(events, count);
     ordo_ledger_close(ledger);
+}
+
+/* A checkpoint claims its step was delivered: one past every report is
+ * refused; one whose step has lanes pending is held (not resumed from,
+ * not the base of a manifest) until the step's last lane is in. */
+TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    record_steps(ledger, run, 4, 1, 10);
+    ordo_error err;
+    unsigned char state[16] = {1, 2, 3};
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 10, 4, state, sizeof state, &err), &err);
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 11, 4, state, sizeof state, &err),
+                  ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 11");
+    ASSERT_CONTAINS(err.message, "last recorded step is 10");
+    /* Lanes 0 and 1 of step 12 are in, 2 and 3 pending. */
+    ordo_lane_report reports[2] = {{12, 0, {1}}, {12, 1, {2}}};
+    ordo_record_result result;
+    ASSERT_OK(ordo_lanes_record(ledger, run, reports, 2, &result, NULL, &err), &err);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 12, 4, state, sizeof state, &err), &err);
+    ordo_checkpoint c;
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 0, &c, &err), &err);
+    ASSERT_EQ_INT(c.step, 10);
+    ordo_checkpoint_free(&c);
+    ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 12, &c, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "held");
+    ordo_checkpoint *list = NULL;
+    size_t count = 0;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
+    ASSERT_EQ_INT(count, 2);
+    ASSERT_EQ_INT(list[0].held, 0);
+    ASSERT_EQ_INT(list[1].held, 1);
+    ordo_free(list);
+    /* Step 11 and the rest of 12 arrive: the held checkpoint is the latest. */
+    unsigned char digests[4 * ORDO_DIGEST_SIZE];
+    ordo_step step;
+    fixture_step(&step, 11, 4, digests, 1);
+    ASSERT_OK(ordo_steps_record(ledger, run, &step, 1, NULL, &err), &err);
+    ordo_lane_report rest[2] = {{12, 2, {3}}, {12, 3, {4}}};
+    ASSERT_OK(ordo_lanes_record(ledger, run, rest, 2, &result, NULL, &err), &err);
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 0, &c, &err), &err);
+    ASSERT_EQ_INT(c.step, 12);
+    ASSERT_EQ_INT(c.held, 0);
+    ordo_checkpoint_free(&c);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM checkpoints"), 2);
 }

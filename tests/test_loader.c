@@ -91,7 +91,8 @@ TEST(loader_workers_change_nothing)
     assert_same("one", "four", 120);
 }
 
-/* Lane 0's (flush epoch, samples delivered since its flush) after step. */
+/* Lane 0's checkpoint after step: the flush epoch its last step began in,
+ * and the samples delivered from that epoch's start to the step's end. */
 static void lane0_state(ordo_ledger *ledger, int64_t run_id, int64_t step, uint64_t *epoch,
                         uint64_t *delivered)
 {
@@ -107,8 +108,8 @@ static void lane0_state(ordo_ledger *ledger, int64_t run_id, int64_t step, uint6
 }
 
 /* Steps where lane 0 is at the start, middle and end of a flush epoch:
- * the first step taking samples of a new epoch, a step inside one, and
- * the last step before the next epoch. */
+ * the first step beginning in a new epoch, a step inside one, and the
+ * last step beginning in its epoch. */
 static void pick_resume_steps(int64_t picks[3])
 {
     ordo_ledger *ledger = NULL;
@@ -122,11 +123,11 @@ static void pick_resume_steps(int64_t picks[3])
         lane0_state(ledger, info.id, s - 1, &ep, &dp);
         lane0_state(ledger, info.id, s, &e0, &d0);
         lane0_state(ledger, info.id, s + 1, &e1, &d1);
-        if (!picks[0] && e0 > ep && d0 <= 2) /* step s began a new epoch */
+        if (!picks[0] && e0 > ep) /* step s began in a new epoch */
             picks[0] = s;
-        else if (!picks[2] && e1 > e0 && d1 <= 2) /* step s ended its epoch */
+        else if (!picks[2] && e1 > e0) /* the last step to begin in its epoch */
             picks[2] = s;
-        else if (!picks[1] && e1 == e0 && e0 == ep && d0 > 2)
+        else if (!picks[1] && e1 == e0 && e0 == ep && d0 > 4)
             picks[1] = s;
     }
     ordo_ledger_close(ledger);

@@ -36,7 +36,8 @@ class _Options(ctypes.Structure):
                 ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
                 ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
                 ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
-                ("unordered", ctypes.c_int)]
+                ("unordered", ctypes.c_int), ("ledger", ctypes.c_void_p),
+                ("run", ctypes.c_char_p)]
 
 
 class _Batch(ctypes.Structure):
@@ -123,15 +124,22 @@ def merge_states(states):
 
 
 class Loader:
-    """One rank's loader: iterate for batches; checkpoint with state_dict()."""
+    """One rank's loader: iterate for batches; checkpoint with state_dict().
+    With db (a ledger) and run (the run the states were recorded for), a
+    resume (state=, load_state_dict) checks the samples it replays against
+    the lane digests the ledger recorded and refuses a state that does not
+    reproduce them, naming the step and the lane."""
 
     def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
-                 lane_binding="logical", state=None, as_torch=False, index_cache=None):
+                 lane_binding="logical", state=None, as_torch=False, index_cache=None,
+                 run=None):
         """Opens rank `rank` of `world_size` over the recipe file `recipe`.
         The index is kept in the ledger `db` when given, else in
         `index_cache` (default: .ordo-index.db next to the recipe; False:
         none). `state` (bytes) resumes; `as_torch` hands out torch tensors
-        (ImportError without torch)."""
+        (ImportError without torch). With `db` and `run` (the run the
+        state was recorded for) a resume checks its replay against the
+        ledger."""
         if as_torch:
             try:
                 import torch  # noqa: F401
@@ -152,10 +160,14 @@ class Loader:
             _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None,
                                        ctypes.byref(err)), err)
         finally:
-            L.ordo_ledger_close(self._ledger)  # only indexing needs it
-            self._ledger = ctypes.c_void_p()
+            if not (db and run):  # only indexing needs it, unless resumes are checked
+                L.ordo_ledger_close(self._ledger)
+                self._ledger = ctypes.c_void_p()
         self.indexed_shards = L.ordo_recipe_indexed_shards(self._recipe)
         self._binding = lane_binding.encode()
+        # With a ledger and the run the state was recorded for, a resume
+        # checks the samples it replays against the recorded lane digests.
+        self._run = run.encode() if db and run else None
         self._read, self._tokenize = read_workers, tokenize_workers
         self._open(state)
 
@@ -187,7 +199,8 @@ class Loader:
         opts = _Options(rank=self.rank, world_size=self.world_size, read_workers=self._read,
                         tokenize_workers=self._tokenize, prefetch=0, lane_binding=self._binding,
                         resume=ctypes.cast(self._state_buffer, ctypes.c_void_p) if state else None,
-                        resume_size=len(state) if state else 0, unordered=0)
+                        resume_size=len(state) if state else 0, unordered=0,
+                        ledger=self._ledger if self._run else None, run=self._run)
         _check(lib().ordo_loader_open(self._recipe, ctypes.byref(opts), ctypes.byref(self._loader),
                                       ctypes.byref(err)), err)
 

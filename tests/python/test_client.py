@@ -78,7 +78,10 @@ class ClientTest(unittest.TestCase):
         loaders = [Loader(self.recipe, r, 2) for r in range(2)]
         for _ in range(4):
             for l in loaders:
-                next(l)
+                b = next(l)
+                for lane, d in zip(b["lanes"], b["lane_digests"]):
+                    c.report_lane(b["step"], lane, d)
+        self.assertTrue(c.flush(30))  # a checkpoint follows the steps it covers
         from ordo.loader import merge_states
         c.checkpoint(4, 8, merge_states([l.state() for l in loaders]))
         m = c.recovery_manifest(world_size=4, step=4)
@@ -108,6 +111,7 @@ class ClientTest(unittest.TestCase):
         for _ in range(2):
             for l in loaders:
                 c.report_step(next(l)["step"], batch_digest="00" * 32)
+        self.assertTrue(c.flush())  # a checkpoint needs its step reported first
         from ordo.loader import merge_states
         c.checkpoint(2, 8, merge_states([l.state() for l in loaders]))
         for l in loaders:

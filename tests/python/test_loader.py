@@ -31,6 +31,29 @@ def run_steps(recipe, world, steps, state=None):
     return out, merged
 
 
+def varints(data):
+    """The unsigned LEB128 numbers a checkpoint state is made of."""
+    out, value, shift = [], 0, 0
+    for byte in data:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            out.append(value)
+            value, shift = 0, 0
+    return out
+
+
+def unvarints(values):
+    out = bytearray()
+    for v in values:
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                break
+    return bytes(out)
+
+
 class LoaderTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -181,6 +204,27 @@ class LoaderTest(unittest.TestCase):
                               self.recipe], capture_output=True, text=True, timeout=300)
         self.assertEqual(out.returncode, 0, msg=out.stderr)
         self.assertIn("torch", out.stdout)
+    def test_load_state_dict_checks_the_replay_against_the_ledger(self):
+        """A state whose delivered count was changed does not reproduce the
+        lane digests the ledger holds: refused through the library, naming
+        the step and the lane; the honest state resumes."""
+        import base64, sqlite3, subprocess
+        db = os.path.join(self.dir, "checked.db")
+        subprocess.run([common.ORDO, "run", self.recipe, "--db", db, "--name", "base",
+                        "--world-size", "2", "--steps", "9", "--quiet"], check=True)
+        con = sqlite3.connect(db)
+        state = con.execute("SELECT lane_state FROM checkpoints WHERE step = 9").fetchone()[0]
+        con.close()
+        honest = {"ordo_state": base64.b64encode(state).decode("ascii")}
+        l = Loader(self.recipe, 0, 4, db=db, run="base")
+        l.load_state_dict(honest)
+        self.assertEqual(next(l)["step"], 10)
+        fields = varints(state)  # version, binding, tag, step, stride, S, S bases,
+        delivered = 6 + fields[5] + 1 + 2  # lane count, then lane 0: lane, epoch, delivered
+        fields[delivered] -= 1
+        with self.assertRaisesRegex(OrdoError, r"refused.*step \d+ of lane 0"):
+            l.load_state_dict({"ordo_state": base64.b64encode(unvarints(fields)).decode()})
+        l.close()
 
     def test_bad_arguments_are_errors(self):
         with self.assertRaisesRegex(OrdoError, r"lanes \(8\) must be divisible by world size \(3\)"):

@@ -108,6 +108,12 @@ ordo_status ordo__conflict(ordo_ledger *ledger, int64_t run_id, int64_t step,
                            const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
                            ordo_error *err);
 
+/* Records a divergence event for a run and step (deduplicated by the
+ * run's digest). */
+ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                             const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                             ordo_error *err);
+
 /* Copies `src` into the fixed buffer `dst` of `size` bytes (NULL → ""). */
 void ordo__copy(char *dst, size_t size, const char *src);
 

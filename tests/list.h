@@ -103,6 +103,8 @@
     X(step_blocks_of_large_steps_stay_in_their_run)    \
     X(lane_reports_composing_several_steps_count_each_once) \
     X(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise) \
-    X(compare_reads_one_snapshot)
+    X(compare_reads_one_snapshot)                      \
+    /* the write path: bodies, divergences, lane reports */ \
+    X(divergence_events_survive_concurrent_writers)
 
 #endif

@@ -136,9 +136,11 @@ class Client:
                 item[key] = value
         self._put(("steps", item))
 
-    def report_lane(self, step, lane, digest):
-        """Queues one lane's digest of a step (each rank reports its lanes)."""
-        self._put(("lanes", {"step": int(step), "lane": int(lane), "digest": digest}))
+    def report_lane(self, step, lane, digest, rank):
+        """Queues one lane's digest of a step, reported by `rank` (each rank
+        reports the lanes it owns under the lane plan)."""
+        self._put(("lanes", {"step": int(step), "lane": int(lane), "digest": digest,
+                             "rank": int(rank)}))
 
     def _put(self, item):
         try:
@@ -190,12 +192,17 @@ class Client:
 
     def _send(self, batch):
         steps = [body for kind, body in batch if kind == "steps"]
-        lanes = [body for kind, body in batch if kind == "lanes"]
+        ranks = {}
+        for kind, body in batch:
+            if kind == "lanes":
+                ranks.setdefault(body["rank"], []).append(
+                    {k: v for k, v in body.items() if k != "rank"})
         path = f"/api/runs/{self._run()}/steps"
-        for key, items in (("steps", steps), ("lanes", lanes)):
-            if items:
-                answer = self._request("POST", path, {key: items})
-                self.divergences.extend(answer.get("divergences", []))
+        bodies = [{"steps": steps}] if steps else []
+        bodies += [{"rank": rank, "lanes": items} for rank, items in sorted(ranks.items())]
+        for body in bodies:
+            answer = self._request("POST", path, body)
+            self.divergences.extend(answer.get("divergences", []))
 
     def _worker(self):
         backoff = 0.1

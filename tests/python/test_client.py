@@ -50,10 +50,10 @@ class ClientTest(unittest.TestCase):
         composed = []
         for _ in range(10):
             digests = {}
-            for l in loaders:
+            for rank, l in enumerate(loaders):
                 b = next(l)
                 for lane, d in zip(b["lanes"], b["lane_digests"]):
-                    c.report_lane(b["step"], lane, d)
+                    c.report_lane(b["step"], lane, d, rank)
                     digests[lane] = d
             composed.append(ordo.batch_digest([digests[i] for i in range(8)]))
         self.assertTrue(c.flush(30))

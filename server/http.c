@@ -326,7 +326,9 @@ json_t *body_object(const request *req, response *error)
         return NULL; /* refused before Jansson spends memory on it */
     json_error_t jerr;
     json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root && json_error_code(&jerr) == json_error_out_of_memory) {
+    /* Jansson reports a failed allocation as out_of_memory, or on some paths
+     * as no error at all (line -1, empty text): both are memory, not JSON */
+    if (!root && (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])) {
         *error = json_error(503, "out_of_memory", "out of memory parsing a body of %zu bytes; "
                                                   "try again", req->body_len);
         return NULL;

@@ -123,9 +123,10 @@ static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane
     }
     json_t *metrics_value = json_object_get(item, "metrics");
     if (metrics_value && !json_is_null(metrics_value)) {
-        /* its shape (an object of scalars) is the library's rule */
-        b->metrics[i] = json_dumps(metrics_value, JSON_COMPACT | JSON_SORT_KEYS |
-                                                      JSON_ENCODE_ANY);
+        if (!json_is_object(metrics_value))
+            return "metrics must be an object of scalars";
+        /* which values it may hold is the library's rule */
+        b->metrics[i] = json_dumps(metrics_value, JSON_COMPACT | JSON_SORT_KEYS);
         s->metrics = b->metrics[i];
         if (!s->metrics)
             return "metrics could not be read (out of memory)";

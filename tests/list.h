@@ -105,6 +105,8 @@
     X(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise) \
     X(compare_reads_one_snapshot)                      \
     /* the write path: bodies, divergences, lane reports */ \
-    X(divergence_events_survive_concurrent_writers)
+    X(divergence_events_survive_concurrent_writers)    \
+    X(request_bodies_refuse_unknown_keys_and_mixed_shapes) \
+    X(lane_reports_are_refused_for_lanes_the_rank_does_not_own)
 
 #endif

@@ -157,3 +157,112 @@ TEST(divergence_events_survive_concurrent_writers)
     http_free(&m);
     server_down(&s);
 }
+
+#define DIGEST(n) "000000000000000000000000000000000000000000000000000000000000000" #n
+
+/* Request bodies: unknown keys are refused naming them (except inside a
+ * recipe and a metrics map), steps and lanes never come together, metrics
+ * are scalars, lane reports name their rank. */
+TEST(request_bodies_refuse_unknown_keys_and_mixed_shapes)
+{
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(run_ordo(NULL, (const char *const[]){"migrate", "--db", db, NULL}).out);
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    char recipe[65], body[1024];
+    /* a recipe is any object: its keys are the loader's business */
+    call(&s, "/api/recipes", writer, "{\"name\": \"x\", \"lanes\": 4, \"global_batch\": 8, "
+         "\"grup\": {\"any\": [1]}}", 201, NULL, NULL);
+    external_recipe(&s, writer, 4, recipe);
+    snprintf(body, sizeof body, "{\"name\": \"r\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"grup\": \"a\"}", recipe);
+    call(&s, "/api/runs", writer, body, 400, "invalid", "a run: unknown key 'grup'");
+    http_result none = http(&s, "GET", "/api/runs/r", NULL, NULL); /* nothing was created */
+    expect(&none, 404, "not_found", NULL);
+    http_free(&none);
+    create_run(&s, writer, "r", recipe, 2, NULL);
+    call(&s, "/api/runs/r/segments", writer, "{\"start_step\": 5, \"world_size\": 4, "
+         "\"world\": 4}", 400, "invalid", "a segment: unknown key 'world'");
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\", \"los\": 2.5}]}", 400, "invalid", "steps[0] has an unknown key 'los'");
+    call(&s, "/api/runs/r/steps", writer, "{\"stepz\": []}", 400, "invalid",
+         "unknown key 'stepz'");
+    call(&s, "/api/runs/r/steps", writer, "{\"rank\": 0, \"lanes\": [{\"step\": 1, \"lane\": 0, "
+         "\"digest\": \"" DIGEST(1) "\", \"rnak\": 0}]}", 400, "invalid",
+         "lanes[0] has an unknown key 'rnak'");
+    /* both shapes at once: refused, nothing of either recorded */
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\"}], \"rank\": 0, \"lanes\": [{\"step\": 2, \"lane\": 0, \"digest\": \""
+         DIGEST(1) "\"}]}", 400, "invalid", "not both");
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM steps"), 0);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM lane_reports"), 0);
+    /* metrics: a map of scalars, its names free */
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\", \"metrics\": {\"lr\": {\"now\": 1}}}]}", 400, "invalid",
+         "step 1: metrics: 'lr' is an object");
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\", \"metrics\": {\"lr\": [1, 2]}}]}", 400, "invalid", "'lr' is an array");
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\", \"metrics\": 3}]}", 400, "invalid", "steps[0] metrics must be an object of scalars");
+    call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
+         DIGEST(1) "\", \"metrics\": {\"any name\": 1.5, \"phase\": \"warmup\", \"ok\": true, "
+         "\"gap\": null}}]}", 200, NULL, "\"inserted\":1");
+    /* lane reports need their rank */
+    call(&s, "/api/runs/r/steps", writer, "{\"lanes\": [{\"step\": 2, \"lane\": 0, \"digest\": \""
+         DIGEST(1) "\"}]}", 400, "invalid", "needs 'rank'");
+    call(&s, "/api/runs/r/steps", writer, "{\"rank\": -1, \"lanes\": [{\"step\": 2, \"lane\": 0, "
+         "\"digest\": \"" DIGEST(1) "\"}]}", 400, "invalid", "needs 'rank'");
+    call(&s, "/api/runs/r/steps", writer, "{\"rank\": 0}", 400, "invalid", "'lanes'");
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM lane_reports"), 0);
+    server_down(&s);
+}
+
+static void post_lane(const test_server *s, const char *writer, int rank, int step, int lane,
+                      const char *digest, int status, const char *needle)
+{
+    char body[512];
+    snprintf(body, sizeof body, "{\"rank\": %d, \"lanes\": [{\"step\": %d, \"lane\": %d, "
+             "\"digest\": \"%s\"}]}", rank, step, lane, digest);
+    call(s, "/api/runs/r/steps", writer, body, status, status == 200 ? NULL : "invalid", needle);
+}
+
+/* A rank cannot report another rank's lane: the first writer no longer
+ * wins and the honest rank's reports are never turned into conflicts. */
+TEST(lane_reports_are_refused_for_lanes_the_rank_does_not_own)
+{
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(run_ordo(NULL, (const char *const[]){"migrate", "--db", db, NULL}).out);
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    char recipe[65];
+    external_recipe(&s, writer, 4, recipe);
+    create_run(&s, writer, "r", recipe, 2, NULL); /* rank 0: lanes 0, 1; rank 1: 2, 3 */
+    post_lane(&s, writer, 1, 1, 0, DIGEST(9), 400,
+              "lane 0 of step 1 belongs to rank 0 under the segment's lane plan, not to rank 1");
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM lane_reports"), 0);
+    /* a body with one foreign lane among its own is refused whole */
+    call(&s, "/api/runs/r/steps", writer, "{\"rank\": 1, \"lanes\": [{\"step\": 1, \"lane\": 2, "
+         "\"digest\": \"" DIGEST(3) "\"}, {\"step\": 1, \"lane\": 1, \"digest\": \"" DIGEST(9)
+         "\"}]}", 400, "invalid", "lane report 1: lane 1 of step 1 belongs to rank 0");
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM lane_reports"), 0);
+    /* the honest ranks' reports compose the step, with no conflict */
+    post_lane(&s, writer, 0, 1, 0, DIGEST(1), 200, NULL);
+    post_lane(&s, writer, 0, 1, 1, DIGEST(2), 200, NULL);
+    post_lane(&s, writer, 1, 1, 2, DIGEST(3), 200, NULL);
+    http_result r = http(&s, "POST", "/api/runs/r/steps", writer,
+                         "{\"rank\": 1, \"lanes\": [{\"step\": 1, \"lane\": 3, \"digest\": \""
+                         DIGEST(4) "\"}]}");
+    expect(&r, 200, NULL, "\"completed_steps\":1");
+    ASSERT_EQ_INT(num(r.json, "conflicts"), 0);
+    http_free(&r);
+    ASSERT_EQ_INT(events_of("r", "conflict", 0), 0);
+    /* at a new world size the plan of the covering segment decides */
+    call(&s, "/api/runs/r/segments", writer, "{\"start_step\": 2, \"world_size\": 4}", 201, NULL,
+         NULL);
+    post_lane(&s, writer, 0, 2, 1, DIGEST(2), 400, "belongs to rank 1");
+    post_lane(&s, writer, 1, 2, 1, DIGEST(2), 200, NULL);
+    post_lane(&s, writer, 1, 1, 1, DIGEST(2), 400, "belongs to rank 0");
+    server_down(&s);
+}

@@ -33,6 +33,7 @@ struct ordo_ledger {
     sqlite3_stmt *stmts[ORDO_STMT_COUNT];
     EVP_MD_CTX *digest_ctx; /* reused for the batch digest checks */
     struct ordo__block *last_block; /* the step block this connection saved last */
+    int lock_timeout_ms; /* how long a write waits for another's lock */
 };
 
 /* SHA-256 through a reused context (falls back to ordo_sha256). */

@@ -142,6 +142,13 @@ ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **led
 /* Closes the connection and frees the ledger (NULL is fine). */
 void ordo_ledger_close(ordo_ledger *ledger);
 
+/* How long a write on this connection waits for another connection's write
+ * (a long ingest, another job) before it fails with ORDO_BUSY, whose
+ * message then says how long it waited. Default ORDO_LOCK_TIMEOUT_MS;
+ * milliseconds < 0 are taken as 0. */
+#define ORDO_LOCK_TIMEOUT_MS 10000
+void ordo_ledger_set_lock_timeout(ordo_ledger *ledger, int milliseconds);
+
 /* Applies any pending migrations, each in its own transaction; *from and
  * *to (either may be NULL) receive the versions before and after. */
 ordo_status ordo_ledger_migrate(ordo_ledger *ledger, int *from, int *to, ordo_error *err);
@@ -409,7 +416,8 @@ typedef struct ordo_segment_info {
  * binding), that L % W == 0, and that the plan gives every rank exactly L/W
  * lanes. start_step must be after the previous segment's start; the previous
  * segment is closed at start_step - 1. A resume event is recorded for every
- * segment after the first. */
+ * segment after the first, and pending lane reports (ordo_lanes_record) of
+ * steps from start_step on are dropped: the resume reports them again. */
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err);
 

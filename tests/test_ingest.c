@@ -1,9 +1,13 @@
 /* The write path of the service over real HTTP on 127.0.0.1 (port 0):
  * divergence events under concurrent writers, request bodies' keys and
  * shapes, lane reports' ranks and their cost. */
+#include <pthread.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "corpus.h"
 #include "fixtures.h"
 #include "http.h"
 
@@ -265,4 +269,56 @@ TEST(lane_reports_are_refused_for_lanes_the_rank_does_not_own)
     post_lane(&s, writer, 1, 2, 1, DIGEST(2), 200, NULL);
     post_lane(&s, writer, 1, 1, 1, DIGEST(2), 400, "belongs to rank 0");
     server_down(&s);
+}
+
+/* Commits the write transaction it was given after 11 s: a long write,
+ * longer than a write used to wait. */
+static void *long_write(void *db_handle)
+{
+    struct timespec hold = {11, 0};
+    nanosleep(&hold, NULL);
+    sqlite3_exec(db_handle, "COMMIT", NULL, NULL, NULL);
+    return NULL;
+}
+
+/* Another connection's long write makes `ordo run` on the same ledger
+ * wait (up to its bound), not fail; a write whose wait runs out says how
+ * long it waited. */
+TEST(a_long_write_makes_ordo_run_wait_instead_of_failing)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 200, 31);
+    const char *recipe = corpus_recipe("recipe.json", 8, 16, 32, 2, 4,
+                                       "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                                       "\"weight\": 1}]");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", recipe);
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok((const char *const[]){"migrate", "--db", db, NULL}, 0));
+    free(ordo_ok((const char *const[]){"index", path, "--db", db, NULL}, 0));
+    sqlite3 *holder = NULL;
+    ASSERT(sqlite3_open(db, &holder) == SQLITE_OK);
+    ASSERT_EQ_INT(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO api_tokens (name, role, "
+                                       "token_hash) VALUES ('x', 'reader', zeroblob(32))",
+                               NULL, NULL, NULL), SQLITE_OK);
+    /* bounded: a short wait runs out with a message saying so */
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ordo_ledger_set_lock_timeout(ledger, 100);
+    char id[ORDO_DIGEST_HEX_SIZE];
+    ASSERT_STATUS(ordo_recipe_put(ledger, "{\"lanes\": 8}", 12, id, &err), ORDO_BUSY, &err);
+    ASSERT_CONTAINS(err.message, "another writer held the ledger's lock for more than 0.1 s");
+    ordo_ledger_close(ledger);
+    /* `ordo run` waits the long write out */
+    pthread_t thread;
+    ASSERT(pthread_create(&thread, NULL, long_write, holder) == 0);
+    cli_result c = run_ordo(NULL, (const char *const[]){"run", path, "--db", db, "--name", "w",
+                                                        "--world-size", "2", "--steps", "10",
+                                                        "--quiet", NULL});
+    pthread_join(thread, NULL);
+    sqlite3_close(holder);
+    if (c.code != 0)
+        test_fail(__FILE__, __LINE__, "ordo run failed (%d): %s", c.code, c.err);
+    cli_result_free(&c);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT step_count FROM runs WHERE name = 'w'"), 10);
 }

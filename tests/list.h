@@ -108,6 +108,7 @@
     X(divergence_events_survive_concurrent_writers)    \
     X(request_bodies_refuse_unknown_keys_and_mixed_shapes) \
     X(lane_reports_are_refused_for_lanes_the_rank_does_not_own) \
-    X(a_long_write_makes_ordo_run_wait_instead_of_failing)
+    X(a_long_write_makes_ordo_run_wait_instead_of_failing) \
+    X(lane_reports_cost_n_log_n)
 
 #endif

@@ -322,3 +322,60 @@ TEST(a_long_write_makes_ordo_run_wait_instead_of_failing)
     cli_result_free(&c);
     ASSERT_EQ_INT(fixture_int(db, "SELECT step_count FROM runs WHERE name = 'w'"), 10);
 }
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Records `count` lane reports (64 lanes, every lane of count / 64 steps,
+ * in step order, as ranks send them) into a new run; returns the seconds
+ * it took. */
+static double time_lane_reports(ordo_ledger *ledger, const char *name, size_t count)
+{
+    int64_t run = fixture_run(ledger, name, 64, 1);
+    ordo_lane_report *reports = calloc(count, sizeof *reports);
+    ASSERT(reports != NULL);
+    for (size_t i = 0; i < count; i++) {
+        size_t k = i;
+        reports[k].step = 1 + (int64_t)(i / 64);
+        reports[k].lane = (int)(i % 64);
+        memcpy(reports[k].digest, &i, sizeof i);
+    }
+    size_t completed = 0;
+    ordo_error err;
+    double t = seconds_now();
+    ASSERT_OK(ordo_lanes_record(ledger, run, reports, count, NULL, &completed, &err), &err);
+    t = seconds_now() - t;
+    ASSERT_EQ_INT(completed, count / 64);
+    free(reports);
+    return t;
+}
+
+/* The fastest of `rounds` timings of `count` reports, each into a new run. */
+static double fastest(ordo_ledger *ledger, size_t count, int rounds)
+{
+    double best = 1e9;
+    for (int i = 0; i < rounds; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "r%zu-%d", count, i);
+        double t = time_lane_reports(ledger, name, count);
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* Eight times the reports cost about nine times the time (n log n), not
+ * sixty-four (n^2); each size is timed three times and the fastest
+ * counts, so a stall on a busy machine does not decide the ratio. */
+TEST(lane_reports_cost_n_log_n)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    double small = fastest(ledger, 80000, 3), large = fastest(ledger, 640000, 3);
+    if (large > 24 * small)
+        test_fail(__FILE__, __LINE__, "640,000 reports took %.3f s, 80,000 took %.3f s: %.1f "
+                  "times for 8 times the reports", large, small, large / small);
+    ordo_ledger_close(ledger);
+}

@@ -144,7 +144,7 @@ static void concurrent_divergences(const test_server *s, const char *writer, con
 TEST(divergence_events_survive_concurrent_writers)
 {
     snprintf(db, sizeof db, "%s", test_path("l.db"));
-    free(run_ordo(NULL, (const char *const[]){"migrate", "--db", db, NULL}).out);
+    free(ordo_ok((const char *const[]){"migrate", "--db", db, NULL}, 0));
     const char *writer = make_token(db, "writer");
     test_server s;
     server_up(&s, db, (const char *const[]){"--threads", "8", NULL});
@@ -170,7 +170,7 @@ TEST(divergence_events_survive_concurrent_writers)
 TEST(request_bodies_refuse_unknown_keys_and_mixed_shapes)
 {
     snprintf(db, sizeof db, "%s", test_path("l.db"));
-    free(run_ordo(NULL, (const char *const[]){"migrate", "--db", db, NULL}).out);
+    free(ordo_ok((const char *const[]){"migrate", "--db", db, NULL}, 0));
     const char *writer = make_token(db, "writer");
     test_server s;
     server_up(&s, db, NULL);
@@ -236,7 +236,7 @@ static void post_lane(const test_server *s, const char *writer, int rank, int st
 TEST(lane_reports_are_refused_for_lanes_the_rank_does_not_own)
 {
     snprintf(db, sizeof db, "%s", test_path("l.db"));
-    free(run_ordo(NULL, (const char *const[]){"migrate", "--db", db, NULL}).out);
+    free(ordo_ok((const char *const[]){"migrate", "--db", db, NULL}, 0));
     const char *writer = make_token(db, "writer");
     test_server s;
     server_up(&s, db, NULL);

@@ -109,6 +109,7 @@
     X(request_bodies_refuse_unknown_keys_and_mixed_shapes) \
     X(lane_reports_are_refused_for_lanes_the_rank_does_not_own) \
     X(a_long_write_makes_ordo_run_wait_instead_of_failing) \
-    X(lane_reports_cost_n_log_n)
+    X(lane_reports_cost_n_log_n)                       \
+    X(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
 
 #endif

@@ -379,3 +379,48 @@ TEST(lane_reports_cost_n_log_n)
                   "times for 8 times the reports", large, small, large / small);
     ordo_ledger_close(ledger);
 }
+
+/* Reports of incomplete steps wait, at most ORDO_LANE_REPORTS_PENDING_MAX
+ * per run, and a resume drops those of the steps it replays. */
+TEST(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    const char *path = test_path("l.db");
+    int64_t run = fixture_run(ledger, "a", 4, 2); /* rank 0 owns lanes 0 and 2 */
+    ordo_lane_report reports[20];
+    memset(reports, 0, sizeof reports);
+    for (int i = 0; i < 20; i++) {
+        reports[i].step = 1 + i / 2;
+        reports[i].lane = 2 * (i % 2);
+        reports[i].digest[0] = (unsigned char)i;
+    }
+    size_t completed = 1;
+    ordo_error err;
+    ASSERT_OK(ordo_lanes_record(ledger, run, reports, 20, NULL, &completed, &err), &err);
+    ASSERT_EQ_INT(completed, 0);
+    ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), 20);
+    int ranks[4] = {0, 1, 0, 1};
+    ordo_segment_spec resume = {.world_size = 2, .start_step = 6, .lanes = 4,
+                                .lane_ranks = ranks};
+    int64_t segment = 0;
+    ASSERT_OK(ordo_segment_add(ledger, run, &resume, &segment, &err), &err);
+    ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), 10); /* steps 1 to 5 */
+    /* filled up to the bound: one more pending report is refused whole */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < %d) "
+             "INSERT INTO lane_reports SELECT %lld, 100 + x / 2, 2 * (x %% 2), zeroblob(32) "
+             "FROM n", ORDO_LANE_REPORTS_PENDING_MAX - 11, (long long)run);
+    fixture_sql(path, sql);
+    ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);
+    ordo_lane_report one = {.step = 50, .lane = 0, .rank = 0};
+    ASSERT_STATUS(ordo_lanes_record(ledger, run, &one, 1, NULL, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "would hold 4194305 lane reports of incomplete steps; at most "
+                                 "4194304");
+    ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);
+    /* a report that completes a step still goes in */
+    ordo_lane_report last[2] = {{.step = 1, .lane = 1, .rank = 1}, {.step = 1, .lane = 3, .rank = 1}};
+    ASSERT_OK(ordo_lanes_record(ledger, run, last, 2, NULL, &completed, &err), &err);
+    ASSERT_EQ_INT(completed, 1);
+    ordo_ledger_close(ledger);
+}

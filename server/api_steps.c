@@ -464,4 +464,5 @@ void server_fuzz_bodies(const char *bytes, size_t size)
     }
     json_decref(out.body);
     json_decref(body);
+    body_release(&req);
 }

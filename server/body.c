@@ -4,6 +4,7 @@
  * bytes are scanned first (one pass, no allocation): values, containers
  * and nesting are counted and a body beyond the limits is refused before
  * Jansson sees it. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,37 @@ int body_scan(const char *body, size_t len, response *error)
     else
         return 0;
     return -1;
+}
+
+/* Bytes of parse cost reserved by the requests in flight. */
+static atomic_llong parsing;
+
+/* Reserves the body's parse cost; see server.h. */
+int body_reserve(request *req, response *error)
+{
+    long long cost = (long long)req->body_len * SERVER_PARSE_COST;
+    if (atomic_fetch_add(&parsing, cost) + cost > SERVER_PARSE_BUDGET && cost > 0) {
+        atomic_fetch_sub(&parsing, cost);
+        *error = json_error(503, "busy", "the server is parsing other large bodies (at most "
+                                         "%lld MiB of parse cost at once, this one needs %lld "
+                                         "MiB); try again", SERVER_PARSE_BUDGET >> 20,
+                            cost >> 20);
+        return -1;
+    }
+    req->parsing += cost;
+    return 0;
+}
+
+/* Gives back the request's reservation; see server.h. After a large body
+ * the freed memory goes back to the system: each thread allocates from its
+ * own arena, which would otherwise keep a parse's peak, and the next large
+ * body parsed on another thread would add its own. */
+void body_release(request *req)
+{
+    atomic_fetch_sub(&parsing, req->parsing);
+    if (req->parsing >= SERVER_TRIM_AFTER)
+        malloc_trim(0);
+    req->parsing = 0;
 }
 
 /* The first key of `object` that is not in `known`; see server.h. */

@@ -228,6 +228,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     log_url(req->url, logged, sizeof logged);
     fprintf(stderr, "%s %s %d %.1f ms\n", req->method, logged, status, ms);
     atomic_fetch_sub(&buffered, (long long)req->buffered);
+    body_release(req);
     atomic_fetch_sub(&server_in_flight, 1);
     int route = req->route >= 0 && req->route < 16 ? req->route : 15;
     int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
@@ -316,13 +317,13 @@ response status_error(const ordo_error *err)
     }
 }
 
-json_t *body_object(const request *req, response *error)
+json_t *body_object(request *req, response *error)
 {
     if (!req->body_len) {
         *error = json_error(400, "bad_json", "the request needs a JSON object body");
         return NULL;
     }
-    if (body_scan(req->body, req->body_len, error) != 0)
+    if (body_scan(req->body, req->body_len, error) != 0 || body_reserve(req, error) != 0)
         return NULL; /* refused before Jansson spends memory on it */
     json_error_t jerr;
     json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);

@@ -22,6 +22,13 @@
 #define SERVER_MAX_DEPTH 32
 #define SERVER_MAX_CONTAINERS (SERVER_MAX_LANE_REPORTS + 4 * SERVER_MAX_ITEMS + 64)
 #define SERVER_MAX_VALUES (7 * SERVER_MAX_LANE_REPORTS + 64)
+/* What parsing a body may cost, reserved before Jansson runs and kept until
+ * the request completes: 10 times its bytes (measured: the largest body
+ * accepted peaks at 9), out of a budget shared by all requests, so bodies
+ * parsed at once cannot together pass it (503 busy beyond). */
+#define SERVER_PARSE_COST 10
+#define SERVER_PARSE_BUDGET ((long long)768 << 20)
+#define SERVER_TRIM_AFTER ((long long)64 << 20) /* parse cost after which memory is trimmed */
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
 
@@ -49,6 +56,7 @@ typedef struct request {
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
+    long long parsing; /* bytes reserved in the parse budget (body.c) */
     int too_large;
     int status;     /* of the response queued */
     int route;      /* index for metrics */
@@ -88,7 +96,13 @@ response status_error(const ordo_error *err);
 /* Parses the request body as a JSON object within the limits above; on
  * failure fills *error (413 beyond the limits, 400 for bad JSON, 503 when
  * memory runs out). The caller owns the object. */
-json_t *body_object(const request *req, response *error);
+json_t *body_object(request *req, response *error);
+/* Reserves what parsing the body will cost (SERVER_PARSE_COST times its
+ * bytes) in the shared budget: 0, or -1 with *error (503 busy) when the
+ * bodies being parsed hold it already (body.c). */
+int body_reserve(request *req, response *error);
+/* Gives back what the request reserved (when it completes). */
+void body_release(request *req);
 /* Counts a body's values, containers and depth without parsing it: 0
  * within the limits, else -1 with *error (413) naming the limit (body.c). */
 int body_scan(const char *body, size_t len, response *error);

@@ -98,7 +98,7 @@ guard = Guard(proc)
 guard.start()
 status, text = post(port, "/api/recipes", b'{"name":"m","lanes":64,"global_batch":64}', token)
 recipe = json.loads(text)["id"]
-for name in ("mem", "oom"):
+for name in ("mem", "oom", "two-a", "two-b"):
     body = {"name": name, "recipe_id": recipe, "world_size": 1}
     post(port, "/api/runs", json.dumps(body).encode(), token)
 
@@ -130,6 +130,31 @@ if proc.poll() is None:
           status == 200 and '"completed_steps":10000' in text, f"status {status}: {text[:200]}")
     check(f"... at peak RSS {peak >> 10} MiB < 1 GB (a small multiple of the body)",
           0 < peak < LIMIT_KB and not guard.killed, f"peak {peak} kB, killed at {guard.killed}")
+if proc.poll() is None:
+    # Two of the largest bodies at once: together they would pass the parse
+    # budget, so one may be told to come back (503 busy); none is refused
+    # otherwise, and the peak stays under 1 GB.
+    answers = {}
+
+    def send(run):
+        answers[run] = post(port, f"/api/runs/{run}/steps", body, token)
+
+    threads = [threading.Thread(target=send, args=(run,)) for run in ("two-a", "two-b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = sorted(status for status, _ in answers.values())
+    busy = [text for status, text in answers.values() if status == 503]
+    check("two at once: taken, or one told to try again", codes in ([200, 200], [200, 503]) and
+          all('"busy"' in text for text in busy), f"statuses {codes}: {busy[:1]}")
+    for run, (status, _) in answers.items():
+        if status == 503:
+            status, text = post(port, f"/api/runs/{run}/steps", body, token)
+            check("... and taken when tried again", status == 200, f"{status}: {text[:200]}")
+    peak = status_kb(proc.pid, "VmHWM")
+    check(f"... at peak RSS {peak >> 10} MiB < 1 GB", 0 < peak < LIMIT_KB and not guard.killed,
+          f"peak {peak} kB, killed at {guard.killed}")
 guard.done.set()
 if proc.poll() is None:
     proc.terminate()

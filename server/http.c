@@ -99,6 +99,14 @@ static int body_length_too_large(struct MHD_Connection *c)
     return length && strtoull(length, NULL, 10) > SERVER_MAX_BODY;
 }
 
+/* The body's Content-Length within the limit, 0 when none is given. */
+static size_t declared_length(struct MHD_Connection *c)
+{
+    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long n = length ? strtoull(length, NULL, 10) : 0;
+    return n <= SERVER_MAX_BODY ? (size_t)n : 0;
+}
+
 /* Bytes of request bodies buffered by all connections together. */
 static atomic_llong buffered;
 /* Requests between their headers and their completion (for the drain). */
@@ -154,9 +162,13 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
     }
     req->buffered += size;
     if (req->body_len + size + 1 > req->body_cap) {
-        size_t cap = req->body_cap ? req->body_cap : 4096;
+        /* sized by Content-Length (checked against the limit) when given,
+         * so a large body is not copied while it grows */
+        size_t cap = req->body_cap ? req->body_cap : declared_length(req->connection) + 1;
+        cap = cap < 4096 ? 4096 : cap;
         while (cap < req->body_len + size + 1)
             cap *= 2;
+        cap = cap > SERVER_MAX_BODY + 1 ? SERVER_MAX_BODY + 1 : cap;
         char *grown = realloc(req->body, cap);
         if (!grown)
             return MHD_NO;
@@ -216,6 +228,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     log_url(req->url, logged, sizeof logged);
     fprintf(stderr, "%s %s %d %.1f ms\n", req->method, logged, status, ms);
     atomic_fetch_sub(&buffered, (long long)req->buffered);
+    body_release(req);
     atomic_fetch_sub(&server_in_flight, 1);
     int route = req->route >= 0 && req->route < 16 ? req->route : 15;
     int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
@@ -304,14 +317,23 @@ response status_error(const ordo_error *err)
     }
 }
 
-json_t *body_object(const request *req, response *error)
+json_t *body_object(request *req, response *error)
 {
     if (!req->body_len) {
         *error = json_error(400, "bad_json", "the request needs a JSON object body");
         return NULL;
     }
+    if (body_scan(req->body, req->body_len, error) != 0 || body_reserve(req, error) != 0)
+        return NULL; /* refused before Jansson spends memory on it */
     json_error_t jerr;
     json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    /* Jansson reports a failed allocation as out_of_memory, or on some paths
+     * as no error at all (line -1, empty text): both are memory, not JSON */
+    if (!root && (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])) {
+        *error = json_error(503, "out_of_memory", "out of memory parsing a body of %zu bytes; "
+                                                  "try again", req->body_len);
+        return NULL;
+    }
     if (!root) {
         *error = json_error(400, "bad_json", "malformed JSON at line %d, column %d: %s",
                             jerr.line, jerr.column, jerr.text);

@@ -13,7 +13,22 @@
 
 #define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
 #define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
-#define SERVER_MAX_ITEMS 10000             /* steps, lanes or checkpoints per request */
+#define SERVER_MAX_ITEMS 10000             /* steps or checkpoints per request */
+#define SERVER_MAX_LANE_REPORTS 640000     /* lane reports per request */
+/* What a body may hold before it is parsed (body.c): the largest request
+ * accepted is 640,000 lane reports of 7 values and keys each (object, 3
+ * keys, 3 values); whole steps need fewer. Anything beyond costs Jansson
+ * memory no request needs. */
+#define SERVER_MAX_DEPTH 32
+#define SERVER_MAX_CONTAINERS (SERVER_MAX_LANE_REPORTS + 4 * SERVER_MAX_ITEMS + 64)
+#define SERVER_MAX_VALUES (7 * SERVER_MAX_LANE_REPORTS + 64)
+/* What parsing a body may cost, reserved before Jansson runs and kept until
+ * the request completes: 10 times its bytes (measured: the largest body
+ * accepted peaks at 9), out of a budget shared by all requests, so bodies
+ * parsed at once cannot together pass it (503 busy beyond). */
+#define SERVER_PARSE_COST 10
+#define SERVER_PARSE_BUDGET ((long long)768 << 20)
+#define SERVER_TRIM_AFTER ((long long)64 << 20) /* parse cost after which memory is trimmed */
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
 
@@ -41,6 +56,7 @@ typedef struct request {
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
+    long long parsing; /* bytes reserved in the parse budget (body.c) */
     int too_large;
     int status;     /* of the response queued */
     int route;      /* index for metrics */
@@ -77,8 +93,25 @@ response json_error(int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* An error response for a library status (404 not found, 409 conflict, ...). */
 response status_error(const ordo_error *err);
-/* Parses the request body as a JSON object; on failure fills *error. */
-json_t *body_object(const request *req, response *error);
+/* Parses the request body as a JSON object within the limits above; on
+ * failure fills *error (413 beyond the limits, 400 for bad JSON, 503 when
+ * memory runs out). The caller owns the object. */
+json_t *body_object(request *req, response *error);
+/* Reserves what parsing the body will cost (SERVER_PARSE_COST times its
+ * bytes) in the shared budget: 0, or -1 with *error (503 busy) when the
+ * bodies being parsed hold it already (body.c). */
+int body_reserve(request *req, response *error);
+/* Gives back what the request reserved (when it completes). */
+void body_release(request *req);
+/* Counts a body's values, containers and depth without parsing it: 0
+ * within the limits, else -1 with *error (413) naming the limit (body.c). */
+int body_scan(const char *body, size_t len, response *error);
+/* The first key of `object` not in `known` (NULL-terminated), or NULL;
+ * borrowed from the object. */
+const char *unknown_key(json_t *object, const char *const *known);
+/* 0 when every key of `object` is in `known`; else -1 with *error (400)
+ * naming the key, `what` the object and listing the known ones. */
+int body_keys(json_t *object, const char *const *known, const char *what, response *error);
 /* A query argument, or NULL. */
 const char *query(const request *req, const char *name);
 /* Parses a whole number in [min, max]; 0 on success. */
@@ -115,9 +148,9 @@ int static_file(request *req, const char *path, response *out);
 struct sockaddr;
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config);
 
-/* Runs the steps and lane-report parsers on a JSON body without a ledger
- * (for the fuzzer). */
-void server_fuzz_bodies(json_t *body);
+/* Runs a steps body's bytes through the body limits, the key checks and
+ * the steps and lane-report parsers without a ledger (for the fuzzer). */
+void server_fuzz_bodies(const char *bytes, size_t size);
 
 /* `ordo serve`. */
 int cmd_serve(int argc, char **argv);

@@ -124,6 +124,13 @@
     X(manifest_url_fetch_has_a_total_deadline)          \
     X(bad_json_record_is_named_by_line_and_byte)        \
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
-    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
+    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
+    /* the write path: bodies, divergences, lane reports */ \
+    X(divergence_events_survive_concurrent_writers)    \
+    X(request_bodies_refuse_unknown_keys_and_mixed_shapes) \
+    X(lane_reports_are_refused_for_lanes_the_rank_does_not_own) \
+    X(a_long_write_makes_ordo_run_wait_instead_of_failing) \
+    X(lane_reports_cost_n_log_n)                       \
+    X(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
 
 #endif

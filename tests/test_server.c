@@ -304,7 +304,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
         /* rank `rank` owns lane `rank`; it reports in batches of 10 steps */
         for (int from = 0; from < 30; from += 10) {
             char body[8192];
-            int n = snprintf(body, sizeof body, "{\"lanes\": [");
+            int n = snprintf(body, sizeof body, "{\"rank\": %d, \"lanes\": [", rank);
             for (int i = from; i < from + 10; i++) {
                 json_t *step = json_array_get(recorded, (size_t)i);
                 const char *digest = json_string_value(
@@ -344,26 +344,27 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
                               "\"baseline\": \"base\"}", rid);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
     char body[8192];
-    int n = snprintf(body, sizeof body, "{\"lanes\": [");
-    for (int lane = 0; lane < 8; lane++)
-        n += snprintf(body + n, sizeof body - (size_t)n,
-                      "%s{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}", lane ? ", " : "",
-                      lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
-                                        "0000beef" : last_lanes[lane]);
-    snprintf(body + n, sizeof body - (size_t)n, "]}");
-    r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
-    expect(&r, 200, NULL, "\"completed_steps\":1");
+    for (int lane = 0; lane < 8; lane++) { /* rank `lane` owns lane `lane` */
+        snprintf(body, sizeof body,
+                 "{\"rank\": %d, \"lanes\": [{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}]}",
+                 lane, lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
+                                         "0000beef" : last_lanes[lane]);
+        r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
+        expect(&r, 200, NULL, lane < 7 ? "\"completed_steps\":0" : "\"completed_steps\":1");
+        if (lane < 7)
+            http_free(&r);
+    }
     ASSERT_EQ_INT(num(r.json, "diverged"), 1);
     ASSERT_CONTAINS(r.body, "\"baseline_digest\"");
     http_free(&r);
     /* A lane re-reported with another digest is a conflict; a lane outside
      * the plan is refused. */
     call(&s, "POST", "/api/runs/lanes/steps", writer,
-         "{\"lanes\": [{\"step\": 4, \"lane\": 2, \"digest\": \""
+         "{\"rank\": 2, \"lanes\": [{\"step\": 4, \"lane\": 2, \"digest\": \""
          "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
          200, NULL, "\"conflicts\":1");
     call(&s, "POST", "/api/runs/lanes/steps", writer,
-         "{\"lanes\": [{\"step\": 40, \"lane\": 8, \"digest\": \""
+         "{\"rank\": 0, \"lanes\": [{\"step\": 40, \"lane\": 8, \"digest\": \""
          "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
          400, "invalid", "lane 8 is not one of the 8 lanes");
     server_down(&s);

@@ -385,12 +385,18 @@ static response checkpoint_recorded(ordo_ledger *ledger, int64_t run_id, int64_t
 }
 
 /* POST /api/runs/{run}/checkpoints: {step, lanes, state (base64)}. */
+static const char *const checkpoint_keys[] = {"step", "lanes", "state", NULL};
+
 response api_checkpoints_post(request *req, const char *name)
 {
     response error;
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
+    if (body_keys(body, checkpoint_keys, "a checkpoint", &error) != 0) {
+        json_decref(body);
+        return error;
+    }
     json_t *step = json_object_get(body, "step"), *lanes = json_object_get(body, "lanes");
     const char *state = json_string_value(json_object_get(body, "state"));
     size_t len = state ? strlen(state) : 0;

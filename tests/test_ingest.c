@@ -195,6 +195,8 @@ TEST(request_bodies_refuse_unknown_keys_and_mixed_shapes)
     call(&s, "/api/runs/r/steps", writer, "{\"rank\": 0, \"lanes\": [{\"step\": 1, \"lane\": 0, "
          "\"digest\": \"" DIGEST(1) "\", \"rnak\": 0}]}", 400, "invalid",
          "lanes[0] has an unknown key 'rnak'");
+    call(&s, "/api/runs/r/checkpoints", writer, "{\"step\": 1, \"lanes\": 4, \"state\": "
+         "\"AAAA\", \"stat\": 1}", 400, "invalid", "a checkpoint: unknown key 'stat'");
     /* both shapes at once: refused, nothing of either recorded */
     call(&s, "/api/runs/r/steps", writer, "{\"steps\": [{\"step\": 1, \"batch_digest\": \""
          DIGEST(1) "\"}], \"rank\": 0, \"lanes\": [{\"step\": 2, \"lane\": 0, \"digest\": \""

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "server.h"
@@ -109,29 +110,81 @@ static int writes(const char *method)
     return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
 }
 
-/* The first call: limits and authorisation are decided on the headers,
- * before any body is read. */
-static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
-                                  void **state)
+/* Called by libmicrohttpd with the raw request line's URI, before it is
+ * percent-decoded: the request's state starts here, remembering whether
+ * the raw path hides a separator ("%2F") or a NUL ("%00") that decoding
+ * would turn into another path. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+    (void)cls;
     request *req = calloc(1, sizeof *req);
     if (!req)
-        return MHD_NO;
+        return NULL;
     req->connection = c;
-    req->method = method;
-    req->url = url;
     req->started = now();
     req->route = 15;
-    *state = req;
-    atomic_fetch_add(&server_in_flight, 1);
-    response out;
+    for (const char *p = uri; *p && *p != '?'; p++)
+        if (p[0] == '%' && ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) ||
+                            (p[1] == '0' && p[2] == '0')))
+            req->encoded_separator = 1;
+    return req;
+}
+
+/* Writes must say their body is JSON: a browser page on another origin can
+ * send a form or text/plain POST without asking, never this one. */
+static int json_content_type(struct MHD_Connection *c)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    size_t n = strlen("application/json");
+    return type && strncasecmp(type, "application/json", n) == 0 &&
+           (type[n] == '\0' || type[n] == ';' || type[n] == ' ');
+}
+
+/* Authorisation and limits on the parsed route, in this order: the path
+ * (400, 414), the token (every method but GET and HEAD needs a writer;
+ * reads of /api and /metrics need a reader off loopback), the method
+ * (404, 405), the body's size (413) and type (415). */
+static int admit(request *req, response *out)
+{
+    struct MHD_Connection *c = req->connection;
+    if (server_route_parse(req, out) != 0)
+        return -1;
+    if (writes(req->method) ? require_writer(req, out) != 0
+                            : req->api && require_reader(req, out) != 0)
+        return -1;
+    if (req->endpoint == E_NONE) {
+        *out = json_error(404, "not_found", "no such resource: %s", req->url);
+        return -1;
+    }
+    if (!server_route_allows(req)) {
+        *out = json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method,
+                          req->url);
+        return -1;
+    }
     if (body_length_too_large(c)) {
         req->too_large = 1;
-        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
-        return answer(req, &out);
+        *out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+        return -1;
     }
-    if (writes(method) && strncmp(url, "/api/", 5) == 0 && require_writer(req, &out) != 0)
-        return answer(req, &out); /* no body is read for a request that may not write */
+    if (writes(req->method) && !json_content_type(c)) {
+        *out = json_error(415, "unsupported_media_type",
+                          "a %s needs 'Content-Type: application/json'", req->method);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first call: the route, limits and authorisation are decided on the
+ * headers, before any body is read. */
+static enum MHD_Result on_headers(request *req, const char *url, const char *method)
+{
+    req->method = method;
+    req->url = url;
+    req->headers_seen = 1;
+    atomic_fetch_add(&server_in_flight, 1);
+    response out;
+    if (admit(req, &out) != 0)
+        return answer(req, &out); /* no body is read for a request refused here */
     return MHD_YES;
 }
 
@@ -175,10 +228,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **state)
 {
-    (void)cls, (void)version;
+    (void)cls, (void)version, (void)c;
     request *req = *state;
     if (!req)
-        return on_headers(c, url, method, state);
+        return MHD_NO; /* on_uri could not allocate */
+    if (!req->headers_seen)
+        return on_headers(req, url, method);
     if (*upload_size) {
         enum MHD_Result rc = on_body(req, upload, *upload_size);
         *upload_size = 0;
@@ -210,6 +265,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     request *req = *state;
     if (!req)
         return;
+    if (!req->headers_seen) { /* the connection ended before its headers did */
+        free(req);
+        *state = NULL;
+        return;
+    }
     double ms = 1e3 * (now() - req->started);
     int status = req->status ? req->status : 499;
     char logged[1024];
@@ -222,6 +282,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     atomic_fetch_add(&metrics.requests[route][cls_index], 1);
     atomic_fetch_add(&metrics.micros[route], (long long)(ms * 1e3));
     free(req->body);
+    free(req->path);
     free(req);
     *state = NULL;
 }
@@ -242,7 +303,8 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)config->threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_ARRAY,
+        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+        NULL, MHD_OPTION_ARRAY,
         tls, MHD_OPTION_END);
 }
 

@@ -34,10 +34,19 @@ typedef struct server_metrics {
     atomic_llong steps_ingested, conflicts, divergences;
 } server_metrics;
 
+/* The endpoints a path can name (routes.c). */
+enum { E_NONE, E_HEALTH, E_METRICS, E_STATIC, E_RECIPES, E_RECIPE, E_RUNS, E_RUN, E_SEGMENTS,
+       E_STEPS, E_CHECKPOINTS, E_SERIES, E_RECOVERY, E_COMPARE, E_STRIP, E_AUDIT };
+
 /* One request being read and answered. */
 typedef struct request {
     struct MHD_Connection *connection;
-    const char *method, *url;
+    const char *method, *url; /* url: percent-decoded by libmicrohttpd */
+    int headers_seen;         /* the access handler was called */
+    int encoded_separator;    /* the raw path had %2F or %00 */
+    char *path;               /* owned copy of url, split into parts */
+    char *parts[5];
+    int nparts, endpoint, api; /* api: under /api or /metrics */
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
@@ -65,7 +74,16 @@ extern server_metrics metrics;
  * closed when the thread ends); NULL with *err set on failure. */
 ordo_ledger *server_ledger(ordo_error *err);
 
-/* Routing: fills `out` for a complete request. */
+/* Parses req->url into req->endpoint and req->parts, once, on the
+ * headers: 0, or -1 with *error filled (400 for a path that is not
+ * canonical, 414 for a long one). Authorisation and dispatch both use
+ * what it parsed. */
+int server_route_parse(request *req, response *error);
+/* 1 when the parsed endpoint takes the request's method (HEAD as GET). */
+int server_route_allows(const request *req);
+/* 1 when the parsed request is heavy work (compare, audit, views). */
+int server_route_heavy(const request *req);
+/* Dispatch: fills `out` for a complete, parsed, authorised request. */
 void server_route(request *req, response *out);
 
 /* Route names for metrics, by index. */
@@ -84,9 +102,9 @@ const char *query(const request *req, const char *name);
 /* Parses a whole number in [min, max]; 0 on success. */
 int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out);
 
-/* Authorisation: 0 when the request may go on, else fills *error. Writes
- * are checked on the headers (http.c), reads in the router (routes.c);
- * handlers assume both. */
+/* Authorisation: 0 when the request may go on, else fills *error. Both
+ * are decided on the headers (http.c), on the parsed route; handlers
+ * assume them. */
 int require_writer(const request *req, response *error);
 int require_reader(const request *req, response *error);
 

@@ -256,9 +256,12 @@ TEST(server_refuses_bad_requests_and_stays_up)
     /* The dashboard's files: only compiled-in names, never the disk. */
     call(&s, "GET", "/", NULL, NULL, 200, NULL, NULL);
     call(&s, "GET", "/static/app.js", NULL, NULL, 200, NULL, NULL);
-    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 404, "not_found", NULL);
-    call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 404, "not_found", NULL);
-    call(&s, "GET", "/static/", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 400,
+         "non_canonical_path", NULL);
+    call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 400, "non_canonical_path",
+         NULL);
+    call(&s, "GET", "/static/", NULL, NULL, 400, "non_canonical_path", NULL);
+    call(&s, "GET", "/static/nothing.js", NULL, NULL, 404, "not_found", NULL);
     call(&s, "POST", "/static/app.js", writer, "{}", 405, "method_not_allowed", NULL);
     /* Views: bad arguments. */
     call(&s, "GET", "/api/compare/strip?a=base", NULL, NULL, 400, "invalid", "?a=RUN&b=RUN");
@@ -478,5 +481,105 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     ASSERT_EQ_INT(num(f.json, "last_step"), 14);
     http_free(&f);
     http_free(&m);
+    server_down(&s);
+}
+
+/* ---- the HTTP layer: one parse of the path for authorisation and
+ * dispatch, tokens, methods ---- */
+
+/* Every spelling of a write route that a router might normalise. */
+static const char *const write_paths[] = {"/api/recipes", "/api/runs", "/api/runs/base/steps",
+                                          "/api/runs/base/segments",
+                                          "/api/runs/base/checkpoints"};
+static const char *const spellings[][2] = {{"/", ""},     {"//", ""}, {"/.", ""},
+                                           {"", "/"},     {"/x/..", ""}, {"", ""}};
+
+/* path with its first '/' after "api" written as %2F */
+static void encoded_slash(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "/api%%2F%s", path + strlen("/api/"));
+}
+
+/* Asserts that no spelling of any write route writes without a writer
+ * token; returns how many requests were refused. */
+static int no_write_without_writer(const test_server *s, const char *reader)
+{
+    const char *tokens[] = {NULL, reader,
+                            "ordo_0000000000000000000000000000000000000000000000000000000000000000"};
+    const char *body = "{\"name\": \"sneak\", \"lanes\": 4, \"global_batch\": 8, \"steps\": [], "
+                       "\"start_step\": 40, \"world_size\": 2}";
+    int refused = 0;
+    for (size_t w = 0; w < sizeof write_paths / sizeof *write_paths; w++)
+        for (size_t v = 0; v <= sizeof spellings / sizeof *spellings; v++)
+            for (size_t t = 0; t < 3; t++) {
+                char path[256];
+                if (v == sizeof spellings / sizeof *spellings)
+                    encoded_slash(write_paths[w], path, sizeof path);
+                else
+                    snprintf(path, sizeof path, "%s%s%s", spellings[v][0], write_paths[w],
+                             spellings[v][1]);
+                http_result r = http(s, "POST", path, tokens[t], body);
+                if (r.status < 400 || r.status >= 500)
+                    test_fail(__FILE__, __LINE__, "POST %s with %s token: %d %s", path,
+                              t == 0 ? "no" : t == 1 ? "a reader" : "a wrong", r.status, r.body);
+                refused++;
+                http_free(&r);
+            }
+    return refused;
+}
+
+TEST(server_writes_need_a_writer_token_on_every_path_spelling)
+{
+    filled_ledger();
+    const char *writer_made = make_token(db, "writer");
+    char writer[128], reader[128];
+    snprintf(writer, sizeof writer, "%s", writer_made);
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    test_server s;
+    server_up(&s, db, NULL);
+    ASSERT_EQ_INT(no_write_without_writer(&s, reader), 5 * 7 * 3);
+    /* Nothing was written: still one run, and no recipe named "sneak". */
+    http_result r = http(&s, "GET", "/api/runs", NULL, NULL);
+    ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "runs")), 1);
+    http_free(&r);
+    /* Non-canonical spellings are refused as such, even with the writer. */
+    call(&s, "POST", "//api/recipes", writer, "{}", 400, "non_canonical_path", "//api/recipes");
+    call(&s, "GET", "//api/runs", NULL, NULL, 400, "non_canonical_path", NULL);
+    call(&s, "GET", "/api/runs/base%2Fsteps", NULL, NULL, 400, "non_canonical_path", NULL);
+    /* What a page on another origin can send without asking (a form or
+     * text/plain, no Authorization) never writes; neither does a writer's
+     * body that does not say it is JSON. */
+    const char *form = "POST /api/recipes HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n"
+                       "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}";
+    ASSERT_EQ_INT(http_raw(&s, form, strlen(form)), 401);
+    char typed[512];
+    snprintf(typed, sizeof typed,
+             "POST /api/recipes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 2\r\n\r\n{}",
+             writer);
+    ASSERT_EQ_INT(http_raw(&s, typed, strlen(typed)), 415);
+    /* The writer on the canonical path still writes. */
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"ok\", \"lanes\": 4, \"global_batch\": 8}",
+         201, NULL, "\"id\"");
+    server_down(&s);
+    /* On every address too (tokens refused over plain HTTP there). */
+    server_up(&s, db, A("--listen", "0.0.0.0:0"));
+    ASSERT_EQ_INT(no_write_without_writer(&s, reader), 5 * 7 * 3);
+    server_down(&s);
+}
+
+TEST(server_head_is_get_without_a_body)
+{
+    filled_ledger();
+    test_server s;
+    server_up(&s, db, NULL);
+    const char *paths[] = {"/healthz", "/api/runs", "/api/runs/base", "/metrics", "/"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        http_result r = http(&s, "HEAD", paths[i], NULL, NULL);
+        if (r.status != 200 || r.body[0] || !strstr(r.headers, "Content-Type"))
+            test_fail(__FILE__, __LINE__, "HEAD %s: %d, body '%s'", paths[i], r.status, r.body);
+        http_free(&r);
+    }
+    call(&s, "HEAD", "/api/runs/ghost", NULL, NULL, 404, NULL, "");
     server_down(&s);
 }

@@ -141,14 +141,19 @@ static int json_content_type(struct MHD_Connection *c)
 }
 
 /* Authorisation and limits on the parsed route, in this order: the path
- * (400, 414), the token (every method but GET and HEAD needs a writer;
+ * (400, 414), the declared body size (413), the token (every method but GET and HEAD needs a writer;
  * reads of /api and /metrics need a reader off loopback), the method
- * (404, 405), the body's size (413) and type (415). */
+ * (404, 405) and the body's type (415). */
 static int admit(request *req, response *out)
 {
     struct MHD_Connection *c = req->connection;
     if (server_route_parse(req, out) != 0)
         return -1;
+    if (body_length_too_large(c)) {
+        req->too_large = 1;
+        *out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+        return -1;
+    }
     if (writes(req->method) ? require_writer(req, out) != 0
                             : req->api && require_reader(req, out) != 0)
         return -1;
@@ -159,11 +164,6 @@ static int admit(request *req, response *out)
     if (!server_route_allows(req)) {
         *out = json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method,
                           req->url);
-        return -1;
-    }
-    if (body_length_too_large(c)) {
-        req->too_large = 1;
-        *out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
         return -1;
     }
     if (writes(req->method) && !json_content_type(c)) {
@@ -181,6 +181,7 @@ static enum MHD_Result on_headers(request *req, const char *url, const char *met
     req->method = method;
     req->url = url;
     req->headers_seen = 1;
+    guard_headers_done(req->connection);
     atomic_fetch_add(&server_in_flight, 1);
     response out;
     if (admit(req, &out) != 0)
@@ -261,10 +262,11 @@ static void log_url(const char *url, char *out, size_t size)
 static void on_completed(void *cls, struct MHD_Connection *c, void **state,
                          enum MHD_RequestTerminationCode why)
 {
-    (void)cls, (void)c, (void)why;
+    (void)cls, (void)why;
     request *req = *state;
     if (!req)
         return;
+    guard_request_done(c);
     if (!req->headers_seen) { /* the connection ended before its headers did */
         free(req);
         *state = NULL;
@@ -298,11 +300,13 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
          (void *)config->tls_cert},
         {config->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)config->tls_key},
         {MHD_OPTION_END, 0, NULL}};
+    if (guard_start(config->header_deadline, SERVER_PER_ADDRESS) != 0)
+        return NULL;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)config->threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
         NULL, MHD_OPTION_ARRAY,
         tls, MHD_OPTION_END);

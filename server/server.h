@@ -16,6 +16,7 @@
 #define SERVER_MAX_ITEMS 10000             /* steps, lanes or checkpoints per request */
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
+#define SERVER_PER_ADDRESS 256             /* connections from one address */
 
 /* How the server was started. */
 typedef struct server_config {
@@ -25,6 +26,7 @@ typedef struct server_config {
     int threads;
     int insecure;    /* tokens accepted over plain HTTP off loopback */
     const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
+    double header_deadline; /* seconds a connection has to send a request's headers */
 } server_config;
 
 /* Counters for /metrics (updated with atomics from every thread). */
@@ -132,6 +134,22 @@ int static_file(request *req, const char *path, response *out);
  * certificate) on `addr` (http.c). */
 struct sockaddr;
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config);
+
+/* The connection guard (guard.c). guard_start starts its reaper: a
+ * connection whose request headers are not complete `header_deadline`
+ * seconds after they began is shut down, however it trickles bytes, and
+ * an address over `per_address` connections loses its oldest one still in
+ * its headers. guard_notify is libmicrohttpd's connection notice; the
+ * access handler calls guard_headers_done, the completion callback
+ * guard_request_done. guard_stop joins the reaper (after the daemon
+ * stopped). */
+int guard_start(double header_deadline, int per_address);
+void guard_stop(void);
+void guard_notify(void *cls, struct MHD_Connection *c, void **context,
+                  enum MHD_ConnectionNotificationCode code);
+void guard_headers_done(struct MHD_Connection *c);
+void guard_request_done(struct MHD_Connection *c);
+long long guard_dropped(void);
 
 /* Runs the steps and lane-report parsers on a JSON body without a ledger
  * (for the fuzzer). */

@@ -96,6 +96,87 @@ check(f"other clients served while {len(slow)} slow clients hold connections", h
 for s in slow:
     s.close()
 
+
+def local_client(timeout=2.0):
+    """A client from 127.0.0.1 itself, the attacker's own address: answered
+    in time? Returns the seconds it took, or None."""
+    start = time.monotonic()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = s.recv(4096)
+        s.close()
+        took = time.monotonic() - start
+        return took if answer.startswith(b"HTTP/1.1 200") and took < timeout else None
+    except OSError:
+        return None
+
+
+# Trickled headers from one address: 256 connections from 127.0.0.1 (its
+# whole allowance), each sending one header line every 0.5 s; a new client
+# from 127.0.0.1 too is served within 2 s, again and again.
+trickling = []
+for i in range(256):
+    try:
+        trickling.append(raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\n", read=False))
+    except OSError:
+        break
+served = []
+for _ in range(4):
+    for s in trickling:
+        try:
+            s.send(b"X-a: b\r\n")
+        except OSError:
+            pass
+    served.append(local_client())
+    time.sleep(0.5)  # the attacker's pace, not a synchronisation
+ok = all(t is not None for t in served)
+check(f"a new client from the address of {len(trickling)} trickling connections is served "
+      f"within 2 s ({', '.join('-' if t is None else '%.2f s' % t for t in served)})", ok)
+for s in trickling:
+    s.close()
+
+
+def trickle_until_closed(at_port, limit):
+    """Sends a request's headers one byte per 0.5 s; the seconds until the
+    server closed the connection, or None when it was still open after
+    `limit` seconds."""
+    s = socket.create_connection(("127.0.0.1", at_port), timeout=5)
+    s.setblocking(False)
+    text = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-a: b\r\n" * 1000
+    start = time.monotonic()
+    try:
+        for byte in text:
+            if time.monotonic() - start > limit:
+                return None
+            try:
+                s.send(bytes([byte]))
+                if s.recv(4096) == b"":
+                    return time.monotonic() - start
+            except BlockingIOError:
+                pass
+            except OSError:
+                return time.monotonic() - start
+            time.sleep(0.5)  # the attacker's pace, not a synchronisation
+    finally:
+        s.close()
+    return None
+
+
+# A deadline for the headers that trickled bytes do not extend (a server
+# started with --header-deadline 2; libmicrohttpd's own timeout restarts
+# with every byte).
+deadline_flags = os.environ.get("HOSTILE_DEADLINE_FLAGS", "--header-deadline 2").split()
+quick = subprocess.Popen([ordo, "serve", "--db", db, "--listen", "127.0.0.1:0"] + deadline_flags,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+quick_port = int(re.search(r"http://127\.0\.0\.1:(\d+)", quick.stdout.readline()).group(1))
+closed = trickle_until_closed(quick_port, 12)
+check("a connection trickling its headers a byte per 0.5 s is closed at its 2 s deadline (%s)"
+      % ("after %.1f s" % closed if closed is not None else "still open after 12 s"),
+      closed is not None and 1.5 <= closed <= 6, "")
+quick.terminate()
+quick.wait(timeout=40)
+
 # Oversized headers: one header of 1 MiB, and 10,000 small ones.
 big = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-big: " + b"a" * (1 << 20) + b"\r\n\r\n")
 check("a 1 MiB header is refused (or the connection closed)", status_of(big) in (0, 400, 413, 431))

@@ -184,5 +184,5 @@ response api_metrics(void)
             atomic_load(&metrics.steps_ingested), atomic_load(&metrics.conflicts),
             atomic_load(&metrics.divergences), guard_dropped(), db_bytes);
     fclose(out);
-    return (response){200, NULL, NULL, text, "text/plain; version=0.0.4", 0};
+    return (response){.status = 200, .owned_text = text, .content_type = "text/plain; version=0.0.4"};
 }

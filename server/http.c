@@ -46,32 +46,36 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Renders the JSON body into owned text; see server.h. */
+void server_render(response *out)
+{
+    if (!out->body)
+        return;
+    char *text = json_dumps(out->body, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(out->body);
+    out->body = NULL;
+    if (!text) {
+        out->status = 500;
+        out->owned_text = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}\n");
+        return;
+    }
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 2);
+    if (line) {
+        text = line;
+        memcpy(text + n, "\n", 2);
+    }
+    out->owned_text = text;
+}
+
 /* Queues a response; the body is JSON (compact) unless text is given. */
 static enum MHD_Result answer(request *req, response *out)
 {
-    char *text = NULL;
     const char *type = out->content_type ? out->content_type : "application/json";
-    if (out->body) {
-        text = json_dumps(out->body, JSON_COMPACT | JSON_ENSURE_ASCII);
-        json_decref(out->body);
-        if (!text) {
-            out->status = 500;
-            text = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
-        } else {
-            size_t n = strlen(text);
-            char *line = realloc(text, n + 2);
-            if (line) {
-                text = line;
-                memcpy(text + n, "\n", 2);
-            }
-        }
-    } else if (out->owned_text) {
-        text = out->owned_text;
-    } else if (out->text && out->size) { /* a static file: served in place */
-        text = NULL;
-    } else {
+    server_render(out);
+    char *text = out->owned_text;
+    if (!text && !(out->text && out->size)) /* a static file is served in place */
         text = strdup(out->text ? out->text : "");
-    }
     struct MHD_Response *r =
         text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
              : MHD_create_response_from_buffer(out->size, (void *)out->text,
@@ -88,6 +92,11 @@ static enum MHD_Result answer(request *req, response *out)
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (out->status == 401)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ordo\"");
+    if (out->retry_after > 0) {
+        char seconds[16];
+        snprintf(seconds, sizeof seconds, "%d", out->retry_after);
+        MHD_add_response_header(r, "Retry-After", seconds);
+    }
     req->status = out->status;
     enum MHD_Result rc = MHD_queue_response(req->connection, (unsigned)out->status, r);
     MHD_destroy_response(r);
@@ -242,7 +251,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (req->status) /* answered already (413, 401, 503) */
         return MHD_YES;
+    if (req->heavy_done) /* resumed by the heavy worker that built the answer */
+        return answer(req, &req->heavy_out);
     response out;
+    if (server_route_heavy(req)) {
+        if (heavy_submit(req) == 0)
+            return MHD_YES; /* suspended until a worker has the answer */
+        out = json_error(503, "busy", "%d heavy reads (compare, audit, views) are queued or "
+                                      "running; try again in a second", heavy_capacity());
+        out.retry_after = 1;
+        return answer(req, &out);
+    }
     server_route(req, &out);
     return answer(req, &out);
 }
@@ -292,7 +311,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 /* Starts the daemon; see server.h. */
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config)
 {
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
     if (config->tls_cert)
         flags |= MHD_USE_TLS;
     struct MHD_OptionItem tls[] = {
@@ -300,7 +320,8 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
          (void *)config->tls_cert},
         {config->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)config->tls_key},
         {MHD_OPTION_END, 0, NULL}};
-    if (guard_start(config->header_deadline, SERVER_PER_ADDRESS) != 0)
+    if (guard_start(config->header_deadline, SERVER_PER_ADDRESS) != 0 ||
+        heavy_start(config->threads > 2 ? config->threads / 2 : 1) != 0)
         return NULL;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
@@ -317,9 +338,10 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
 response json_ok(int status, json_t *body)
 {
     if (!body) /* a body that could not be built is a server error, never "{}" */
-        return (response){500, json_pack("{s:s, s:s}", "error", "the answer could not be built",
-                                         "code", "internal"), NULL, NULL, NULL, 0};
-    return (response){status, body, NULL, NULL, NULL, 0};
+        return (response){.status = 500, .body = json_pack("{s:s, s:s}", "error",
+                                                           "the answer could not be built",
+                                                           "code", "internal")};
+    return (response){.status = status, .body = body};
 }
 
 /* Replaces every byte that is not part of valid UTF-8 with '?' (messages

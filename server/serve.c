@@ -94,8 +94,9 @@ static int bound_port(struct MHD_Daemon *d)
 }
 
 /* Stops accepting (the listening socket is shut so new clients are refused
- * at once), lets the requests in flight finish (up to 10 s; idle
- * keep-alive connections are not waited for), stops. */
+ * at once), lets the requests in flight finish (up to 10 s, and heavy
+ * reads under way until they are answered; idle keep-alive connections
+ * are not waited for), stops. */
 static void drain(struct MHD_Daemon *d)
 {
     MHD_socket listening = MHD_quiesce_daemon(d);
@@ -104,7 +105,9 @@ static void drain(struct MHD_Daemon *d)
     struct timespec tick = {0, 10 * 1000 * 1000};
     for (int i = 0; i < 1000 && atomic_load(&server_in_flight) > 0; i++)
         nanosleep(&tick, NULL);
+    heavy_close(); /* suspended connections must be resumed before the daemon stops */
     MHD_stop_daemon(d);
+    heavy_stop();
     guard_stop();
     if (listening != MHD_INVALID_SOCKET)
         close(listening);

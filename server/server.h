@@ -36,6 +36,17 @@ typedef struct server_metrics {
     atomic_llong steps_ingested, conflicts, divergences;
 } server_metrics;
 
+/* A response: status and a JSON body (stolen). */
+typedef struct response {
+    int status;
+    json_t *body;
+    const char *text; /* a plain-text body instead (static), e.g. /metrics */
+    char *owned_text; /* or an owned one */
+    const char *content_type;
+    size_t size;      /* of a static text; 0: strlen */
+    int retry_after;  /* seconds, sent as Retry-After when > 0 */
+} response;
+
 /* The endpoints a path can name (routes.c). */
 enum { E_NONE, E_HEALTH, E_METRICS, E_STATIC, E_RECIPES, E_RECIPE, E_RUNS, E_RUN, E_SEGMENTS,
        E_STEPS, E_CHECKPOINTS, E_SERIES, E_RECOVERY, E_COMPARE, E_STRIP, E_AUDIT };
@@ -49,6 +60,9 @@ typedef struct request {
     char *path;               /* owned copy of url, split into parts */
     char *parts[5];
     int nparts, endpoint, api; /* api: under /api or /metrics */
+    struct request *heavy_next; /* queued for the heavy workers (heavy.c) */
+    response heavy_out;         /* set by a worker before it resumes the connection */
+    int heavy_done;
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
@@ -58,15 +72,6 @@ typedef struct request {
     double started; /* monotonic seconds */
 } request;
 
-/* A response: status and a JSON body (stolen). */
-typedef struct response {
-    int status;
-    json_t *body;
-    const char *text; /* a plain-text body instead (static), e.g. /metrics */
-    char *owned_text; /* or an owned one */
-    const char *content_type;
-    size_t size;      /* of a static text; 0: strlen */
-} response;
 
 extern const server_config *server;
 extern atomic_int server_in_flight; /* requests being read or answered */
@@ -90,6 +95,22 @@ void server_route(request *req, response *out);
 
 /* Route names for metrics, by index. */
 extern const char *const server_route_names[16];
+
+/* Renders a JSON body into owned_text (compact, one line); a body that
+ * cannot be rendered becomes a 500. */
+void server_render(response *out);
+
+/* Heavy reads (heavy.c). heavy_start starts `workers` threads admitting
+ * at most twice as many requests queued or running; heavy_submit (from
+ * the access handler, for a complete request) suspends the connection and
+ * queues it, or returns -1 when full; the worker fills req->heavy_out,
+ * sets req->heavy_done and resumes the connection. heavy_close refuses
+ * new ones and waits for those admitted; heavy_stop joins the workers. */
+int heavy_start(int workers);
+int heavy_submit(request *req);
+int heavy_capacity(void);
+void heavy_close(void);
+void heavy_stop(void);
 
 /* Helpers for handlers. */
 response json_ok(int status, json_t *body);

@@ -374,21 +374,45 @@ response json_error(int status, const char *code, const char *fmt, ...)
     return json_ok(status, json_pack("{s:s, s:s}", "error", message, "code", code));
 }
 
+/* Replaces every mention of the ledger's file in a library message with
+ * "the ledger": a client is never told where the server keeps it. */
+static void redact_ledger_path(const char *message, char *out, size_t size)
+{
+    const char *path = server ? server->db : NULL;
+    size_t n = path ? strlen(path) : 0, o = 0;
+    for (const char *p = message; *p && o + 1 < size;) {
+        if (n && strncmp(p, "ledger '", 8) == 0 && strncmp(p + 8, path, n) == 0 &&
+            p[8 + n] == '\'') {
+            o += (size_t)snprintf(out + o, size - o, "the ledger");
+            p += 8 + n + 1;
+        } else if (n && strncmp(p, path, n) == 0) {
+            o += (size_t)snprintf(out + o, size - o, "the ledger");
+            p += n;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < size ? o : size - 1] = '\0';
+}
+
 response status_error(const ordo_error *err)
 {
+    char message[sizeof err->message + 16];
+    redact_ledger_path(err->message, message, sizeof message);
     switch (err->status) {
     case ORDO_NOTFOUND:
-        return json_error(404, "not_found", "%s", err->message);
+        return json_error(404, "not_found", "%s", message);
     case ORDO_CONFLICT:
-        return json_error(409, "conflict", "%s", err->message);
+        return json_error(409, "conflict", "%s", message);
     case ORDO_INVALID:
-        return json_error(400, "invalid", "%s", err->message);
+        return json_error(400, "invalid", "%s", message);
     case ORDO_BUSY:
-        return json_error(503, "busy", "%s", err->message);
+        return json_error(503, "busy", "%s", message);
     case ORDO_NOMEM:
-        return json_error(503, "out_of_memory", "%s", err->message);
-    default:
-        return json_error(500, "internal", "%s", err->message);
+        return json_error(503, "out_of_memory", "%s", message);
+    default: /* the operator's log has the whole message */
+        fprintf(stderr, "ordo serve: %s\n", err->message);
+        return json_error(500, err->status == ORDO_IO ? "storage" : "internal", "%s", message);
     }
 }
 

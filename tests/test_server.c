@@ -583,3 +583,100 @@ TEST(server_head_is_get_without_a_body)
     call(&s, "HEAD", "/api/runs/ghost", NULL, NULL, 404, NULL, "");
     server_down(&s);
 }
+
+TEST(server_errors_name_what_the_client_sent_never_the_ledger_file)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    char body[512];
+    snprintf(body, sizeof body, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}",
+             str(&info, "recipe_id"));
+    http_free(&info);
+    call(&s, "POST", "/api/runs", writer, body, 201, NULL, NULL);
+    /* A 404 names the run as the client named it, not by an internal id. */
+    call(&s, "GET", "/api/runs/job/recovery?world_size=2", NULL, NULL, 404, "not_found",
+         "run 'job' has no checkpoints");
+    call(&s, "GET", "/api/runs/job/recovery?world_size=2&step=5", NULL, NULL, 404, "not_found",
+         "run 'job' has no checkpoint at step 5");
+    call(&s, "GET", "/api/runs/base/recovery?world_size=2&step=7", NULL, NULL, 404, "not_found",
+         "run 'base' has no checkpoint at step 7");
+    server_down(&s);
+    /* A full disk: a 500 that says so, without the ledger's path. */
+    server_file_limit = 128 * 1024;
+    server_up(&s, db, NULL);
+    server_file_limit = 0;
+    char *steps = malloc(1 << 20);
+    int n = snprintf(steps, 1 << 20, "{\"steps\": [");
+    for (int i = 1; i <= 5000; i++)
+        n += snprintf(steps + n, (size_t)(1 << 20) - (size_t)n,
+                      "%s{\"step\": %d, \"batch_digest\": \"%064x\"}", i > 1 ? ", " : "", i, i);
+    snprintf(steps + n, (size_t)(1 << 20) - (size_t)n, "]}");
+    http_result full = http(&s, "POST", "/api/runs/job/steps", writer, steps);
+    free(steps);
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s", db);
+    *strrchr(folder, '/') = '\0';
+    if (full.status != 500 || strstr(full.body, folder) || strstr(full.body, "l.db") ||
+        !strstr(full.body, "the ledger"))
+        test_fail(__FILE__, __LINE__, "a full disk answered %d: %s", full.status, full.body);
+    http_free(&full);
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, NULL);
+    server_down(&s);
+}
+
+TEST(server_token_list_and_revoke)
+{
+    filled_ledger();
+    char writer[128], reader[128];
+    snprintf(writer, sizeof writer, "%s", make_token(db, "writer"));
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    char *out = ordo_ok(A("token", "list", "--json", "--db", db), 0);
+    json_t *list = json_loads(out, 0, NULL);
+    ASSERT_EQ_INT(json_array_size(list), 2);
+    ASSERT(!strstr(out, writer + 5) && !strstr(out, reader + 5)); /* never a secret */
+    json_t *first = json_array_get(list, 0);
+    ASSERT_EQ_STR(json_string_value(json_object_get(first, "role")), "writer");
+    ASSERT(json_is_null(json_object_get(first, "revoked_at")));
+    unsigned char hash[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_sha256(writer, strlen(writer), hash);
+    ordo_digest_to_hex(hash, hex);
+    hex[12] = '\0';
+    ASSERT_EQ_STR(json_string_value(json_object_get(first, "fingerprint")), hex);
+    char id[32];
+    snprintf(id, sizeof id, "%lld", num(first, "id"));
+    json_decref(list);
+    free(out);
+    out = ordo_ok(A("token", "list", "--db", db), 0);
+    ASSERT_CONTAINS(out, "FINGERPRINT");
+    ASSERT_CONTAINS(out, hex);
+    free(out);
+    /* Revoked on a running server: refused from the next request on. */
+    test_server s;
+    server_up(&s, db, NULL);
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"r\", \"lanes\": 4, \"global_batch\": 8}",
+         201, NULL, NULL);
+    free(ordo_ok(A("token", "revoke", id, "--db", db), 0));
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"r\", \"lanes\": 4, \"global_batch\": 8}",
+         401, "unauthorized", "revoked");
+    call(&s, "GET", "/api/runs", writer, NULL, 401, "unauthorized", NULL);
+    call(&s, "GET", "/api/runs", reader, NULL, 200, NULL, NULL);
+    server_down(&s);
+    out = ordo_ok(A("token", "list", "--json", "--db", db), 0);
+    list = json_loads(out, 0, NULL);
+    ASSERT(json_is_string(json_object_get(json_array_get(list, 0), "revoked_at")));
+    json_decref(list);
+    free(out);
+    /* Bad ids are clear errors. */
+    cli_result c = run_ordo(NULL, A("token", "revoke", "999", "--db", db));
+    ASSERT_EQ_INT(c.code, 1);
+    ASSERT_CONTAINS(c.err, "token 999 is not in the ledger");
+    cli_result_free(&c);
+    c = run_ordo(NULL, A("token", "revoke", "x", "--db", db));
+    ASSERT_EQ_INT(c.code, 2);
+    ASSERT_CONTAINS(c.err, "not 'x'");
+    cli_result_free(&c);
+}

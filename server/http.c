@@ -132,10 +132,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     req->connection = c;
     req->started = now();
     req->route = 15;
-    for (const char *p = uri; *p && *p != '?'; p++)
-        if (p[0] == '%' && ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) ||
-                            (p[1] == '0' && p[2] == '0')))
-            req->encoded_separator = 1;
+    req->encoded_separator = server_raw_path_hides_separator(uri);
     return req;
 }
 

@@ -102,6 +102,17 @@ static int endpoint_of(char **parts, int n)
     return E_NONE;
 }
 
+/* Whether a raw URI's path (before '?') holds an encoded '/' or NUL; see
+ * server.h. */
+int server_raw_path_hides_separator(const char *uri)
+{
+    for (const char *p = uri; *p && *p != '?'; p++)
+        if (p[0] == '%' && ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) ||
+                            (p[1] == '0' && p[2] == '0')))
+            return 1;
+    return 0;
+}
+
 /* Parses the request's path; see server.h. */
 int server_route_parse(request *req, response *error)
 {
@@ -205,4 +216,31 @@ void server_route(request *req, response *out)
         return;
     }
     *out = is(req, "POST") ? post(req) : get(req);
+}
+
+/* Parses `uri` as both the raw and the decoded path of a request with
+ * each method, and aborts when a parse that succeeded let a non-canonical
+ * path through (for the fuzzer); see server.h. */
+void server_fuzz_path(const char *uri)
+{
+    static const char *const methods[] = {"GET", "HEAD", "POST", "DELETE"};
+    for (size_t m = 0; m < sizeof methods / sizeof *methods; m++) {
+        request req = {.method = methods[m], .url = uri};
+        req.encoded_separator = server_raw_path_hides_separator(uri);
+        response error = {0};
+        if (server_route_parse(&req, &error) != 0) {
+            json_decref(error.body);
+            free(req.path);
+            continue;
+        }
+        if (req.encoded_separator || strstr(uri, "//") || strstr(uri, "/./") ||
+            strstr(uri, "/../") || (req.nparts > 0 && uri[strlen(uri) - 1] == '/'))
+            abort();
+        for (int i = 0; i < req.nparts && i < 5; i++)
+            if (!*req.parts[i] || !strcmp(req.parts[i], ".") || !strcmp(req.parts[i], ".."))
+                abort();
+        (void)server_route_allows(&req);
+        (void)server_route_heavy(&req);
+        free(req.path);
+    }
 }

@@ -86,6 +86,12 @@ ordo_ledger *server_ledger(ordo_error *err);
  * canonical, 414 for a long one). Authorisation and dispatch both use
  * what it parsed. */
 int server_route_parse(request *req, response *error);
+/* 1 when a raw URI's path (before any '?') holds "%2F" or "%00", which
+ * percent-decoding would turn into another path. */
+int server_raw_path_hides_separator(const char *uri);
+/* Runs the path parser on `uri` and checks what it lets through (for the
+ * fuzzer; aborts on a violation). */
+void server_fuzz_path(const char *uri);
 /* 1 when the parsed endpoint takes the request's method (HEAD as GET). */
 int server_route_allows(const request *req);
 /* 1 when the parsed request is heavy work (compare, audit, views). */

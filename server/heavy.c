@@ -2,12 +2,15 @@
  * few workers of their own, never on the connection threads: the
  * connection is suspended while its answer is built and rendered, so
  * health checks and writes are never queued behind a comparison of two
- * million-step runs. At most `capacity` heavy requests are queued or
- * running; the next one is refused with 503 and Retry-After at once. */
+ * million-step runs. At most HEAVY_QUEUE heavy requests are queued or
+ * running (a dashboard page asks for a comparison per run at once); the
+ * next one is refused with 503 and Retry-After at once. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "server.h"
+
+#define HEAVY_QUEUE 32 /* heavy requests queued or running, at most */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
@@ -50,7 +53,7 @@ int heavy_start(int count)
     if (!workers)
         return -1;
     stopping = closed = 0;
-    capacity = 2 * count;
+    capacity = HEAVY_QUEUE > 2 * count ? HEAVY_QUEUE : 2 * count;
     for (worker_count = 0; worker_count < count; worker_count++)
         if (pthread_create(&workers[worker_count], NULL, work_loop, NULL) != 0)
             return -1;

@@ -107,8 +107,9 @@ extern const char *const server_route_names[16];
 void server_render(response *out);
 
 /* Heavy reads (heavy.c). heavy_start starts `workers` threads admitting
- * at most twice as many requests queued or running; heavy_submit (from
- * the access handler, for a complete request) suspends the connection and
+ * at most 32 (or twice as many as workers) requests queued or running;
+ * heavy_submit (from the access handler, for a complete request) suspends
+ * the connection and
  * queues it, or returns -1 when full; the worker fills req->heavy_out,
  * sets req->heavy_done and resumes the connection. heavy_close refuses
  * new ones and waits for those admitted; heavy_stop joins the workers. */

@@ -4,13 +4,34 @@
  * health checks and writes are never queued behind a comparison of two
  * million-step runs. At most HEAVY_QUEUE heavy requests are queued or
  * running (a dashboard page asks for a comparison per run at once); the
- * next one is refused with 503 and Retry-After at once. */
+ * next one is refused with 503 and Retry-After at once, and so is one that
+ * waited HEAVY_MAX_WAIT seconds for a worker (or is still queued when the
+ * server stops). */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "server.h"
 
-#define HEAVY_QUEUE 32 /* heavy requests queued or running, at most */
+#define HEAVY_QUEUE 32    /* heavy requests queued or running, at most */
+#define HEAVY_MAX_WAIT 20 /* seconds a request may wait for a worker */
+
+static double monotonic(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The answer of a request that waited too long, or came while the server
+ * stops: a 503 now rather than a late answer nobody waits for. */
+static response too_late(double waited)
+{
+    response out = json_error(503, "busy", "waited %.0f s for one of the workers that answer "
+                                           "heavy reads; try again", waited);
+    out.retry_after = 1;
+    return out;
+}
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
@@ -31,9 +52,14 @@ static void *work_loop(void *unused)
         queue_head = req->heavy_next;
         if (!queue_head)
             queue_tail = NULL;
+        int late = closed;
         pthread_mutex_unlock(&lock);
+        double waited = monotonic() - req->heavy_queued;
         response out;
-        server_route(req, &out);
+        if (late || waited > HEAVY_MAX_WAIT)
+            out = too_late(waited);
+        else
+            server_route(req, &out);
         server_render(&out); /* the large text is built here too, not on the connection */
         req->heavy_out = out;
         req->heavy_done = 1;
@@ -75,6 +101,7 @@ int heavy_submit(request *req)
     MHD_suspend_connection(req->connection);
     pthread_mutex_lock(&lock);
     req->heavy_next = NULL;
+    req->heavy_queued = monotonic();
     if (queue_tail)
         queue_tail->heavy_next = req;
     else

@@ -63,6 +63,7 @@ typedef struct request {
     struct request *heavy_next; /* queued for the heavy workers (heavy.c) */
     response heavy_out;         /* set by a worker before it resumes the connection */
     int heavy_done;
+    double heavy_queued;        /* when it was queued (monotonic seconds) */
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
@@ -109,10 +110,10 @@ void server_render(response *out);
 /* Heavy reads (heavy.c). heavy_start starts `workers` threads admitting
  * at most 32 (or twice as many as workers) requests queued or running;
  * heavy_submit (from the access handler, for a complete request) suspends
- * the connection and
- * queues it, or returns -1 when full; the worker fills req->heavy_out,
- * sets req->heavy_done and resumes the connection. heavy_close refuses
- * new ones and waits for those admitted; heavy_stop joins the workers. */
+ * the connection and queues it, or returns -1 when full; a worker fills
+ * req->heavy_out (a 503 for a request that waited 20 s in the queue), sets
+ * req->heavy_done and resumes the connection. heavy_close refuses new ones
+ * and waits for those admitted; heavy_stop joins the workers. */
 int heavy_start(int workers);
 int heavy_submit(request *req);
 int heavy_capacity(void);

@@ -251,7 +251,7 @@ check("the server process is still running", proc.poll() is None)
 
 
 def fetch(at_port, request, timeout):
-    """(status, complete, seconds, retry) of one request on its own
+    """(status, complete, seconds, retry, body) of one request on its own
     connection; complete: the body has the length its Content-Length
     announced; retry: it has a Retry-After header."""
     start = time.monotonic()
@@ -266,12 +266,11 @@ def fetch(at_port, request, timeout):
             data += chunk
         s.close()
     except OSError:
-        return 0, False, time.monotonic() - start, False
+        return 0, False, time.monotonic() - start, False, b""
     head, _, content = data.partition(b"\r\n\r\n")
     length = re.search(rb"(?i)\r\ncontent-length: (\d+)", head)
-    fetch.content = content
     return (status_of(data), bool(length and int(length.group(1)) == len(content)),
-            time.monotonic() - start, b"\r\nretry-after: " in head.lower())
+            time.monotonic() - start, b"\r\nretry-after: " in head.lower(), content)
 
 
 def post(at_port, token, path, value):
@@ -293,8 +292,8 @@ heavy = subprocess.Popen([ordo, "serve", "--db", heavy_db, "--listen", "127.0.0.
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 heavy_port = int(re.search(r"http://127\.0\.0\.1:(\d+)", heavy.stdout.readline()).group(1))
 steps = 1000000
-post(heavy_port, token, "/api/recipes", {"name": "heavy", "lanes": 4, "global_batch": 8})
-recipe = json.loads(fetch.content)["id"]
+recipe = json.loads(post(heavy_port, token, "/api/recipes",
+                         {"name": "heavy", "lanes": 4, "global_batch": 8})[4])["id"]
 filled = True
 for name, odd in (("a", 0), ("b", 1)):
     post(heavy_port, token, "/api/runs", {"name": name, "recipe_id": recipe, "world_size": 2})
@@ -318,9 +317,9 @@ probe_write = post(heavy_port, token, "/api/runs/a/steps",
 during = sum(t.is_alive() for t in readers)
 for t in readers:
     t.join()
-complete = sum(1 for status, whole, _, retry in results
+complete = sum(1 for status, whole, _, retry, _ in results
                if whole and (status == 200 or (status == 503 and retry)))
-answered = sum(1 for status, _, _, _ in results if status == 200)
+answered = sum(1 for status, *_ in results if status == 200)
 check(f"during 64 heavy reads (still running: {during}) /healthz answers in "
       f"{probe_health[2]:.2f} s and a step report in {probe_write[2]:.2f} s",
       during > 0 and probe_health[:2] == (200, True) and probe_health[2] < 1.0

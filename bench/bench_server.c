@@ -57,7 +57,7 @@ static int request(const char *method, const char *path, const char *body, size_
     char head[512];
     int n = snprintf(head, sizeof head,
                      "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %zu\r\n"
-                     "Authorization: Bearer %s\r\n\r\n",
+                     "Content-Type: application/json\r\nAuthorization: Bearer %s\r\n\r\n",
                      method, path, body_len, token);
     if (send(fd, head, (size_t)n, MSG_NOSIGNAL) != n)
         die("send");

@@ -719,6 +719,26 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char 
 ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
                              ordo_error *err);
 
+/* A stored token, as listed: never its secret (which is not stored). */
+typedef struct ordo_token_info {
+    int64_t id;
+    char name[ORDO_NAME_MAX + 1];
+    char role[8];             /* "writer" or "reader" */
+    char created_at[32];      /* ISO 8601, UTC */
+    char revoked_at[32];      /* "" while the token is valid */
+    char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */
+} ordo_token_info;
+
+/* Every token, ordered by id. *tokens is owned by the caller (ordo_free);
+ * NULL when *count is 0. */
+ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                            ordo_error *err);
+
+/* Revokes token `id`: from this call on, ordo_token_check refuses it.
+ * Revoking a revoked token again is ORDO_OK; ORDO_NOTFOUND for an id that
+ * is not in the ledger. */
+ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,7 @@
 #define SERVER_TRIM_AFTER ((long long)64 << 20) /* parse cost after which memory is trimmed */
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
+#define SERVER_PER_ADDRESS 256             /* connections from one address */
 
 /* How the server was started. */
 typedef struct server_config {
@@ -40,6 +41,7 @@ typedef struct server_config {
     int threads;
     int insecure;    /* tokens accepted over plain HTTP off loopback */
     const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
+    double header_deadline; /* seconds a connection has to send a request's headers */
 } server_config;
 
 /* Counters for /metrics (updated with atomics from every thread). */
@@ -49,10 +51,34 @@ typedef struct server_metrics {
     atomic_llong steps_ingested, conflicts, divergences;
 } server_metrics;
 
+/* A response: status and a JSON body (stolen). */
+typedef struct response {
+    int status;
+    json_t *body;
+    const char *text; /* a plain-text body instead (static), e.g. /metrics */
+    char *owned_text; /* or an owned one */
+    const char *content_type;
+    size_t size;      /* of a static text; 0: strlen */
+    int retry_after;  /* seconds, sent as Retry-After when > 0 */
+} response;
+
+/* The endpoints a path can name (routes.c). */
+enum { E_NONE, E_HEALTH, E_METRICS, E_STATIC, E_RECIPES, E_RECIPE, E_RUNS, E_RUN, E_SEGMENTS,
+       E_STEPS, E_CHECKPOINTS, E_SERIES, E_RECOVERY, E_COMPARE, E_STRIP, E_AUDIT };
+
 /* One request being read and answered. */
 typedef struct request {
     struct MHD_Connection *connection;
-    const char *method, *url;
+    const char *method, *url; /* url: percent-decoded by libmicrohttpd */
+    int headers_seen;         /* the access handler was called */
+    int encoded_separator;    /* the raw path had %2F or %00 */
+    char *path;               /* owned copy of url, split into parts */
+    char *parts[5];
+    int nparts, endpoint, api; /* api: under /api or /metrics */
+    struct request *heavy_next; /* queued for the heavy workers (heavy.c) */
+    response heavy_out;         /* set by a worker before it resumes the connection */
+    int heavy_done;
+    double heavy_queued;        /* when it was queued (monotonic seconds) */
     char *body;
     size_t body_len, body_cap;
     size_t buffered; /* counted in the server's budget */
@@ -63,15 +89,6 @@ typedef struct request {
     double started; /* monotonic seconds */
 } request;
 
-/* A response: status and a JSON body (stolen). */
-typedef struct response {
-    int status;
-    json_t *body;
-    const char *text; /* a plain-text body instead (static), e.g. /metrics */
-    char *owned_text; /* or an owned one */
-    const char *content_type;
-    size_t size;      /* of a static text; 0: strlen */
-} response;
 
 extern const server_config *server;
 extern atomic_int server_in_flight; /* requests being read or answered */
@@ -81,11 +98,43 @@ extern server_metrics metrics;
  * closed when the thread ends); NULL with *err set on failure. */
 ordo_ledger *server_ledger(ordo_error *err);
 
-/* Routing: fills `out` for a complete request. */
+/* Parses req->url into req->endpoint and req->parts, once, on the
+ * headers: 0, or -1 with *error filled (400 for a path that is not
+ * canonical, 414 for a long one). Authorisation and dispatch both use
+ * what it parsed. */
+int server_route_parse(request *req, response *error);
+/* 1 when a raw URI's path (before any '?') holds "%2F" or "%00", which
+ * percent-decoding would turn into another path. */
+int server_raw_path_hides_separator(const char *uri);
+/* Runs the path parser on `uri` and checks what it lets through (for the
+ * fuzzer; aborts on a violation). */
+void server_fuzz_path(const char *uri);
+/* 1 when the parsed endpoint takes the request's method (HEAD as GET). */
+int server_route_allows(const request *req);
+/* 1 when the parsed request is heavy work (compare, audit, views). */
+int server_route_heavy(const request *req);
+/* Dispatch: fills `out` for a complete, parsed, authorised request. */
 void server_route(request *req, response *out);
 
 /* Route names for metrics, by index. */
 extern const char *const server_route_names[16];
+
+/* Renders a JSON body into owned_text (compact, one line); a body that
+ * cannot be rendered becomes a 500. */
+void server_render(response *out);
+
+/* Heavy reads (heavy.c). heavy_start starts `workers` threads admitting
+ * at most 32 (or twice as many as workers) requests queued or running;
+ * heavy_submit (from the access handler, for a complete request) suspends
+ * the connection and queues it, or returns -1 when full; a worker fills
+ * req->heavy_out (a 503 for a request that waited 20 s in the queue), sets
+ * req->heavy_done and resumes the connection. heavy_close refuses new ones
+ * and waits for those admitted; heavy_stop joins the workers. */
+int heavy_start(int workers);
+int heavy_submit(request *req);
+int heavy_capacity(void);
+void heavy_close(void);
+void heavy_stop(void);
 
 /* Helpers for handlers. */
 response json_ok(int status, json_t *body);
@@ -117,9 +166,9 @@ const char *query(const request *req, const char *name);
 /* Parses a whole number in [min, max]; 0 on success. */
 int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out);
 
-/* Authorisation: 0 when the request may go on, else fills *error. Writes
- * are checked on the headers (http.c), reads in the router (routes.c);
- * handlers assume both. */
+/* Authorisation: 0 when the request may go on, else fills *error. Both
+ * are decided on the headers (http.c), on the parsed route; handlers
+ * assume them. */
 int require_writer(const request *req, response *error);
 int require_reader(const request *req, response *error);
 
@@ -147,6 +196,22 @@ int static_file(request *req, const char *path, response *out);
  * certificate) on `addr` (http.c). */
 struct sockaddr;
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config);
+
+/* The connection guard (guard.c). guard_start starts its reaper: a
+ * connection whose request headers are not complete `header_deadline`
+ * seconds after they began is shut down, however it trickles bytes, and
+ * an address over `per_address` connections loses its oldest one still in
+ * its headers. guard_notify is libmicrohttpd's connection notice; the
+ * access handler calls guard_headers_done, the completion callback
+ * guard_request_done. guard_stop joins the reaper (after the daemon
+ * stopped). */
+int guard_start(double header_deadline, int per_address);
+void guard_stop(void);
+void guard_notify(void *cls, struct MHD_Connection *c, void **context,
+                  enum MHD_ConnectionNotificationCode code);
+void guard_headers_done(struct MHD_Connection *c);
+void guard_request_done(struct MHD_Connection *c);
+long long guard_dropped(void);
 
 /* Runs a steps body's bytes through the body limits, the key checks and
  * the steps and lane-report parsers without a ledger (for the fuzzer). */

@@ -105,6 +105,11 @@
     X(server_lanes_from_eight_ranks_compose_the_batch_digests) \
     X(server_reads_need_a_token_off_loopback_unless_public) \
     X(server_manifest_drives_a_resume_step_for_step)   \
+    /* the HTTP layer: paths, tokens, methods, connections, heavy reads */ \
+    X(server_writes_need_a_writer_token_on_every_path_spelling) \
+    X(server_head_is_get_without_a_body)               \
+    X(server_errors_name_what_the_client_sent_never_the_ledger_file) \
+    X(server_token_list_and_revoke)                    \
     X(compare_by_blocks_equals_brute_force)            \
     X(migration_rebuilds_step_blocks)                  \
     X(step_blocks_of_large_steps_stay_in_their_run)    \

@@ -5,6 +5,7 @@
  * and nesting are counted and a body beyond the limits is refused before
  * Jansson sees it. */
 #include <malloc.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -128,4 +129,36 @@ int body_keys(json_t *body, const char *const *known, const char *what, response
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "", known[k]);
     *error = json_error(400, "invalid", "%s: unknown key '%.100s' (known: %s)", what, key, list);
     return -1;
+}
+
+/* Whether an allocation failed on this thread since body_memory_reset:
+ * Jansson reports a failed allocation inside its lexer as a syntax error
+ * ("invalid token"), so the parse's own error cannot tell memory from
+ * JSON. */
+static _Thread_local int allocation_failed;
+
+static void *noting_malloc(size_t size)
+{
+    void *p = malloc(size);
+    if (!p)
+        allocation_failed = 1;
+    return p;
+}
+
+/* Makes Jansson allocate through noting_malloc; see server.h. */
+void body_memory_watch(void)
+{
+    json_set_alloc_funcs(noting_malloc, free);
+}
+
+/* Clears this thread's note of a failed allocation; see server.h. */
+void body_memory_reset(void)
+{
+    allocation_failed = 0;
+}
+
+/* Whether an allocation failed on this thread since the reset; see server.h. */
+int body_memory_failed(void)
+{
+    return allocation_failed;
 }

@@ -321,6 +321,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 /* Starts the daemon; see server.h. */
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config)
 {
+    body_memory_watch();
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME;
     if (config->tls_cert)
@@ -435,10 +436,13 @@ json_t *body_object(request *req, response *error)
     if (body_scan(req->body, req->body_len, error) != 0 || body_reserve(req, error) != 0)
         return NULL; /* refused before Jansson spends memory on it */
     json_error_t jerr;
+    body_memory_reset();
     json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
-    /* Jansson reports a failed allocation as out_of_memory, or on some paths
-     * as no error at all (line -1, empty text): both are memory, not JSON */
-    if (!root && (json_error_code(&jerr) == json_error_out_of_memory || !jerr.text[0])) {
+    /* Jansson reports a failed allocation as out_of_memory, as no error at
+     * all (line -1, empty text) or, inside its lexer, as a syntax error:
+     * the allocator's own note tells memory from JSON */
+    if (!root && (body_memory_failed() || json_error_code(&jerr) == json_error_out_of_memory ||
+                  !jerr.text[0])) {
         *error = json_error(503, "out_of_memory", "out of memory parsing a body of %zu bytes; "
                                                   "try again", req->body_len);
         return NULL;

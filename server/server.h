@@ -155,6 +155,13 @@ void body_release(request *req);
 /* Counts a body's values, containers and depth without parsing it: 0
  * within the limits, else -1 with *error (413) naming the limit (body.c). */
 int body_scan(const char *body, size_t len, response *error);
+/* Out-of-memory detection for parsing (body.c): body_memory_watch (once,
+ * before the daemon starts) routes Jansson's allocations through a
+ * wrapper that notes a failure on the calling thread; body_memory_reset
+ * clears the note before a parse and body_memory_failed reads it after. */
+void body_memory_watch(void);
+void body_memory_reset(void);
+int body_memory_failed(void);
 /* The first key of `object` not in `known` (NULL-terminated), or NULL;
  * borrowed from the object. */
 const char *unknown_key(json_t *object, const char *const *known);

@@ -124,6 +124,8 @@
     X(manifest_url_fetch_has_a_total_deadline)          \
     X(bad_json_record_is_named_by_line_and_byte)        \
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
-    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
+    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
+    /* the rank-bound loader: re-sharding what remains at another world size */ \
+    X(rank_bound_resume_delivers_each_document_once)
 
 #endif

@@ -17,6 +17,8 @@
 #define EOT 256
 #define PAD 257
 #define MAX_WORLD 8
+#define MAX_HEADS 64
+#define MAX_SEGMENTS 3
 
 static const int doc_counts[SOURCES] = {600, 300};
 
@@ -145,7 +147,8 @@ static void segment_free(segment *seg)
 typedef struct {
     int count[SOURCES][MAX_DOCS];
     int open[SOURCES][MAX_DOCS]; /* begun at the end of the second segment */
-    char heads[MAX_WORLD][1024]; /* a document cut at the end of the first segment */
+    char heads[MAX_HEADS][1024]; /* documents cut at the end of a segment before the last */
+    int at_flush;                /* lanes whose segment ended right after a flush */
     int joined, unjoined;        /* tails of the second segment joined to a head, or not */
     long long frontier[SOURCES][MAX_WORLD];
     uint64_t position[SOURCES][MAX_DOCS / CHUNK_RECORDS + 1]; /* pass-0 position of a chunk */
@@ -166,7 +169,7 @@ static int identify(const char *text, int *s, int *d)
  * document start to its end-of-text is a delivery; in a resumed segment a
  * piece without a start is the rest of a document cut at the resume; the
  * last piece without an end is a document still open. */
-static void decode_lane(const lane_stream *l, int second, int lane, tally *t)
+static void decode_lane(const lane_stream *l, int resumed, int last, int lane, tally *t)
 {
     char piece[1024];
     size_t n = 0;
@@ -179,7 +182,7 @@ static void decode_lane(const lane_stream *l, int second, int lane, tally *t)
             ASSERT(!have); /* a document interrupted by another in one lane */
             have = 1, tail = 0, n = 0;
         } else if (!have) {
-            ASSERT(second); /* only a resumed lane takes up documents mid-way */
+            ASSERT(resumed); /* only a resumed lane takes up documents mid-way */
             have = 1, tail = 1, n = 0;
         }
         if (token != EOT) {
@@ -192,7 +195,7 @@ static void decode_lane(const lane_stream *l, int second, int lane, tally *t)
         snprintf(joined, sizeof joined, "%s", piece);
         if (tail) {
             int found = 0;
-            for (int h = 0; h < MAX_WORLD && !found; h++) {
+            for (int h = 0; h < MAX_HEADS && !found; h++) {
                 char candidate[2048];
                 snprintf(candidate, sizeof candidate, "%s%s", t->heads[h], piece);
                 int s, d;
@@ -207,7 +210,7 @@ static void decode_lane(const lane_stream *l, int second, int lane, tally *t)
         int s, d;
         if (identify(joined, &s, &d)) {
             t->count[s][d]++;
-            if (second) {
+            if (last) {
                 long long p = (long long)t->position[s][d / CHUNK_RECORDS];
                 if (p > t->frontier[s][lane])
                     t->frontier[s][lane] = p;
@@ -215,9 +218,15 @@ static void decode_lane(const lane_stream *l, int second, int lane, tally *t)
         }
         have = 0;
     }
-    if (have && !second) {
+    if (!last && l->count > 0 && l->tokens[l->count - 1] == PAD)
+        t->at_flush++;
+    if (have && !last) {
         piece[n] = '\0';
-        snprintf(t->heads[lane], sizeof t->heads[lane], "%s", piece);
+        int h = 0;
+        while (h < MAX_HEADS && t->heads[h][0])
+            h++;
+        ASSERT(h < MAX_HEADS);
+        snprintf(t->heads[h], sizeof t->heads[h], "%s", piece);
     } else if (have && !tail) {
         int s, d;
         piece[n] = '\0';
@@ -241,38 +250,41 @@ static void chunk_positions(const ordo_recipe *r, tally *t)
 }
 
 typedef struct {
-    int duplicated, skipped, half, joined, below_frontier;
+    int duplicated, skipped, half, joined, below_frontier, at_flush;
 } findings;
 
-/* Runs W to `resume_at`, resumes at W2 to `last`, decodes everything. */
-static findings resume_and_decode(const ordo_recipe *r, int world, int resume_at, int world2,
-                                  int last)
+/* Runs the segments of `plan` (world size, last step; 0 ends it), each
+ * resumed from the one before, and decodes everything they delivered. */
+static findings resume_and_decode(const ordo_recipe *r, const int plan[][2])
 {
-    segment before, after, straight;
-    run_segment(r, world, NULL, 0, resume_at, &before);
-    run_segment(r, world2, before.state, before.state_size, last, &after);
+    segment segs[MAX_SEGMENTS], straight;
+    int n = 0;
+    for (; n < MAX_SEGMENTS && plan[n][0]; n++)
+        run_segment(r, plan[n][0], n ? segs[n - 1].state : NULL, n ? segs[n - 1].state_size : 0,
+                    plan[n][1], &segs[n]);
     /* The contrast remains: the resumed batches are not the uninterrupted
-     * run's from the step after the resume. */
-    run_segment(r, world, before.state, before.state_size, resume_at + 1, &straight);
-    ASSERT(memcmp(after.first_batch, straight.first_batch, sizeof after.first_batch) != 0);
+     * run's from the step after the first resume. */
+    run_segment(r, plan[0][0], segs[0].state, segs[0].state_size, plan[0][1] + 1, &straight);
+    ASSERT(memcmp(segs[1].first_batch, straight.first_batch, sizeof straight.first_batch) != 0);
     tally *t = calloc(1, sizeof *t);
     ASSERT(t != NULL);
     chunk_positions(r, t);
     for (int s = 0; s < SOURCES; s++)
         for (int l = 0; l < MAX_WORLD; l++)
             t->frontier[s][l] = -1;
-    for (int l = 0; l < world; l++)
-        decode_lane(&before.lanes[l], 0, l, t);
-    for (int l = 0; l < world2; l++)
-        decode_lane(&after.lanes[l], 1, l, t);
+    for (int i = 0; i < n; i++)
+        for (int l = 0; l < segs[i].world; l++)
+            decode_lane(&segs[i].lanes[l], i > 0, i == n - 1, l, t);
     findings f = {0};
-    for (int h = 0; h < MAX_WORLD; h++)
+    for (int h = 0; h < MAX_HEADS; h++)
         f.half += t->heads[h][0] != '\0';
     f.half += t->unjoined;
     f.joined = t->joined;
+    f.at_flush = t->at_flush;
+    int last_world = segs[n - 1].world;
     for (int s = 0; s < SOURCES; s++) {
         long long frontier = t->frontier[s][0];
-        for (int l = 1; l < world2; l++)
+        for (int l = 1; l < last_world; l++)
             if (t->frontier[s][l] < frontier)
                 frontier = t->frontier[s][l];
         for (int d = 0; d < doc_counts[s]; d++) {
@@ -282,13 +294,15 @@ static findings resume_and_decode(const ordo_recipe *r, int world, int resume_at
             f.skipped += below && t->count[s][d] == 0 && !t->open[s][d];
         }
     }
-    printf("  W %d -> %d at step %d: %d duplicated, %d skipped, %d half-delivered, %d joined "
-           "(%d documents below the frontier)\n",
-           world, world2, resume_at, f.duplicated, f.skipped, f.half, f.joined,
-           f.below_frontier);
+    printf("  ");
+    for (int i = 0; i < n; i++)
+        printf("%sW %d to step %d", i ? " -> " : "", plan[i][0], plan[i][1]);
+    printf(": %d duplicated, %d skipped, %d half-delivered, %d joined, %d lanes cut right "
+           "after a flush (%d documents below the frontier)\n",
+           f.duplicated, f.skipped, f.half, f.joined, f.at_flush, f.below_frontier);
     free(t);
-    segment_free(&before);
-    segment_free(&after);
+    for (int i = 0; i < n; i++)
+        segment_free(&segs[i]);
     segment_free(&straight);
     return f;
 }
@@ -300,12 +314,15 @@ TEST(rank_bound_resume_delivers_each_document_once)
     ordo_error err;
     ASSERT_OK(ordo_recipe_load(path, &r, &err), &err);
     ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
-    static const int cases[][4] = {{6, 3, 3, 24}, {6, 7, 3, 24}, {6, 12, 3, 26}, {4, 5, 2, 24},
-                                   {4, 9, 8, 24}, {4, 2, 8, 20}, {6, 1, 3, 20}};
+    static const int plans[][MAX_SEGMENTS + 1][2] = {
+        {{6, 3}, {3, 24}},  {{6, 7}, {3, 24}},  {{6, 12}, {3, 26}},         {{4, 5}, {2, 24}},
+        {{4, 9}, {8, 24}},  {{4, 2}, {8, 20}},  {{6, 1}, {3, 20}},          {{6, 4}, {3, 10}, {4, 24}},
+        {{4, 6}, {8, 11}, {2, 24}}, {{6, 10}, {4, 13}, {8, 24}}};
     findings total = {0};
     int covered = 1;
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        findings f = resume_and_decode(r, cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
+    for (size_t i = 0; i < sizeof plans / sizeof *plans; i++) {
+        findings f = resume_and_decode(r, plans[i]);
+        total.at_flush += f.at_flush;
         total.duplicated += f.duplicated;
         total.skipped += f.skipped;
         total.half += f.half;
@@ -316,6 +333,7 @@ TEST(rank_bound_resume_delivers_each_document_once)
     ASSERT_EQ_INT(total.skipped, 0);
     ASSERT_EQ_INT(total.half, 0);
     ASSERT(covered);
-    ASSERT(total.joined > 0); /* documents cut at a resume were finished after it */
+    ASSERT(total.joined > 0);   /* documents cut at a resume were finished after it */
+    ASSERT(total.at_flush > 0); /* and lanes cut right after a flush lost nothing */
     ordo_recipe_free(r);
 }

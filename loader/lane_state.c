@@ -98,6 +98,7 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
             uint64_t previous = u ? stream->units[u - 1].position : UINT64_MAX;
             put(&w, stream->units[u].position - previous); /* from -1: position + 1 */
             put(&w, stream->units[u].skip);
+            put(&w, stream->units[u].end);
         }
     }
     if (w.failed) {
@@ -152,35 +153,47 @@ static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
     return ORDO_OK;
 }
 
-/* A source's units: ascending positions below its base, a bounded count. */
+/* One unit after `previous` (NULL for the first): ascending by (position,
+ * skip) below the base, a non-empty token range, nothing after a unit that
+ * runs to its chunk's end. */
+static int unit_fits(const ordo__unit *u, const ordo__unit *previous, uint64_t base)
+{
+    if (u->position >= base || (u->end && u->end <= u->skip))
+        return 0;
+    if (!previous || u->position > previous->position)
+        return 1;
+    return u->position == previous->position && previous->end && u->skip >= previous->end;
+}
+
+/* A source's units: a bounded count, each fitting after the one before. */
 static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source,
                                 ordo_error *err)
 {
     uint64_t count = get(r);
     if (r->failed)
         return ORDO_OK;
-    if (count > MAX_UNITS || count > stream->base)
-        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u below its "
-                                              "base %llu (at most %u, each below the base)",
-                           (unsigned long long)count, source,
-                           (unsigned long long)stream->base, MAX_UNITS);
+    if (count > MAX_UNITS)
+        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u (at most %u)",
+                           (unsigned long long)count, source, MAX_UNITS);
     stream->units = calloc(count ? count : 1, sizeof *stream->units);
     if (!stream->units)
         return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
     uint64_t position = UINT64_MAX; /* -1 */
     for (uint64_t u = 0; u < count && !r->failed; u++) {
         uint64_t distance = get(r);
-        stream->units[u].skip = get(r);
+        ordo__unit unit = {position + distance, 0, 0};
+        unit.skip = get(r);
+        unit.end = get(r);
         if (r->failed)
             break;
-        if (distance == 0 || distance > stream->base - (position + 1) ||
-            position + distance >= stream->base)
+        if ((u == 0 ? distance == 0 : distance > UINT64_MAX - position) ||
+            !unit_fits(&unit, u ? &stream->units[u - 1] : NULL, stream->base))
             return ordo__error(err, ORDO_INVALID, "checkpoint: unit %llu of source %u at byte "
-                                                  "%zu is not ascending below the base %llu",
-                               (unsigned long long)u, source, r->at,
-                               (unsigned long long)stream->base);
-        position += distance;
-        stream->units[u].position = position;
+                                                  "%zu is out of order, empty or not below the "
+                                                  "base %llu", (unsigned long long)u, source,
+                               r->at, (unsigned long long)stream->base);
+        position = unit.position;
+        stream->units[u] = unit;
         stream->count = u + 1;
     }
     return ORDO_OK;

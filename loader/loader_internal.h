@@ -25,7 +25,7 @@ typedef struct ordo__work {
     uint64_t seq;
     uint32_t source;
     ordo__chunk_ref ref;
-    uint64_t skip; /* leading tokens delivered before a re-shard: not packed */
+    uint64_t skip, end; /* tokens packed: [skip, end), end 0 for the chunk's end */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;

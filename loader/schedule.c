@@ -85,10 +85,12 @@ ordo_status ordo__schedule_next(ordo__schedule *s, ordo__pick *pick, ordo_error 
 {
     uint32_t source = behind_most(s);
     const ordo__source *src = &s->recipe->sources[source];
-    uint64_t entry = s->lane + s->state.taken[source] * s->stride, skip = 0, position = entry;
+    uint64_t entry = s->lane + s->state.taken[source] * s->stride, skip = 0, end = 0;
+    uint64_t position = entry;
     if (s->streams && entry < s->streams[source].count) {
         position = s->streams[source].units[entry].position;
         skip = s->streams[source].units[entry].skip;
+        end = s->streams[source].units[entry].end;
     } else if (s->streams) {
         position = s->streams[source].base + (entry - s->streams[source].count);
     }
@@ -99,6 +101,7 @@ ordo_status ordo__schedule_next(ordo__schedule *s, ordo__pick *pick, ordo_error 
     pick->source = source;
     pick->position = position;
     pick->skip = skip;
+    pick->end = end;
     pick->ref = src->chunks[ordo__permutation_at(&s->order[source], position % src->chunk_count)];
     const ordo__chunk *chunk = &src->shards[pick->ref.shard].chunks[pick->ref.chunk];
     s->state.taken[source]++;

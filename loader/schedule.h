@@ -14,19 +14,22 @@ typedef struct ordo__ws_state {
     uint64_t *estimated;
 } ordo__ws_state;
 
-/* The next chunk a lane reads; `skip` tokens of it were delivered before
- * a rank-bound re-shard (0 for a whole chunk). */
+/* The next chunk a lane reads: its tokens [skip, end) are packed (end 0:
+ * to the chunk's end); a whole chunk unless a rank-bound re-shard left
+ * only part of it. */
 typedef struct ordo__pick {
     uint32_t source;
     ordo__chunk_ref ref;
     uint64_t position; /* in the source's stream of passes (pass = position / chunks) */
-    uint64_t skip;
+    uint64_t skip, end;
 } ordo__pick;
 
 /* One unit of a re-sharded stream: a stream position and the tokens of
- * its chunk already delivered. */
+ * its chunk [skip, end) not yet delivered (end 0: to the chunk's end). A
+ * position may have several units (the parts of a chunk a shuffle window
+ * held back), ascending by skip. */
 typedef struct ordo__unit {
-    uint64_t position, skip;
+    uint64_t position, skip, end;
 } ordo__unit;
 
 /* What remains of a source's stream after rank-bound re-shards: the units

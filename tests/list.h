@@ -126,6 +126,8 @@
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
     X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
     /* the rank-bound loader: re-sharding what remains at another world size */ \
-    X(rank_bound_resume_delivers_each_document_once)
+    X(rank_bound_resume_delivers_each_document_once) \
+    X(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once) \
+    X(checkpoint_units_must_ascend_below_the_base)
 
 #endif

@@ -172,9 +172,10 @@ static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source
     uint64_t count = get(r);
     if (r->failed)
         return ORDO_OK;
-    if (count > MAX_UNITS)
-        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u (at most %u)",
-                           (unsigned long long)count, source, MAX_UNITS);
+    if (count > MAX_UNITS || count > (r->size - r->at) / 3) /* 3 bytes or more each */
+        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u (at most %u, "
+                                              "and %zu bytes left)",
+                           (unsigned long long)count, source, MAX_UNITS, r->size - r->at);
     stream->units = calloc(count ? count : 1, sizeof *stream->units);
     if (!stream->units)
         return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");

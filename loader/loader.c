@@ -204,7 +204,7 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     l->step = (int64_t)s.step;
     ordo__stream *streams = NULL;
     if (status == ORDO_OK && resharding)
-        status = ordo__reshard(l->recipe, &s, &streams, err);
+        status = ordo__reshard(l->recipe, &s, o->ledger, run_id, &streams, err);
     if (status == ORDO_OK) {
         ordo__streams_free(l->streams, l->recipe->source_count);
         l->streams = resharding ? streams : s.streams;

@@ -10,9 +10,13 @@
  * replayed (read and tokenized) to the end of the samples it delivered, so
  * the chunks it packed whole are gone, the chunk it was inside keeps its
  * undelivered tokens, and the chunks it had not reached stay in the stream
- * whichever lane was to read them. *streams (source_count entries) is
- * owned by the caller (ordo__streams_free). */
+ * whichever lane was to read them. With a ledger (run_id not 0), each step
+ * the replayed samples complete must have the lane digest it recorded for
+ * the run, or the resume is refused naming the step and the lane; the
+ * ledger is only read. *streams (source_count entries) is owned by the
+ * caller (ordo__streams_free). */
 ordo_status ordo__reshard(const ordo_recipe *recipe, const ordo__state *state,
-                          ordo__stream **streams, ordo_error *err);
+                          ordo_ledger *ledger, int64_t run_id, ordo__stream **streams,
+                          ordo_error *err);
 
 #endif

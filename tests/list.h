@@ -128,6 +128,7 @@
     /* the rank-bound loader: re-sharding what remains at another world size */ \
     X(rank_bound_resume_delivers_each_document_once) \
     X(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once) \
-    X(checkpoint_units_must_ascend_below_the_base)
+    X(checkpoint_units_must_ascend_below_the_base) \
+    X(rank_bound_reshard_checks_the_replay_against_the_ledger)
 
 #endif

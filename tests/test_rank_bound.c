@@ -4,10 +4,15 @@
  * documents. */
 #include <sys/stat.h>
 
+#include "corpus.h"
+#include "fixtures.h"
 #include "harness.h"
+#include "lane_state.h"
 #include "ordo.h"
 #include "permute.h"
 #include "recipe_model.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 #define SOURCES 2
 #define MAX_DOCS 700
@@ -34,6 +39,14 @@ static void doc_text(int s, int d, char *out, size_t cap)
         out[n++] = (char)('a' + (state >> 16) % 26);
     }
     out[n] = '\0';
+}
+
+/* A copy of a test path that later test_path calls leave alone. */
+static const char *kept_path(const char *path)
+{
+    static char copy[1024];
+    snprintf(copy, sizeof copy, "%s", path);
+    return copy;
 }
 
 static const char *write_corpus(int shuffle_window)
@@ -645,4 +658,70 @@ TEST(checkpoint_units_must_ascend_below_the_base)
     ordo_error err;
     ASSERT_STATUS(ordo_checkpoint_describe(data, n, NULL, NULL, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "units of source 0 (at most");
+}
+
+/* Rewrites run 1's checkpoint at `step` with lane `lane` claiming
+ * `change` more delivered samples; lane -1: the first whose count is not
+ * at a bound (more than a step's samples). Returns the lane. */
+static int tamper_delivered(const char *db, int64_t step, int lane, int change)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_checkpoint c;
+    ordo__state s;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ASSERT_OK(ordo_checkpoint_get(ledger, 1, step, &c, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
+    for (uint64_t l = 0; lane < 0 && l < s.lane_count; l++)
+        if (s.lanes[l].delivered > (uint64_t)(BATCH / s.stride) + 1)
+            lane = (int)l;
+    ASSERT(lane >= 0);
+    s.lanes[lane].delivered += (uint64_t)(int64_t)change;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo__state_encode(&s, &data, &size, &err), &err);
+    char *sql = malloc(2 * size + 128);
+    ASSERT(sql != NULL);
+    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
+    for (size_t i = 0; i < size; i++)
+        n += sprintf(sql + n, "%02x", data[i]);
+    sprintf(sql + n, "' WHERE run_id = 1 AND step = %lld", (long long)step);
+    fixture_sql(db, sql);
+    free(sql);
+    free(data);
+    ordo__state_free(&s);
+    ordo_checkpoint_free(&c);
+    return lane;
+}
+
+/* The samples a re-sharding resume replays to find what each rank
+ * delivered must hash to the lane digests the ledger recorded: a
+ * checkpoint claiming one sample more or less is refused naming the step
+ * and the lane, as at the same world size. */
+TEST(rank_bound_reshard_checks_the_replay_against_the_ledger)
+{
+    const char *recipe = kept_path(write_corpus(5));
+    char db[1024];
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
+                   "20", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "10"), 0));
+    for (int change = -1; change <= 1; change += 2) {
+        int lane = tamper_delivered(db, 10, -1, change);
+        cli_result r = run_ordo(NULL, A("resume", "rank", "--db", db, "--from-step", "10",
+                                        "--as", "rank-w8", "--world-size", "8", "--steps", "20",
+                                        "--quiet"));
+        if (r.code != 1)
+            fprintf(stderr, "  delivered %+d: exit %d\n", change, r.code);
+        ASSERT_EQ_INT(r.code, 1);
+        ASSERT_CONTAINS(r.err, "resume refused: the checkpoint at step 10 does not reproduce "
+                               "step");
+        char named[32];
+        snprintf(named, sizeof named, "of lane %d", lane);
+        ASSERT_CONTAINS(r.err, named);
+        cli_result_free(&r);
+        tamper_delivered(db, 10, lane, -change);
+    }
+    free(ordo_ok(A("resume", "rank", "--db", db, "--from-step", "10", "--as", "rank-w8",
+                   "--world-size", "8", "--steps", "20", "--quiet"), 0));
 }

@@ -67,13 +67,18 @@ typedef struct {
     EVP_MD_CTX *ctx;
 } replay_packer;
 
+/* Token ids as 32-bit little-endian integers (design §7). */
 static void hash_ids(EVP_MD_CTX *ctx, const uint32_t *ids, size_t count)
 {
-    for (size_t i = 0; i < count; i++) { /* 32-bit little-endian (design §7) */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    EVP_DigestUpdate(ctx, ids, count * sizeof *ids);
+#else
+    for (size_t i = 0; i < count; i++) {
         unsigned char le[4] = {(unsigned char)ids[i], (unsigned char)(ids[i] >> 8),
                                (unsigned char)(ids[i] >> 16), (unsigned char)(ids[i] >> 24)};
         EVP_DigestUpdate(ctx, le, 4);
     }
+#endif
 }
 
 static const ordo__tokens *cached(const replay_packer *p, uint32_t source, uint64_t k)

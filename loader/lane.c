@@ -29,7 +29,7 @@ ordo_status ordo__lane_init(ordo__lane *lane, ordo_loader *l, int index, ordo_er
     lane->index = index;
     lane->rng_epoch = UINT64_MAX;
     ordo_status status = ordo__schedule_init(&lane->schedule, l->recipe, (uint64_t)index,
-                                             (uint64_t)l->stride, l->base, err);
+                                             (uint64_t)l->stride, l->streams, err);
     if (status != ORDO_OK)
         return status;
     lane->ring = calloc((size_t)l->prefetch, sizeof *lane->ring);
@@ -143,6 +143,8 @@ ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *e
         w->seq = seq;
         w->source = pick.source;
         w->ref = pick.ref;
+        w->skip = pick.skip;
+        w->end = pick.end;
         w->status = ORDO_OK;
         w->done = 0;
         lane->issued++;
@@ -244,8 +246,11 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
     const ordo_recipe *r = lane->loader->recipe;
     size_t seq_len = (size_t)r->seq_len;
     uint64_t epoch = w->seq / (uint64_t)r->flush_every;
-    size_t next_doc = 0, t = 0;
-    while (t < w->tokens.count) {
+    size_t stop = w->end && w->end < w->tokens.count ? (size_t)w->end : w->tokens.count;
+    size_t next_doc = 0, t = w->skip < stop ? (size_t)w->skip : stop;
+    while (next_doc < w->doc_count && w->doc_offset[next_doc] < t)
+        next_doc++; /* documents begun before a re-shard: their rest has no start */
+    while (t < stop) {
         if (!lane->partial && !(lane->partial = sample_new(r, epoch)))
             return ordo__error(err, ORDO_NOMEM, "out of memory packing");
         ordo__sample *s = lane->partial;
@@ -253,7 +258,9 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
             s->doc_start[lane->fill] = 1;
             next_doc++;
         }
-        size_t end = next_doc < w->doc_count ? w->doc_offset[next_doc] : w->tokens.count;
+        size_t end = next_doc < w->doc_count && w->doc_offset[next_doc] < stop
+                         ? w->doc_offset[next_doc]
+                         : stop;
         size_t run = end - t;
         if (run > seq_len - lane->fill)
             run = seq_len - lane->fill;

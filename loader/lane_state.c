@@ -5,7 +5,8 @@
 #include "lane_state.h"
 
 #define MAX_LANE_RECORDS (1u << 20)
-#define STATE_VERSION 3
+#define STATE_VERSION 4
+#define MAX_UNITS (1u << 20) /* per source */
 
 /* The recipe tag; see lane_state.h. */
 uint32_t ordo__recipe_tag(const ordo_recipe *recipe)
@@ -78,7 +79,7 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
     put(&w, s->stride);
     put(&w, s->sources);
     for (uint32_t i = 0; i < s->sources; i++)
-        put(&w, s->base[i]);
+        put(&w, s->streams[i].base);
     put(&w, s->lane_count);
     for (uint64_t l = 0; l < s->lane_count; l++) {
         const ordo__lane_record *rec = &s->lanes[l];
@@ -90,6 +91,16 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
         for (uint32_t i = 0; i < s->sources; i++)
             put(&w, rec->estimated[i]);
     }
+    for (uint32_t i = 0; i < s->sources; i++) {
+        const ordo__stream *stream = &s->streams[i];
+        put(&w, stream->count);
+        for (uint64_t u = 0; u < stream->count; u++) {
+            uint64_t previous = u ? stream->units[u - 1].position : UINT64_MAX;
+            put(&w, stream->units[u].position - previous); /* from -1: position + 1 */
+            put(&w, stream->units[u].skip);
+            put(&w, stream->units[u].end);
+        }
+    }
     if (w.failed) {
         free(w.data);
         return ordo__error(err, ORDO_NOMEM, "out of memory encoding a checkpoint");
@@ -99,6 +110,14 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
     return ORDO_OK;
 }
 
+/* Frees streams and their units; see lane_state.h. */
+void ordo__streams_free(ordo__stream *streams, uint32_t count)
+{
+    for (uint32_t i = 0; streams && i < count; i++)
+        free(streams[i].units);
+    free(streams);
+}
+
 void ordo__state_free(ordo__state *s)
 {
     for (uint64_t l = 0; s->lanes && l < s->lane_count; l++) {
@@ -106,7 +125,7 @@ void ordo__state_free(ordo__state *s)
         free(s->lanes[l].estimated);
     }
     free(s->lanes);
-    free(s->base);
+    ordo__streams_free(s->streams, s->sources);
     memset(s, 0, sizeof *s);
 }
 
@@ -134,6 +153,53 @@ static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
     return ORDO_OK;
 }
 
+/* One unit after `previous` (NULL for the first): ascending by (position,
+ * skip) below the base, a non-empty token range, nothing after a unit that
+ * runs to its chunk's end. */
+static int unit_fits(const ordo__unit *u, const ordo__unit *previous, uint64_t base)
+{
+    if (u->position >= base || (u->end && u->end <= u->skip))
+        return 0;
+    if (!previous || u->position > previous->position)
+        return 1;
+    return u->position == previous->position && previous->end && u->skip >= previous->end;
+}
+
+/* A source's units: a bounded count, each fitting after the one before. */
+static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source,
+                                ordo_error *err)
+{
+    uint64_t count = get(r);
+    if (r->failed)
+        return ORDO_OK;
+    if (count > MAX_UNITS || count > (r->size - r->at) / 3) /* 3 bytes or more each */
+        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u (at most %u, "
+                                              "and %zu bytes left)",
+                           (unsigned long long)count, source, MAX_UNITS, r->size - r->at);
+    stream->units = calloc(count ? count : 1, sizeof *stream->units);
+    if (!stream->units)
+        return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
+    uint64_t position = UINT64_MAX; /* -1 */
+    for (uint64_t u = 0; u < count && !r->failed; u++) {
+        uint64_t distance = get(r);
+        ordo__unit unit = {position + distance, 0, 0};
+        unit.skip = get(r);
+        unit.end = get(r);
+        if (r->failed)
+            break;
+        if ((u == 0 ? distance == 0 : distance > UINT64_MAX - position) ||
+            !unit_fits(&unit, u ? &stream->units[u - 1] : NULL, stream->base))
+            return ordo__error(err, ORDO_INVALID, "checkpoint: unit %llu of source %u at byte "
+                                                  "%zu is out of order, empty or not below the "
+                                                  "base %llu", (unsigned long long)u, source,
+                               r->at, (unsigned long long)stream->base);
+        position = unit.position;
+        stream->units[u] = unit;
+        stream->count = u + 1;
+    }
+    return ORDO_OK;
+}
+
 /* Decodes and validates a checkpoint. */
 ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, ordo_error *err)
 {
@@ -155,11 +221,11 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
                                               "%llu lanes)", (unsigned long long)sources,
                            (unsigned long long)s->stride);
     s->sources = (uint32_t)sources;
-    s->base = calloc(sources ? sources : 1, sizeof *s->base);
-    if (!s->base)
+    s->streams = calloc(sources ? sources : 1, sizeof *s->streams);
+    if (!s->streams)
         return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
     for (uint32_t i = 0; i < s->sources && !r.failed; i++)
-        s->base[i] = get(&r);
+        s->streams[i].base = get(&r);
     s->lane_count = get(&r);
     if (!r.failed && s->lane_count > s->stride) {
         ordo__state_free(s);
@@ -172,6 +238,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
         status = ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
     if (status == ORDO_OK && !r.failed)
         status = decode_lanes(&r, s, err);
+    for (uint32_t i = 0; status == ORDO_OK && i < s->sources && !r.failed; i++)
+        status = decode_units(&r, &s->streams[i], i, err);
     if (status == ORDO_OK && (r.failed || r.at != size))
         status = ordo__error(err, ORDO_INVALID, "checkpoint is %s at byte %zu of %zu",
                              r.failed ? "truncated or malformed" : "followed by extra bytes",
@@ -181,12 +249,21 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     return status;
 }
 
+static int same_streams(const ordo__stream *a, const ordo__stream *b, uint32_t sources)
+{
+    for (uint32_t i = 0; i < sources; i++)
+        if (a[i].base != b[i].base || a[i].count != b[i].count ||
+            (a[i].count &&
+             memcmp(a[i].units, b[i].units, a[i].count * sizeof *a[i].units) != 0))
+            return 0;
+    return 1;
+}
+
 static int same_shape(const ordo__state *a, const ordo__state *b)
 {
     return a->rank_bound == b->rank_bound && a->recipe_tag == b->recipe_tag &&
            a->step == b->step && a->stride == b->stride &&
-           a->sources == b->sources &&
-           memcmp(a->base, b->base, a->sources * sizeof *a->base) == 0;
+           a->sources == b->sources && same_streams(a->streams, b->streams, a->sources);
 }
 
 static int by_lane(const void *x, const void *y)

@@ -1,20 +1,26 @@
 /* Checkpoint encoding (internal).
  *
- *   byte     version (3)
+ *   byte     version (4)
  *   byte     binding (0 logical, 1 rank)
  *   varint   recipe tag: the first 32 bits of the recipe id
  *   varint   step the checkpoint follows
  *   varint   stride (lanes of the whole job)
  *   varint   sources S
- *   varint×S stream base offsets (0 unless re-sharded)
+ *   varint×S stream bases (0 unless re-sharded)
  *   varint   lane records n, then n × {lane, flush epoch, samples delivered
  *            since that flush, S × chunks taken, S × estimated tokens}
+ *   S ×      {units u, then u × {distance from the previous unit's
+ *            position (the first's: from -1), tokens already delivered}}
  *
+ * A source's units are what a rank-bound re-shard left of its stream
+ * below the base: ascending positions, each with the tokens of its chunk
+ * delivered before (design §6; docs/recipe.md). None for logical lanes.
  * All varints are unsigned LEB128. Lane records are in lane order. */
 #ifndef ORDO_LANE_STATE_H
 #define ORDO_LANE_STATE_H
 
 #include "recipe_model.h"
+#include "schedule.h"
 
 typedef struct ordo__lane_record {
     uint64_t lane, epoch, delivered;
@@ -25,7 +31,7 @@ typedef struct ordo__state {
     int rank_bound;
     uint64_t step, stride;
     uint32_t sources;
-    uint64_t *base;
+    ordo__stream *streams; /* S, each owning its units */
     ordo__lane_record *lanes;
     uint64_t lane_count;
     uint32_t recipe_tag; /* ordo__recipe_tag of the recipe it belongs to */
@@ -45,5 +51,8 @@ ordo_status ordo__state_encode(const ordo__state *state, unsigned char **data, s
                                ordo_error *err);
 
 void ordo__state_free(ordo__state *state);
+
+/* Frees the units of `count` streams and the array. */
+void ordo__streams_free(ordo__stream *streams, uint32_t count);
 
 #endif

@@ -5,6 +5,7 @@
 #include "lane_state.h"
 #include "loader_internal.h"
 #include "replay.h"
+#include "reshard.h"
 
 #define DEFAULT_PREFETCH 4
 
@@ -58,18 +59,6 @@ static ordo_status alloc_batch(ordo_loader *l, ordo_error *err)
         !l->lanes || !l->digest_ctx)
         return ordo__error(err, ORDO_NOMEM, "out of memory opening a loader");
     return ORDO_OK;
-}
-
-/* Rank-bound re-shard: the new ranks continue each source's stream after
- * everything the old ranks had taken at their flush epochs. */
-static void reshard_base(ordo_loader *l, const ordo__state *s)
-{
-    for (uint32_t i = 0; i < s->sources; i++) {
-        uint64_t taken = s->base[i];
-        for (uint64_t lane = 0; lane < s->lane_count; lane++)
-            taken += s->lanes[lane].taken[i];
-        l->base[i] = taken;
-    }
 }
 
 /* The record of `lane` in a decoded state (records are in lane order), or
@@ -174,10 +163,11 @@ static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int r
         return ordo__error(err, ORDO_INVALID, "checkpoint step %llu is beyond %lld",
                            (unsigned long long)s->step, (long long)ORDO_STEP_MAX);
     for (uint32_t i = 0; !l->rank_bound && i < s->sources; i++)
-        if (s->base[i] != 0)
+        if (s->streams[i].base != 0 || s->streams[i].count != 0)
             return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
-                                                  "offsets (source %u: %llu)",
-                               i, (unsigned long long)s->base[i]);
+                                                  "offsets (source %u: %llu, %llu units)",
+                               i, (unsigned long long)s->streams[i].base,
+                               (unsigned long long)s->streams[i].count);
     return ORDO_OK;
 }
 
@@ -190,7 +180,7 @@ static ordo_status check_records(const ordo_loader *l, const ordo__state *s, int
     int count = resharding ? (int)s->lane_count : l->lane_count;
     ordo_status status = ORDO_OK;
     for (int i = 0; status == ORDO_OK && i < count; i++)
-        status = ordo__replay_check_record(l->recipe, s->stride, s->base, per_lane,
+        status = ordo__replay_check_record(l->recipe, s->stride, s->streams, per_lane,
                                            (int64_t)s->step,
                                            resharding ? &s->lanes[i]
                                                       : lane_record(s, l->lanes[i].index),
@@ -212,10 +202,15 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     if (status == ORDO_OK)
         status = check_records(l, &s, resharding, err);
     l->step = (int64_t)s.step;
+    ordo__stream *streams = NULL;
     if (status == ORDO_OK && resharding)
-        reshard_base(l, &s);
-    else if (status == ORDO_OK)
-        memcpy(l->base, s.base, s.sources * sizeof *l->base);
+        status = ordo__reshard(l->recipe, &s, o->ledger, run_id, &streams, err);
+    if (status == ORDO_OK) {
+        ordo__streams_free(l->streams, l->recipe->source_count);
+        l->streams = resharding ? streams : s.streams;
+        if (!resharding)
+            s.streams = NULL; /* ownership moved */
+    }
     for (int i = 0; status == ORDO_OK && i < l->lane_count; i++) {
         ordo__lane *lane = &l->lanes[i];
         status = ordo__lane_init(lane, l, lane->index, err);
@@ -296,8 +291,8 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     pthread_cond_init(&l->read_ready, NULL);
     pthread_cond_init(&l->tokenize_ready, NULL);
     pthread_cond_init(&l->work_done, NULL);
-    l->base = calloc(r->source_count, sizeof *l->base);
-    status = l->base ? alloc_batch(l, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
+    l->streams = calloc(r->source_count, sizeof *l->streams);
+    status = l->streams ? alloc_batch(l, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
     if (status == ORDO_OK)
         status = open_lanes(l, o, err);
     if (status == ORDO_OK)
@@ -321,7 +316,7 @@ void ordo_loader_close(ordo_loader *l)
     for (int i = 0; l->lanes && i < l->lane_count; i++)
         ordo__lane_free(&l->lanes[i]);
     free(l->lanes);
-    free(l->base);
+    ordo__streams_free(l->streams, l->recipe->source_count);
     free(l->tokens);
     free(l->doc_start);
     free(l->lane_ids);
@@ -476,7 +471,7 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
         return ordo__error(err, ORDO_INVALID, "an unordered (debug) loader takes no checkpoints: "
                                               "its batches cannot be replayed");
     ordo__state s = {l->rank_bound, (uint64_t)l->step, (uint64_t)l->stride,
-                     l->recipe->source_count, l->base, NULL, (uint64_t)l->lane_count,
+                     l->recipe->source_count, l->streams, NULL, (uint64_t)l->lane_count,
                      ordo__recipe_tag(l->recipe)};
     ordo__lane_record *records = calloc((size_t)l->lane_count, sizeof *records);
     if (!records)

@@ -25,6 +25,7 @@ typedef struct ordo__work {
     uint64_t seq;
     uint32_t source;
     ordo__chunk_ref ref;
+    uint64_t skip, end; /* tokens packed: [skip, end), end 0 for the chunk's end */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;
@@ -85,7 +86,7 @@ struct ordo_loader {
     int stride;           /* lanes of the whole job: L, or W when rank-bound */
     int per_lane;         /* samples per lane per step */
     int prefetch;
-    uint64_t *base;       /* per-source stream offsets (rank-bound re-shard) */
+    ordo__stream *streams; /* per source, what rank-bound re-shards left (owned) */
     int64_t step;         /* batches returned */
     ordo_status failed;   /* a failed batch leaves lanes half-filled: */
     ordo_error failure;   /* every later call repeats its error */

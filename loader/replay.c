@@ -133,12 +133,13 @@ ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
 
 /* Replays the lane's work source from its start for as many picks as the
  * record's epoch says were taken, and compares (taken, estimated). */
-static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride, const uint64_t *base,
+static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride,
+                                  const ordo__stream *streams,
                                   const ordo__lane_record *rec, uint64_t picks, int64_t step,
                                   ordo_error *err)
 {
     ordo__schedule s;
-    ordo_status status = ordo__schedule_init(&s, recipe, rec->lane, stride, base, err);
+    ordo_status status = ordo__schedule_init(&s, recipe, rec->lane, stride, streams, err);
     for (uint64_t i = 0; status == ORDO_OK && i < picks; i++) {
         ordo__pick pick;
         status = ordo__schedule_next(&s, &pick, err);
@@ -162,7 +163,7 @@ static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride, co
 
 /* Bounds one lane record by what the recipe allows; see replay.h. */
 ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride,
-                                      const uint64_t *base, int per_lane, int64_t step,
+                                      const ordo__stream *streams, int per_lane, int64_t step,
                                       const ordo__lane_record *rec, ordo_error *err)
 {
     uint64_t flush_every = (uint64_t)recipe->flush_every, lane = rec->lane;
@@ -200,5 +201,5 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                            (long long)step, (unsigned long long)lane,
                            (unsigned long long)(uint64_t)taken, (unsigned long long)rec->epoch,
                            (unsigned long long)(rec->epoch * flush_every));
-    return check_schedule(recipe, stride, base, rec, (uint64_t)taken, step, err);
+    return check_schedule(recipe, stride, streams, rec, (uint64_t)taken, step, err);
 }

@@ -10,7 +10,7 @@
  * delivered tokens allow, or chunks taken / tokens estimated that differ
  * from the lane's work source replayed to the start of that epoch. */
 ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride,
-                                      const uint64_t *base, int per_lane, int64_t step,
+                                      const ordo__stream *streams, int per_lane, int64_t step,
                                       const ordo__lane_record *rec, ordo_error *err);
 
 /* Refuses a resume from a checkpoint of `step` when the run (or, for a

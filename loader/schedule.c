@@ -7,26 +7,24 @@
 
 /* Sets a schedule up at its start. */
 ordo_status ordo__schedule_init(ordo__schedule *s, const ordo_recipe *r, uint64_t lane,
-                                uint64_t stride, const uint64_t *base, ordo_error *err)
+                                uint64_t stride, const ordo__stream *streams, ordo_error *err)
 {
     memset(s, 0, sizeof *s);
     uint32_t n = r->source_count;
     s->recipe = r;
     s->lane = lane;
     s->stride = stride;
-    s->base = calloc(n, sizeof *s->base);
+    s->streams = streams;
     s->state.taken = calloc(n, sizeof *s->state.taken);
     s->state.estimated = calloc(n, sizeof *s->state.estimated);
     s->order = calloc(n, sizeof *s->order);
     s->order_epoch = malloc(n * sizeof *s->order_epoch);
-    if (!s->base || !s->state.taken || !s->state.estimated || !s->order || !s->order_epoch) {
+    if (!s->state.taken || !s->state.estimated || !s->order || !s->order_epoch) {
         ordo__schedule_free(s);
         return ordo__error(err, ORDO_NOMEM, "out of memory setting up a lane");
     }
-    for (uint32_t i = 0; i < n; i++) {
-        s->base[i] = base ? base[i] : 0;
+    for (uint32_t i = 0; i < n; i++)
         s->order_epoch[i] = UINT64_MAX;
-    }
     return ORDO_OK;
 }
 
@@ -35,7 +33,6 @@ void ordo__schedule_free(ordo__schedule *s)
 {
     free(s->order);
     free(s->order_epoch);
-    free(s->base);
     free(s->state.taken);
     free(s->state.estimated);
     memset(s, 0, sizeof *s);
@@ -88,12 +85,23 @@ ordo_status ordo__schedule_next(ordo__schedule *s, ordo__pick *pick, ordo_error 
 {
     uint32_t source = behind_most(s);
     const ordo__source *src = &s->recipe->sources[source];
-    uint64_t position = s->base[source] + s->lane + s->state.taken[source] * s->stride;
+    uint64_t entry = s->lane + s->state.taken[source] * s->stride, skip = 0, end = 0;
+    uint64_t position = entry;
+    if (s->streams && entry < s->streams[source].count) {
+        position = s->streams[source].units[entry].position;
+        skip = s->streams[source].units[entry].skip;
+        end = s->streams[source].units[entry].end;
+    } else if (s->streams) {
+        position = s->streams[source].base + (entry - s->streams[source].count);
+    }
     uint64_t epoch = position / src->chunk_count;
     ordo_status status = order_for(s, source, epoch, err);
     if (status != ORDO_OK)
         return status;
     pick->source = source;
+    pick->position = position;
+    pick->skip = skip;
+    pick->end = end;
     pick->ref = src->chunks[ordo__permutation_at(&s->order[source], position % src->chunk_count)];
     const ordo__chunk *chunk = &src->shards[pick->ref.shard].chunks[pick->ref.chunk];
     s->state.taken[source]++;

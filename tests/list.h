@@ -136,6 +136,11 @@
     X(lane_reports_are_refused_for_lanes_the_rank_does_not_own) \
     X(a_long_write_makes_ordo_run_wait_instead_of_failing) \
     X(lane_reports_cost_n_log_n)                       \
-    X(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
+    X(pending_lane_reports_are_bounded_and_dropped_by_a_resume) \
+    /* the rank-bound loader: re-sharding what remains at another world size */ \
+    X(rank_bound_resume_delivers_each_document_once) \
+    X(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once) \
+    X(checkpoint_units_must_ascend_below_the_base) \
+    X(rank_bound_reshard_checks_the_replay_against_the_ledger)
 
 #endif

@@ -2,7 +2,7 @@
 # Keeps the README's `make demo` true: runs the demo script (without
 # serving) and checks that the elastic resumes at W = 8, 32 and 64 matched
 # the baseline at every step and the rank-bound ones diverged right after
-# the resume.
+# the resume, and that the baseline yields the pinned batch digests.
 set -uo pipefail
 build=${BUILD:-build}
 out=$(DEMO_SERVE=0 BUILD="$build" scripts/demo.sh 2>&1)
@@ -14,4 +14,13 @@ for w in 8 32 64; do
   echo "$out" | grep -q "rank-bound rank-bound-w$w: diverged from step 76" ||
     fail "rank-bound-w$w did not diverge at 76, the step after the resume"
 done
+# The baseline's 150 batch digests are pinned: code that changes the data
+# the demo's recipe yields must change tests/golden/demo_baseline.txt in
+# the same commit, on purpose.
+digests=$("$build/ordo" show baseline --db "$build/demo/ordo.db" --json --steps 1:150 |
+  /usr/bin/python3 -c 'import json, sys
+for s in json.load(sys.stdin)["steps"]: print(s["step"], s["batch_digest"])') ||
+  fail "could not read the baseline's digests"
+diff <(echo "$digests") tests/golden/demo_baseline.txt > /dev/null ||
+  fail "the baseline's batch digests differ from tests/golden/demo_baseline.txt (first: $(diff <(echo "$digests") tests/golden/demo_baseline.txt | sed -n 2p))"
 echo "1 passed, 0 failed"

@@ -124,6 +124,8 @@
     X(manifest_url_fetch_has_a_total_deadline)          \
     X(bad_json_record_is_named_by_line_and_byte)        \
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
-    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
+    X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
+    /* opening indexed recipes cheaply, chunk mismatch events, pipes, crashed resumes */ \
+    X(server_segment_replaces_a_crashed_resume)
 
 #endif

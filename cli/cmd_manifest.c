@@ -90,10 +90,10 @@ static int from_json(ordo_ledger *ledger, json_t *m, const char *data_root, resu
         return fprintf(stderr, "ordo resume: manifest: expected digest %d is malformed\n", bad),
                EXIT_FAILURE_;
     char *canonical = json_dumps(json_object_get(m, "recipe"), JSON_COMPACT | JSON_SORT_KEYS);
-    ordo_status status = canonical ? ordo_recipe_parse(canonical, strlen(canonical),
-                                                       root ? root : ".",
-                                                       ORDO_RECIPE_VERIFY_SHARDS, &src->recipe,
-                                                       &err)
+    ordo_status status = canonical ? ordo_recipe_parse_with(canonical, strlen(canonical),
+                                                            root ? root : ".",
+                                                            ORDO_RECIPE_VERIFY_SHARDS, ledger,
+                                                            &src->recipe, &err)
                                    : ORDO_NOMEM;
     free(canonical);
     if (status == ORDO_OK)

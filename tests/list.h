@@ -126,6 +126,9 @@
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
     X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
     /* opening indexed recipes cheaply, chunk mismatch events, pipes, crashed resumes */ \
-    X(server_segment_replaces_a_crashed_resume)
+    X(server_segment_replaces_a_crashed_resume) \
+    X(indexed_recipe_opens_without_hashing_its_shards) \
+    X(changed_shard_is_caught_without_hashing_the_corpus) \
+    X(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
 
 #endif

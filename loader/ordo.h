@@ -187,8 +187,10 @@ typedef struct ordo_recipe ordo_recipe;
 
 /* Reads a recipe file (JSON), validates it, expands each source's path
  * globs relative to the file's folder (sorted bytewise) and hashes every
- * shard. Unknown keys are refused with the key named. *recipe is owned by
- * the caller (ordo_recipe_free). */
+ * shard. Unknown keys are refused with the key named. The file may be a
+ * pipe (`<(cat recipe.json)`): it is read up to the same 16 MiB limit and
+ * its paths resolve in the current folder; a device or folder is refused
+ * at once. *recipe is owned by the caller (ordo_recipe_free). */
 ordo_status ordo_recipe_load(const char *path, ordo_recipe **recipe, ordo_error *err);
 
 /* Parses recipe JSON: a user recipe (sources with "paths" globs, resolved in
@@ -213,6 +215,13 @@ ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_re
 ordo_status ordo_recipe_parse_with(const char *json, size_t len, const char *data_root,
                                    unsigned flags, ordo_ledger *ledger, ordo_recipe **recipe,
                                    ordo_error *err);
+
+/* Opens `path` read-only into *fd (the caller closes it) only if it is a
+ * regular file: never waits on a FIFO, and follows symlinks so a link to
+ * /dev/zero is refused too. Refused: ORDO_INVALID "<what> '<path>' is not
+ * a regular file"; unopenable: ORDO_IO naming it and why. `what` names the
+ * file in messages ("manifest", "input"; NULL: "file"). */
+ordo_status ordo_open_regular(const char *path, const char *what, int *fd, ordo_error *err);
 
 /* Frees a recipe (NULL is fine). */
 void ordo_recipe_free(ordo_recipe *recipe);

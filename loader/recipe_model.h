@@ -122,6 +122,17 @@ ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo
 ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *size,
                             ordo_error *err);
 
+/* Reads a regular file or a pipe whole (at most `max` bytes, a longer one
+ * is refused naming the limit); *pipe says which it was. Anything else (a
+ * device, a folder) is refused at once naming it. *data as ordo__read_file. */
+ordo_status ordo__read_file_or_pipe(const char *path, size_t max, char **data, size_t *size,
+                                    int *pipe, ordo_error *err);
+
+/* Reads what `fd` holds (at most `max` bytes) into *data (NUL-terminated,
+ * the caller's) and closes `fd`; `path` names it in errors. */
+ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, size_t *size,
+                          ordo_error *err);
+
 /* SHA-256 and size of a file; ORDO_IO naming it when unreadable. */
 ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
                               uint64_t *size, ordo_error *err);

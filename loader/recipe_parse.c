@@ -529,17 +529,22 @@ ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_re
     *out = NULL;
     char *text = NULL, *real = NULL;
     size_t size = 0;
-    ordo_status status = ordo__read_file(path, RECIPE_MAX_BYTES, &text, &size, err);
-    if (status == ORDO_OK && !(real = realpath(path, NULL)))
+    int pipe = 0;
+    /* A recipe is small and read whole: one from a pipe (<(...)) is read
+     * up to the same limit, and its paths resolve in the current folder. */
+    ordo_status status = ordo__read_file_or_pipe(path, RECIPE_MAX_BYTES, &text, &size, &pipe,
+                                                 err);
+    if (status == ORDO_OK && pipe && !(real = realpath(".", NULL)))
+        status = ordo__error(err, ORDO_IO, "cannot resolve the current folder");
+    else if (status == ORDO_OK && !pipe && !(real = realpath(path, NULL)))
         status = ordo__error(err, ORDO_IO, "cannot resolve '%s'", path);
-    if (status == ORDO_OK) {
-        char *slash = strrchr(real, '/');
-        if (slash == real)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
+    char *slash = status == ORDO_OK && !pipe ? strrchr(real, '/') : NULL;
+    if (slash == real && slash)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    if (status == ORDO_OK)
         status = ordo_recipe_parse_with(text, size, real, 0, ledger, out, err);
-    }
     if (status != ORDO_OK && err && status == ORDO_INVALID && strncmp(err->message, "recipe", 6) == 0) {
         char message[2 * ORDO_ERROR_MESSAGE_SIZE + 4096]; /* truncated by the copy */
         snprintf(message, sizeof message, "%.4000s: %s", path, err->message);

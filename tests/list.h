@@ -129,6 +129,8 @@
     X(server_segment_replaces_a_crashed_resume) \
     X(indexed_recipe_opens_without_hashing_its_shards) \
     X(changed_shard_is_caught_without_hashing_the_corpus) \
-    X(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
+    X(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again) \
+    X(manifest_and_shard_inputs_refuse_fifos_and_devices) \
+    X(recipe_from_a_pipe_is_read_whole_and_bounded)
 
 #endif

@@ -4,11 +4,15 @@
  * read. A changed shard is still caught: another size at open, the same
  * size at the first changed chunk read. */
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "corpus.h"
 #include "fixtures.h"
 #include "http.h"
+#include "process.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 /* A line of a chunk the resume below first reads after its first step (so
@@ -254,4 +258,94 @@ TEST(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
                                   "(SELECT id FROM runs WHERE name = 'base')"), 2);
     free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
     free(original);
+}
+
+/* An ordo command over `path` that must end at once (well inside the
+ * deadline) with exit 1 and a message holding `needle`. */
+static void refused_at_once(const char *const *args, const char *needle)
+{
+    watched_run run = run_ordo_watched(NULL, args, 60);
+    if (run.result.code != 1 || !run.result.err || !strstr(run.result.err, needle) ||
+        run.seconds > 30)
+        test_fail(__FILE__, __LINE__, "'%s %s': exit %d after %.1f s, stderr: %s", args[0],
+                  args[1], run.result.code, run.seconds, run.result.err ? run.result.err : "");
+    cli_result_free(&run.result);
+}
+
+TEST(manifest_and_shard_inputs_refuse_fifos_and_devices)
+{
+    char db[1024], out[1024], fifo[1024], zero[1024], walked[1024];
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    snprintf(out, sizeof out, "%s", test_path("shards"));
+    snprintf(fifo, sizeof fifo, "%s", test_path("in.jsonl"));
+    snprintf(zero, sizeof zero, "%s", test_path("zero.jsonl"));
+    snprintf(walked, sizeof walked, "%s", test_path("raw"));
+    ASSERT(mkfifo(fifo, 0600) == 0);
+    ASSERT(symlink("/dev/zero", zero) == 0);
+    refused_at_once(A("shard", "--out", out, fifo), "input '");
+    refused_at_once(A("shard", "--out", out, fifo), "in.jsonl' is not a regular file");
+    refused_at_once(A("shard", "--out", out, zero), "zero.jsonl' is not a regular file");
+    /* one found in a folder it walks, too */
+    ASSERT(mkdir(walked, 0700) == 0);
+    ASSERT(mkfifo(test_path("raw/inner.jsonl"), 0600) == 0);
+    refused_at_once(A("shard", "--out", out, walked), "inner.jsonl' is not a regular file");
+    refused_at_once(A("resume", "--manifest", fifo, "--steps", "5", "--db", db),
+                    "manifest '");
+    refused_at_once(A("resume", "--manifest", fifo, "--steps", "5", "--db", db),
+                    "in.jsonl' is not a regular file");
+    refused_at_once(A("resume", "--manifest", zero, "--steps", "5", "--db", db),
+                    "zero.jsonl' is not a regular file");
+}
+
+/* Writes `text` (`len` bytes; with `forever`, over and over until the
+ * reader goes) into the FIFO `path` from a child process; returns its pid.
+ * The child's open waits for the reader, so nothing depends on timing. */
+static pid_t write_into(const char *path, const char *text, size_t len, int forever)
+{
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_IGN);
+        int fd = open(path, O_WRONLY);
+        int ok = fd >= 0;
+        do {
+            for (size_t done = 0; ok && done < len;) {
+                ssize_t n = write(fd, text + done, len - done);
+                ok = n > 0;
+                done += ok ? (size_t)n : 0;
+            }
+        } while (ok && forever);
+        _exit(fd >= 0 ? 0 : 1);
+    }
+    return pid;
+}
+
+TEST(recipe_from_a_pipe_is_read_whole_and_bounded)
+{
+    corpus_jsonl("data", "doc", 2, 40, 20, 100, 53);
+    const char *file = chunked_recipe(4, 8);
+    char *text = test_read_file(file, &(size_t){0});
+    ASSERT(chdir(test_path("")) == 0); /* a piped recipe's paths resolve here */
+    char *expected = ordo_ok(A("recipe", "check", file), 0);
+    ASSERT(mkfifo("pipe", 0600) == 0);
+    pid_t writer = write_into("pipe", text, strlen(text), 0);
+    char *got = ordo_ok(A("recipe", "check", "pipe"), 0);
+    ASSERT(waitpid(writer, NULL, 0) == writer);
+    ASSERT_EQ_STR(got, expected); /* the same id and shards */
+    free(got);
+    /* A pipe that never ends is read up to the recipe limit, then refused. */
+    char block[65536];
+    memset(block, ' ', sizeof block);
+    writer = write_into("pipe", block, sizeof block, 1);
+    cli_result r = run_ordo(NULL, A("recipe", "check", "pipe"));
+    ASSERT(waitpid(writer, NULL, 0) == writer);
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "'pipe' is larger than 16777216 bytes");
+    cli_result_free(&r);
+    /* A device is still refused at once. */
+    ASSERT(symlink("/dev/zero", "zero.json") == 0);
+    refused_at_once(A("recipe", "check", "zero.json"),
+                    "'zero.json' is neither a regular file nor a pipe");
+    free(expected);
+    free(text);
 }

@@ -232,17 +232,6 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     return add_segment("run", ledger, j->run_id, j, 1, 0, replace);
 }
 
-static char *folder_of(const char *path)
-{
-    char *real = realpath(path, NULL);
-    char *slash = real ? strrchr(real, '/') : NULL;
-    if (slash == real && real)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    return real;
-}
-
 /* Entry point of `ordo run`. */
 int cmd_run(int argc, char **argv)
 {
@@ -261,15 +250,15 @@ int cmd_run(int argc, char **argv)
         ordo_ledger_close(ledger);
         return cli_fail("run", &err);
     }
-    char *root = folder_of(a.target);
+    /* The folder its paths resolved in (a piped recipe's: the current one). */
+    const char *root = ordo_recipe_data_root(recipe);
     job j = {.ledger = ledger, .recipe = recipe, .run_name = a.name, .world_size = a.world_size,
              .rank_bound = a.binding && strcmp(a.binding, "rank") == 0,
              .read_workers = a.read_workers, .tokenize_workers = a.tokenize_workers,
              .last_step = a.steps, .checkpoint_every = a.checkpoint_every, .quiet = a.quiet};
-    rc = ledger && root ? start_run(ledger, recipe, &a, root, &j) : EXIT_FAILURE_;
+    rc = start_run(ledger, recipe, &a, root, &j);
     if (rc == EXIT_OK)
         rc = job_play("run", &j);
-    free(root);
     ordo_ledger_close(ledger);
     ordo_recipe_free(recipe);
     return rc;

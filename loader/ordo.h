@@ -230,6 +230,11 @@ void ordo_recipe_free(ordo_recipe *recipe);
 const char *ordo_recipe_id(const ordo_recipe *recipe);
 const char *ordo_recipe_canonical(const ordo_recipe *recipe);
 
+/* The folder its relative shard paths resolve in: for ordo_recipe_load the
+ * recipe file's (absolute; the current folder for a piped recipe), else the
+ * data_root given to ordo_recipe_parse ("." for NULL). Owned by the recipe. */
+const char *ordo_recipe_data_root(const ordo_recipe *recipe);
+
 /* The numbers that fix the data (design §3). */
 typedef struct ordo_recipe_info {
     const char *name;   /* owned by the recipe; "" when unnamed */

@@ -584,6 +584,9 @@ void ordo_recipe_free(ordo_recipe *r)
 const char *ordo_recipe_id(const ordo_recipe *r) { return r->id; }
 const char *ordo_recipe_canonical(const ordo_recipe *r) { return r->canonical; }
 
+/* The folder shard paths resolve in; owned by the recipe. */
+const char *ordo_recipe_data_root(const ordo_recipe *r) { return r->data_root; }
+
 const char *ordo_recipe_source_name(const ordo_recipe *r, int index)
 {
     return index >= 0 && (uint32_t)index < r->source_count ? r->sources[index].name : NULL;

@@ -3,6 +3,7 @@
  * and modification time, and the content is checked chunk by chunk as it is
  * read. A changed shard is still caught: another size at open, the same
  * size at the first changed chunk read. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -333,6 +334,23 @@ TEST(recipe_from_a_pipe_is_read_whole_and_bounded)
     ASSERT(waitpid(writer, NULL, 0) == writer);
     ASSERT_EQ_STR(got, expected); /* the same id and shards */
     free(got);
+    /* ordo run <(cat r.json): an unnamed pipe as /dev/fd/N; the run records
+     * the current folder as its data root */
+    int ends[2];
+    ASSERT(pipe(ends) == 0);
+    ASSERT(write(ends[1], text, strlen(text)) == (ssize_t)strlen(text));
+    close(ends[1]);
+    char dev[64];
+    snprintf(dev, sizeof dev, "/dev/fd/%d", ends[0]);
+    free(ordo_ok(A("run", dev, "--db", "l.db", "--name", "piped", "--world-size", "1",
+                   "--steps", "2", "--quiet"), 0));
+    close(ends[0]);
+    char *root = realpath(".", NULL);
+    char sql[1200];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE name = 'piped' AND "
+                              "data_root = '%s'", root);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), sql), 1);
+    free(root);
     /* A pipe that never ends is read up to the recipe limit, then refused. */
     char block[65536];
     memset(block, ' ', sizeof block);

@@ -4,9 +4,12 @@
  *      1 and from 4 client connections at once: steps/s;
  *   2. recovery manifests and compares at 64 concurrent connections:
  *      requests/s and p50/p99 latency;
- *   3. compare of two 1,000,000-step runs: library call and over HTTP.
+ *   3. compare of two 1,000,000-step runs: library call and over HTTP;
+ *   4. lane reports, 64 lanes: one request of n reports from a rank owning
+ *      every lane (n = 80,000 and 640,000), and 640,000 from each of two
+ *      ranks (the first waits as pending reports, the second completes).
  *
- *   bench_server [--ordo build/ordo] [--dir DIR] [--seconds S]
+ *   bench_server [--ordo build/ordo] [--dir DIR] [--seconds S] [--lanes-only 1]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
@@ -54,7 +57,7 @@ static int request(const char *method, const char *path, const char *body, size_
     char head[512];
     int n = snprintf(head, sizeof head,
                      "%s %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %zu\r\n"
-                     "Authorization: Bearer %s\r\n\r\n",
+                     "Content-Type: application/json\r\nAuthorization: Bearer %s\r\n\r\n",
                      method, path, body_len, token);
     if (send(fd, head, (size_t)n, MSG_NOSIGNAL) != n)
         die("send");
@@ -261,10 +264,77 @@ static void long_runs(ordo_ledger *ledger, const char *recipe_id, int64_t steps)
     free(lanes);
 }
 
+/* {"rank":r,"lanes":[...]}: `count` reports of `rank`'s lanes (it owns
+ * `owned` lanes from `first_lane`), step by step from step 1. */
+static char *lanes_body(int rank, int first_lane, int owned, int count, size_t *len)
+{
+    size_t cap = (size_t)count * 112 + 64;
+    char *body = malloc(cap), *p = body;
+    if (!body)
+        die("out of memory");
+    p += sprintf(p, "{\"rank\":%d,\"lanes\":[", rank);
+    for (int i = 0; i < count; i++) {
+        int step = 1 + i / owned, lane = first_lane + i % owned;
+        p += sprintf(p, "%s{\"step\":%d,\"lane\":%d,\"digest\":\"%056x%08x\"}", i ? "," : "",
+                     step, lane, (unsigned)step, (unsigned)lane);
+    }
+    p += sprintf(p, "]}");
+    *len = (size_t)(p - body);
+    return body;
+}
+
+/* Posts one lanes body to `run`; returns the seconds it took. */
+static double post_lanes(const char *run, int rank, int first_lane, int owned, int count)
+{
+    size_t len;
+    char *body = lanes_body(rank, first_lane, owned, count, &len), *answer = NULL, path[256];
+    snprintf(path, sizeof path, "/api/runs/%s/steps", run);
+    double t = now();
+    int status = request("POST", path, body, len, &answer);
+    t = now() - t;
+    if (status != 200) {
+        fprintf(stderr, "%s\n", answer);
+        die("lane reports refused");
+    }
+    free(answer);
+    free(body);
+    return t;
+}
+
+static void lane_reports(void)
+{
+    const char *recipe = "{\"name\":\"lanes\",\"lanes\":64,\"global_batch\":64}";
+    char *answer = NULL, run[512], id[65] = "";
+    if (request("POST", "/api/recipes", recipe, strlen(recipe), &answer) != 201)
+        die("cannot post the recipe");
+    const char *at = strstr(answer, "\"id\":\"");
+    if (at)
+        snprintf(id, sizeof id, "%.64s", at + 6);
+    free(answer);
+    printf("lane reports, 64 lanes, one request each:\n");
+    const char *names[] = {"lanes-w1-small", "lanes-w1", "lanes-w2"};
+    for (int r = 0; r < 3; r++) {
+        snprintf(run, sizeof run, "{\"name\":\"%s\",\"recipe_id\":\"%s\",\"world_size\":%d}",
+                 names[r], id, r == 2 ? 2 : 1);
+        if (request("POST", "/api/runs", run, strlen(run), NULL) != 201)
+            die("cannot create a lanes run");
+    }
+    double small = post_lanes(names[0], 0, 0, 64, 80000);
+    double large = post_lanes(names[1], 0, 0, 64, 640000);
+    printf("  1 rank owning all 64 lanes: %7d reports (%6d steps) %.2f s; %7d (%6d steps) %.2f s"
+           "\n", 80000, 1250, small, 640000, 10000, large);
+    printf("  ratio for 8x the reports: %.1f (n log n: about 9.5, n^2: 64)\n", large / small);
+    double pending = post_lanes(names[2], 0, 0, 32, 640000);
+    double completing = post_lanes(names[2], 1, 32, 32, 640000);
+    printf("  2 ranks of 32 lanes, 640,000 reports each (20,000 steps): the first (pending) "
+           "%.2f s, the second (completing every step) %.2f s\n", pending, completing);
+}
+
 int main(int argc, char **argv)
 {
     const char *ordo = "build/ordo", *dir = "build/bench/server";
     double seconds = 5;
+    int lanes_only = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ordo"))
             ordo = argv[i + 1];
@@ -272,6 +342,8 @@ int main(int argc, char **argv)
             dir = argv[i + 1];
         else if (!strcmp(argv[i], "--seconds"))
             seconds = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--lanes-only"))
+            lanes_only = atoi(argv[i + 1]);
     }
     mkdir("build/bench", 0755);
     mkdir(dir, 0755);
@@ -291,6 +363,14 @@ int main(int argc, char **argv)
         ordo_token_create(ledger, "bench", "writer", token, &err) != ORDO_OK ||
         ordo_recipe_put(ledger, recipe, strlen(recipe), recipe_id, &err) != ORDO_OK)
         die(err.message);
+    if (lanes_only) {
+        ordo_ledger_close(ledger);
+        pid_t server = start_server(ordo, db);
+        lane_reports();
+        kill(server, SIGTERM);
+        waitpid(server, NULL, 0);
+        return 0;
+    }
     printf("compare of two 1,000,000-step runs (32 lanes; one divergent step):\n");
     double t = now();
     long_runs(ledger, recipe_id, 1000000);
@@ -360,6 +440,7 @@ int main(int argc, char **argv)
         printf("  %d client%s: median %.0f steps/s (of 3 rounds of %d steps)\n", clients,
                clients > 1 ? "s" : "", rates[1], clients * 20000);
     }
+    lane_reports();
     printf("reads under load (%.0f s each):\n", seconds);
     readers("recovery manifest", "/api/runs/real/recovery?world_size=4", 64, seconds);
     readers("compare (1M steps)", "/api/compare?a=long-a&b=long-b", 64, seconds);

@@ -1,44 +1,30 @@
-/* ordo token create: API tokens for the service. */
+/* ordo token create | list | revoke: API tokens for the service. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 static const char token_help[] =
-    "usage: ordo token create --role writer|reader [--name NAME] [--db PATH]\n\n"
-    "Creates an API token for `ordo serve` and prints it once: only its\n"
+    "usage: ordo token create --role writer|reader [--name NAME] [--db PATH]\n"
+    "       ordo token list [--json] [--db PATH]\n"
+    "       ordo token revoke ID [--db PATH]\n\n"
+    "create makes an API token for `ordo serve` and prints it once: only its\n"
     "SHA-256 is stored, so it cannot be shown again. Writers may report and\n"
-    "read; readers may only read.\n\n"
+    "read; readers may only read.\n"
+    "list shows every token's id, name, role, when it was created and revoked,\n"
+    "and its fingerprint (the first 12 hex digits of its SHA-256, what\n"
+    "`printf %%s TOKEN | sha256sum` starts with); never a secret.\n"
+    "revoke ID refuses that token from the next request on, on a running server\n"
+    "too.\n\n"
     "  --role ROLE  writer or reader\n"
     "  --name NAME  what the token is for (default: the role)\n"
+    "  --json       list as JSON\n"
     "  --db PATH    the ledger (default: $ORDO_DB, else ./ordo.db)\n"
     "  -h, --help   this help\n";
 
-/* Entry point of `ordo token`. */
-int cmd_token(int argc, char **argv)
+static int token_create(const char *db, const char *role, const char *name)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"role", required_argument, NULL, 'r'},
-                                            {"name", required_argument, NULL, 'n'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
-    const char *db = NULL, *role = NULL, *name = NULL;
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'r')
-            role = optarg;
-        else if (opt == 'n')
-            name = optarg;
-        else if (opt == 'h')
-            return fputs(token_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("token", argv);
-    }
-    if (argc - optind != 1 || strcmp(argv[optind], "create") != 0)
-        return cli_usage_error("token", "the only subcommand is 'create'");
     if (!role || (strcmp(role, "writer") != 0 && strcmp(role, "reader") != 0))
         return cli_usage_error("token", "--role must be writer or reader");
     ordo_ledger *ledger = cli_open("token", db, 0);
@@ -52,4 +38,105 @@ int cmd_token(int argc, char **argv)
         return cli_fail("token", &err);
     printf("%s\n", token);
     return EXIT_OK;
+}
+
+static void print_tokens(const ordo_token_info *tokens, size_t count, int as_json)
+{
+    if (as_json) {
+        json_t *list = json_array();
+        for (size_t i = 0; i < count; i++) {
+            const ordo_token_info *t = &tokens[i];
+            json_array_append_new(
+                list, json_pack("{s:I, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)t->id,
+                                "name", t->name, "role", t->role, "created_at", t->created_at,
+                                "revoked_at",
+                                t->revoked_at[0] ? json_string(t->revoked_at) : json_null(),
+                                "fingerprint", t->fingerprint));
+        }
+        char *text = json_dumps(list, JSON_COMPACT);
+        printf("%s\n", text ? text : "[]");
+        free(text);
+        json_decref(list);
+        return;
+    }
+    printf("%-6s %-7s %-13s %-24s %-24s %s\n", "ID", "ROLE", "FINGERPRINT", "CREATED",
+           "REVOKED", "NAME");
+    for (size_t i = 0; i < count; i++) {
+        const ordo_token_info *t = &tokens[i];
+        printf("%-6lld %-7s %-13s %-24s %-24s %s\n", (long long)t->id, t->role, t->fingerprint,
+               t->created_at, t->revoked_at[0] ? t->revoked_at : "-", t->name);
+    }
+}
+
+static int token_list(const char *db, int as_json)
+{
+    ordo_ledger *ledger = cli_open("token", db, ORDO_OPEN_READONLY);
+    if (!ledger)
+        return EXIT_FAILURE_;
+    ordo_token_info *tokens = NULL;
+    size_t count = 0;
+    ordo_error err;
+    ordo_status status = ordo_token_list(ledger, &tokens, &count, &err);
+    ordo_ledger_close(ledger);
+    if (status != ORDO_OK)
+        return cli_fail("token", &err);
+    print_tokens(tokens, count, as_json);
+    ordo_free(tokens);
+    return EXIT_OK;
+}
+
+static int token_revoke(const char *db, const char *id_text)
+{
+    char *end = NULL;
+    long long id = id_text ? strtoll(id_text, &end, 10) : 0;
+    if (!id_text || !*id_text || *end || id < 1)
+        return cli_usage_error("token", "revoke needs a token id (a whole number from "
+                                        "'ordo token list'), not '%s'", id_text ? id_text : "");
+    ordo_ledger *ledger = cli_open("token", db, 0);
+    if (!ledger)
+        return EXIT_FAILURE_;
+    ordo_error err;
+    ordo_status status = ordo_token_revoke(ledger, id, &err);
+    ordo_ledger_close(ledger);
+    if (status != ORDO_OK)
+        return cli_fail("token", &err);
+    printf("token %lld revoked\n", id);
+    return EXIT_OK;
+}
+
+/* Entry point of `ordo token`. */
+int cmd_token(int argc, char **argv)
+{
+    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
+                                            {"role", required_argument, NULL, 'r'},
+                                            {"name", required_argument, NULL, 'n'},
+                                            {"json", no_argument, NULL, 'j'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {0, 0, 0, 0}};
+    const char *db = NULL, *role = NULL, *name = NULL;
+    int opt, as_json = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        if (opt == 'd')
+            db = optarg;
+        else if (opt == 'r')
+            role = optarg;
+        else if (opt == 'n')
+            name = optarg;
+        else if (opt == 'j')
+            as_json = 1;
+        else if (opt == 'h')
+            return fputs(token_help, stdout), EXIT_OK;
+        else
+            return cli_option_error("token", argv);
+    }
+    const char *sub = optind < argc ? argv[optind] : "";
+    int rest = argc - optind - 1;
+    if (!strcmp(sub, "create") && rest == 0)
+        return token_create(db, role, name);
+    if (!strcmp(sub, "list") && rest == 0)
+        return token_list(db, as_json);
+    if (!strcmp(sub, "revoke") && rest <= 1)
+        return token_revoke(db, rest == 1 ? argv[optind + 1] : NULL);
+    return cli_usage_error("token", "the subcommands are 'create', 'list' and 'revoke ID'");
 }

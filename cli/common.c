@@ -15,6 +15,8 @@ const char *cli_db_path(const char *option)
     return env && *env ? env : "./ordo.db";
 }
 
+#define CLI_LOCK_TIMEOUT_MS 120000
+
 /* Opens the ledger or explains why not. */
 ordo_ledger *cli_open(const char *command, const char *db_option, unsigned flags)
 {
@@ -24,6 +26,9 @@ ordo_ledger *cli_open(const char *command, const char *db_option, unsigned flags
         cli_fail(command, &err);
         return NULL;
     }
+    /* a command waits out another's long write (an ingest, another job)
+     * rather than failing, for a bounded time */
+    ordo_ledger_set_lock_timeout(ledger, CLI_LOCK_TIMEOUT_MS);
     return ledger;
 }
 

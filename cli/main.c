@@ -16,7 +16,7 @@ static const cli_command commands[] = {
     {"compare", cmd_compare, "compare two runs step by step"},
     {"tokens", cmd_tokens, "a file's token ids under a tiktoken-compatible encoding"},
     {"serve", cmd_serve, "serve the ledger over HTTP (API for jobs and the dashboard)"},
-    {"token", cmd_token, "token create: an API token for the service"},
+    {"token", cmd_token, "token create, list, revoke: API tokens for the service"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

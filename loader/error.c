@@ -66,10 +66,14 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
     int code = sqlite3_extended_errcode(ledger->db);
     ordo_status status = ORDO_DB;
     const char *hint = "";
+    char busy[128];
     switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         status = ORDO_BUSY;
+        snprintf(busy, sizeof busy, " (another writer held the ledger's lock for more than "
+                                    "%.1f s, the wait allowed)", ledger->lock_timeout_ms / 1e3);
+        hint = busy;
         break;
     case SQLITE_NOTADB:
         status = ORDO_NOTLEDGER;

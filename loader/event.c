@@ -45,6 +45,14 @@ ordo_status ordo__conflict(ordo_ledger *ledger, int64_t run_id, int64_t step,
     return insert_event(ledger, run_id, step, "conflict", digest, detail, err);
 }
 
+/* Records a divergence from the baseline; written with the steps. */
+ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                             const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                             ordo_error *err)
+{
+    return insert_event(ledger, run_id, step, "divergence", digest, detail, err);
+}
+
 /* Records an event of a public kind; see ordo.h. */
 ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
                               const char *kind, const char *detail, ordo_error *err)

@@ -33,6 +33,7 @@ struct ordo_ledger {
     sqlite3_stmt *stmts[ORDO_STMT_COUNT];
     EVP_MD_CTX *digest_ctx; /* reused for the batch digest checks */
     struct ordo__block *last_block; /* the step block this connection saved last */
+    int lock_timeout_ms; /* how long a write waits for another's lock */
 };
 
 /* SHA-256 through a reused context (falls back to ordo_sha256). */
@@ -107,6 +108,12 @@ ordo_status ordo__check_json_object(const char *text, const char *what, ordo_err
 ordo_status ordo__conflict(ordo_ledger *ledger, int64_t run_id, int64_t step,
                            const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
                            ordo_error *err);
+
+/* Records a divergence event for a run and step (deduplicated by the
+ * run's digest). */
+ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                             const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                             ordo_error *err);
 
 /* Copies `src` into the fixed buffer `dst` of `size` bytes (NULL → ""). */
 void ordo__copy(char *dst, size_t size, const char *src);

@@ -1,51 +1,160 @@
 /* Lane digests reported one lane at a time: kept until every lane of a
- * step is in, then composed into the step's batch digest (design §7). */
+ * step is in, then composed into the step's batch digest (design §7).
+ *
+ * Cost: the reports are sorted by (step, lane) once and taken step by
+ * step, each step reading its pending rows once, and every step a request
+ * completes is recorded by one call: O(n log n) in the reports, whatever
+ * their order. */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-/* The lanes of the segment covering `step`, 0 when none covers it. */
-static ordo_status lanes_at(ordo_ledger *ledger, int64_t run_id, int64_t step, int *lanes,
-                            ordo_error *err)
+/* One segment of the run: where it starts and which rank owns each lane. */
+typedef struct {
+    int64_t start_step;
+    int lanes;
+    int *owner; /* [lanes] */
+} plan;
+
+typedef struct {
+    plan *plans;
+    size_t count;
+} plans;
+
+static void plans_free(plans *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        free(p->plans[i].owner);
+    free(p->plans);
+}
+
+/* Parses a segment's lane plan ([[lanes of rank 0], …]) into owners. */
+static int *owners_of(const char *text, int lanes)
+{
+    json_t *lane_plan = json_loads(text ? text : "", 0, NULL);
+    int *owner = malloc((size_t)lanes * sizeof *owner);
+    for (int l = 0; owner && l < lanes; l++)
+        owner[l] = -1;
+    size_t rank, i;
+    json_t *owned, *lane;
+    json_array_foreach(lane_plan, rank, owned) {
+        json_array_foreach(owned, i, lane) {
+            json_int_t l = json_integer_value(lane);
+            if (owner && l >= 0 && l < lanes)
+                owner[l] = (int)rank;
+        }
+    }
+    json_decref(lane_plan);
+    return owner;
+}
+
+static ordo_status load_plans(ordo_ledger *ledger, int64_t run_id, plans *out, ordo_error *err)
 {
     sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__prepare(
-        ledger,
-        "SELECT lanes FROM segments WHERE run_id = ?1 AND start_step <= ?2 "
-        "ORDER BY start_step DESC LIMIT 1",
+        ledger, "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
+                "ORDER BY start_step",
         &stmt, err);
     if (status != ORDO_OK)
         return status;
     sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, step);
-    int rc = sqlite3_step(stmt);
-    *lanes = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "finding a step's segment");
+    int rc;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        plan *grown = realloc(out->plans, (out->count + 1) * sizeof *grown);
+        if (!grown) {
+            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+            break;
+        }
+        out->plans = grown;
+        plan *p = &grown[out->count];
+        p->start_step = sqlite3_column_int64(stmt, 0);
+        p->lanes = sqlite3_column_int(stmt, 1);
+        p->owner = p->lanes > 0 ? owners_of((const char *)sqlite3_column_text(stmt, 2), p->lanes)
+                                : NULL;
+        if (!p->owner)
+            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+        else
+            out->count++;
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "reading lane plans");
     sqlite3_finalize(stmt);
     return status;
 }
 
-/* The recorded step's lane digests (a copy, *bytes of them), or NULL with
- * *bytes 0 when the step is not recorded or was recorded without them. */
-static unsigned char *recorded_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                                     int *bytes)
+/* The segment covering `step` (the latest starting at or before it). */
+static const plan *plan_at(const plans *p, int64_t step)
 {
-    sqlite3_stmt *stmt = NULL;
-    unsigned char *copy = NULL;
-    *bytes = 0;
-    if (ordo__prepare(ledger, "SELECT lane_digests FROM steps WHERE key = ?1", &stmt, NULL) !=
-        ORDO_OK)
-        return NULL;
-    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run_id, step));
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) > 0 &&
-        (copy = malloc((size_t)sqlite3_column_bytes(stmt, 0)))) {
-        *bytes = sqlite3_column_bytes(stmt, 0);
-        memcpy(copy, sqlite3_column_blob(stmt, 0), (size_t)*bytes);
+    size_t lo = 0, hi = p->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->plans[mid].start_step <= step)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    sqlite3_finalize(stmt);
-    return copy;
+    return lo ? &p->plans[lo - 1] : NULL;
+}
+
+/* A report is refused before anything is written when no segment covers
+ * its step, its lane is not one of the segment's, or another rank owns it. */
+static ordo_status check_report(const plans *p, const ordo_lane_report *r, size_t i,
+                                ordo_error *err)
+{
+    const plan *segment = r->step >= 1 && r->step <= ORDO_STEP_MAX ? plan_at(p, r->step) : NULL;
+    if (r->step < 1 || r->step > ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "lane report %zu: step %lld is out of range (1 "
+                                              "to %lld)", i, (long long)r->step,
+                           (long long)ORDO_STEP_MAX);
+    if (!segment)
+        return ordo__error(err, ORDO_INVALID, "lane report %zu: no segment of the run covers "
+                                              "step %lld", i, (long long)r->step);
+    if (r->lane < 0 || r->lane >= segment->lanes)
+        return ordo__error(err, ORDO_INVALID, "lane report %zu: lane %d is not one of the %d "
+                                              "lanes of step %lld",
+                           i, r->lane, segment->lanes, (long long)r->step);
+    if (segment->owner[r->lane] != r->rank)
+        return ordo__error(err, ORDO_INVALID, "lane report %zu: lane %d of step %lld belongs to "
+                                              "rank %d under the segment's lane plan, not to "
+                                              "rank %d", i, r->lane, (long long)r->step,
+                           segment->owner[r->lane], r->rank);
+    return ORDO_OK;
+}
+
+/* The positions 0..count-1, to be sorted. */
+static size_t *positions(size_t count)
+{
+    size_t *order = malloc((count ? count : 1) * sizeof *order);
+    for (size_t i = 0; order && i < count; i++)
+        order[i] = i;
+    return order;
+}
+
+/* (step, lane, position) order: stable, and a merge sort needs no global
+ * context (qsort's comparator has none in C11). */
+static int before(const ordo_lane_report *reports, size_t a, size_t b)
+{
+    const ordo_lane_report *x = &reports[a], *y = &reports[b];
+    return x->step != y->step ? x->step < y->step : x->lane != y->lane ? x->lane < y->lane : a < b;
+}
+
+static void merge_sort(const ordo_lane_report *reports, size_t *order, size_t *tmp, size_t n)
+{
+    if (n < 2)
+        return;
+    size_t half = n / 2;
+    merge_sort(reports, order, tmp, half);
+    merge_sort(reports, order + half, tmp, n - half);
+    size_t i = 0, j = half, k = 0;
+    while (i < half && j < n)
+        tmp[k++] = before(reports, order[j], order[i]) ? order[j++] : order[i++];
+    while (i < half)
+        tmp[k++] = order[i++];
+    while (j < n)
+        tmp[k++] = order[j++];
+    memcpy(order, tmp, n * sizeof *order);
 }
 
 /* A lane reported with another digest than the one that stands. */
@@ -64,170 +173,311 @@ static ordo_status lane_conflict(ordo_ledger *ledger, int64_t run_id, int64_t st
     return ordo__conflict(ledger, run_id, step, reported, detail, err);
 }
 
-/* The step is recorded with lane digests: this report, and any reports of
- * the step still pending from before it was recorded, are checked against
- * them (each lane that differs is a conflict); the pending ones then go. */
-static ordo_status against_recorded(ordo_ledger *ledger, int64_t run_id,
-                                    const ordo_lane_report *r, const unsigned char *lanes,
-                                    int bytes, ordo_record_result *result, ordo_error *err)
+/* What one call works with: statements, the step being taken, the steps
+ * completed so far. */
+typedef struct {
+    ordo_ledger *ledger;
+    int64_t run_id;
+    sqlite3_stmt *recorded, *pending, *insert, *clear;
+    unsigned char *lanes;   /* [L × 32] the step's lanes as known */
+    unsigned char *known;   /* [L] 1: pending before, 2: new in this call */
+    int lanes_cap;
+    ordo_step *done;        /* steps completed */
+    unsigned char *done_lanes; /* their lane digests, back to back */
+    size_t done_count, done_lane_bytes, done_lane_cap;
+    size_t pending_added;
+} taking;
+
+static ordo_status prepare_all(taking *t, ordo_error *err)
 {
-    int count = bytes / ORDO_DIGEST_SIZE;
-    ordo_status status = ORDO_OK;
-    if (r->lane >= count)
-        status = ordo__error(err, ORDO_INVALID, "lane %d is not one of the %d lanes step %lld "
-                                                "was recorded with", r->lane, count,
-                             (long long)r->step);
-    else if (memcmp(lanes + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest, ORDO_DIGEST_SIZE))
-        status = lane_conflict(ledger, run_id, r->step, r->lane,
-                               lanes + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest, result, err);
-    else
-        result->unchanged++;
-    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(t->ledger, "SELECT lane_digests FROM steps WHERE key = ?1",
+                                       &t->recorded, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step = ?2 "
-                                       "RETURNING lane, digest",
-                               &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, r->step);
+        status = ordo__prepare(t->ledger, "SELECT lane, digest FROM lane_reports WHERE run_id = "
+                                          "?1 AND step = ?2",
+                               &t->pending, err);
+    if (status == ORDO_OK)
+        status = ordo__prepare(t->ledger, "INSERT INTO lane_reports (run_id, step, lane, digest) "
+                                          "VALUES (?1, ?2, ?3, ?4)",
+                               &t->insert, err);
+    if (status == ORDO_OK)
+        status = ordo__prepare(t->ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step = "
+                                          "?2",
+                               &t->clear, err);
+    return status;
+}
+
+static void finalize_all(taking *t)
+{
+    sqlite3_finalize(t->recorded);
+    sqlite3_finalize(t->pending);
+    sqlite3_finalize(t->insert);
+    sqlite3_finalize(t->clear);
+    free(t->lanes);
+    free(t->known);
+    free(t->done);
+    free(t->done_lanes);
+}
+
+/* Drops the pending rows of a step. */
+static ordo_status clear_pending(taking *t, int64_t step, ordo_error *err)
+{
+    sqlite3_bind_int64(t->clear, 1, t->run_id);
+    sqlite3_bind_int64(t->clear, 2, step);
+    int rc = sqlite3_step(t->clear);
+    sqlite3_reset(t->clear);
+    return rc == SQLITE_DONE ? ORDO_OK : ordo__db_error(t->ledger, err, "clearing lane reports");
+}
+
+/* The step is recorded with `count` lane digests: each report and each
+ * pending row is checked against them (a lane that differs is a
+ * conflict), and the pending rows go. */
+static ordo_status against_recorded(taking *t, const ordo_lane_report *reports,
+                                    const size_t *group, size_t n, const unsigned char *recorded,
+                                    int count, ordo_record_result *result, ordo_error *err)
+{
+    int64_t step = reports[group[0]].step;
+    ordo_status status = ORDO_OK;
+    for (size_t k = 0; status == ORDO_OK && k < n; k++) {
+        const ordo_lane_report *r = &reports[group[k]];
+        if (r->lane >= count)
+            status = ordo__error(err, ORDO_INVALID, "lane %d is not one of the %d lanes step "
+                                                    "%lld was recorded with", r->lane, count,
+                                 (long long)step);
+        else if (memcmp(recorded + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest,
+                        ORDO_DIGEST_SIZE) != 0)
+            status = lane_conflict(t->ledger, t->run_id, step, r->lane,
+                                   recorded + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest,
+                                   result, err);
+        else
+            result->unchanged++;
+    }
+    for (int lane = 0; status == ORDO_OK && lane < t->lanes_cap; lane++)
+        if (t->known[lane] == 1 && lane < count &&
+            memcmp(recorded + (size_t)lane * ORDO_DIGEST_SIZE,
+                   t->lanes + (size_t)lane * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE) != 0)
+            status = lane_conflict(t->ledger, t->run_id, step, lane,
+                                   recorded + (size_t)lane * ORDO_DIGEST_SIZE,
+                                   t->lanes + (size_t)lane * ORDO_DIGEST_SIZE, result, err);
+    return status == ORDO_OK ? clear_pending(t, step, err) : status;
+}
+
+/* Reads the step's pending rows into t->lanes / t->known (known = 1). */
+static ordo_status read_pending(taking *t, int64_t step, int lanes, int *pending,
+                                ordo_error *err)
+{
+    memset(t->known, 0, (size_t)lanes);
+    *pending = 0;
+    sqlite3_bind_int64(t->pending, 1, t->run_id);
+    sqlite3_bind_int64(t->pending, 2, step);
     int rc;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        int lane = sqlite3_column_int(stmt, 0);
-        const unsigned char *digest = sqlite3_column_blob(stmt, 1);
-        if (lane < count && sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
-            memcmp(lanes + (size_t)lane * ORDO_DIGEST_SIZE, digest, ORDO_DIGEST_SIZE) != 0) {
-            unsigned char reported[ORDO_DIGEST_SIZE];
-            memcpy(reported, digest, sizeof reported);
-            status = lane_conflict(ledger, run_id, r->step, lane,
-                                   lanes + (size_t)lane * ORDO_DIGEST_SIZE, reported, result, err);
-        }
+    while ((rc = sqlite3_step(t->pending)) == SQLITE_ROW) {
+        int lane = sqlite3_column_int(t->pending, 0);
+        if (lane < 0 || lane >= lanes || sqlite3_column_bytes(t->pending, 1) != ORDO_DIGEST_SIZE)
+            continue; /* of another segment's shape: never composes */
+        memcpy(t->lanes + (size_t)lane * ORDO_DIGEST_SIZE, sqlite3_column_blob(t->pending, 1),
+               ORDO_DIGEST_SIZE);
+        t->known[lane] = 1;
+        (*pending)++;
     }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "checking pending lane digests");
-    sqlite3_finalize(stmt);
-    return status;
+    sqlite3_reset(t->pending);
+    return rc == SQLITE_DONE ? ORDO_OK : ordo__db_error(t->ledger, err, "reading lane reports");
 }
 
-/* Stores one report: new, the same again (no-op) or a conflict. A step
- * recorded without lane digests takes its lanes as pending ones: once all
- * are in, composing them checks its batch digest (and fills the lanes). */
-static ordo_status store(ordo_ledger *ledger, int64_t run_id, const ordo_lane_report *r,
-                         ordo_record_result *result, ordo_error *err)
+/* Keeps a completed step (its lanes copied) for the one recording call. */
+static ordo_status complete(taking *t, int64_t step, int lanes, ordo_error *err)
 {
-    int bytes = 0;
-    unsigned char *lanes = recorded_lanes(ledger, run_id, r->step, &bytes);
-    if (lanes) {
-        ordo_status status = against_recorded(ledger, run_id, r, lanes, bytes, result, err);
-        free(lanes);
-        return status;
+    size_t bytes = (size_t)lanes * ORDO_DIGEST_SIZE;
+    if (t->done_lane_bytes + bytes > t->done_lane_cap) {
+        size_t cap = t->done_lane_cap ? t->done_lane_cap : 4096;
+        while (cap < t->done_lane_bytes + bytes)
+            cap *= 2;
+        unsigned char *grown = realloc(t->done_lanes, cap);
+        if (!grown)
+            return ordo__error(err, ORDO_NOMEM, "out of memory composing steps");
+        t->done_lanes = grown;
+        t->done_lane_cap = cap;
     }
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger,
-        "INSERT INTO lane_reports (run_id, step, lane, digest) VALUES (?1, ?2, ?3, ?4) "
-        "ON CONFLICT DO UPDATE SET digest = digest RETURNING digest",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, r->step);
-    sqlite3_bind_int(stmt, 3, r->lane);
-    sqlite3_bind_blob(stmt, 4, r->digest, ORDO_DIGEST_SIZE, SQLITE_STATIC);
-    unsigned char before[ORDO_DIGEST_SIZE];
-    int same = 0;
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) == ORDO_DIGEST_SIZE) {
-        same = memcmp(sqlite3_column_blob(stmt, 0), r->digest, ORDO_DIGEST_SIZE) == 0;
-        memcpy(before, sqlite3_column_blob(stmt, 0), ORDO_DIGEST_SIZE);
-    } else {
-        status = ordo__db_error(ledger, err, "storing a lane digest");
-    }
-    sqlite3_finalize(stmt);
-    if (status != ORDO_OK || same)
-        return status; /* new rows return themselves: counted when the step is composed */
-    return lane_conflict(ledger, run_id, r->step, r->lane, before, r->digest, result, err);
+    memcpy(t->done_lanes + t->done_lane_bytes, t->lanes, bytes);
+    ordo_step *s = &t->done[t->done_count++];
+    ordo_step_init(s, step);
+    s->lane_digests = (const unsigned char *)(uintptr_t)t->done_lane_bytes; /* offset for now */
+    s->lane_count = lanes;
+    t->done_lane_bytes += bytes;
+    return ORDO_OK;
 }
 
-/* When all `lanes` lanes of `step` are in: records the step, drops the rows. */
-static ordo_status compose(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
-                           ordo_record_result *result, size_t *completed, ordo_error *err)
+/* New lanes of a step that is not complete wait as pending rows. */
+static ordo_status add_pending(taking *t, int64_t step, int lanes, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "SELECT lane, digest FROM lane_reports WHERE run_id = ?1 AND step = ?2 "
-                "ORDER BY lane",
-        &stmt, err);
+    for (int lane = 0; lane < lanes; lane++) {
+        if (t->known[lane] != 2)
+            continue;
+        sqlite3_bind_int64(t->insert, 1, t->run_id);
+        sqlite3_bind_int64(t->insert, 2, step);
+        sqlite3_bind_int(t->insert, 3, lane);
+        sqlite3_bind_blob(t->insert, 4, t->lanes + (size_t)lane * ORDO_DIGEST_SIZE,
+                          ORDO_DIGEST_SIZE, SQLITE_STATIC);
+        int rc = sqlite3_step(t->insert);
+        sqlite3_reset(t->insert);
+        if (rc != SQLITE_DONE)
+            return ordo__db_error(t->ledger, err, "storing a lane digest");
+        t->pending_added++;
+    }
+    return ORDO_OK;
+}
+
+/* The recorded step's lane digests (a copy, *count of them) or NULL with
+ * *count 0 when it is not recorded or was recorded without them. */
+static unsigned char *recorded_lanes(taking *t, int64_t step, int *count, ordo_error *err,
+                                     ordo_status *status)
+{
+    unsigned char *copy = NULL;
+    *count = 0;
+    sqlite3_bind_int64(t->recorded, 1, ORDO__STEP_KEY(t->run_id, step));
+    int rc = sqlite3_step(t->recorded);
+    int bytes = rc == SQLITE_ROW ? sqlite3_column_bytes(t->recorded, 0) : 0;
+    if (bytes > 0 && bytes % ORDO_DIGEST_SIZE == 0 && (copy = malloc((size_t)bytes))) {
+        memcpy(copy, sqlite3_column_blob(t->recorded, 0), (size_t)bytes);
+        *count = bytes / ORDO_DIGEST_SIZE;
+    } else if (bytes > 0) {
+        *status = ordo__error(err, ORDO_NOMEM, "out of memory reading a step");
+    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        *status = ordo__db_error(t->ledger, err, "reading a recorded step");
+    }
+    sqlite3_reset(t->recorded);
+    return copy;
+}
+
+/* Takes the reports of one step (group[0..n), sorted by lane): against
+ * the recorded step, or with its pending rows, completing it when every
+ * lane is in. A step recorded without lane digests takes its lanes as
+ * pending ones: composing them then checks its batch digest. */
+static ordo_status take_step(taking *t, const ordo_lane_report *reports, const size_t *group,
+                             size_t n, int lanes, ordo_record_result *result, ordo_error *err)
+{
+    int64_t step = reports[group[0]].step;
+    int pending = 0, count = 0;
+    ordo_status status = read_pending(t, step, lanes, &pending, err);
+    unsigned char *recorded = status == ORDO_OK ? recorded_lanes(t, step, &count, err, &status)
+                                                : NULL;
+    if (recorded || status != ORDO_OK) {
+        if (status == ORDO_OK)
+            status = against_recorded(t, reports, group, n, recorded, count, result, err);
+        free(recorded);
+        return status;
+    }
+    int known = pending;
+    for (size_t k = 0; status == ORDO_OK && k < n; k++) {
+        const ordo_lane_report *r = &reports[group[k]];
+        unsigned char *slot = t->lanes + (size_t)r->lane * ORDO_DIGEST_SIZE;
+        if (!t->known[r->lane]) {
+            memcpy(slot, r->digest, ORDO_DIGEST_SIZE);
+            t->known[r->lane] = 2;
+            known++;
+        } else if (memcmp(slot, r->digest, ORDO_DIGEST_SIZE) != 0) {
+            status = lane_conflict(t->ledger, t->run_id, step, r->lane, slot, r->digest, result,
+                                   err);
+        }
+    }
     if (status != ORDO_OK)
         return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, step);
-    unsigned char *digests = malloc((size_t)lanes * ORDO_DIGEST_SIZE);
-    int n = 0;
-    while (digests && sqlite3_step(stmt) == SQLITE_ROW && n < lanes)
-        if (sqlite3_column_int(stmt, 0) == n)
-            memcpy(digests + (size_t)n++ * ORDO_DIGEST_SIZE, sqlite3_column_blob(stmt, 1),
-                   ORDO_DIGEST_SIZE);
+    if (known < lanes)
+        return add_pending(t, step, lanes, err);
+    status = complete(t, step, lanes, err);
+    return status == ORDO_OK && pending ? clear_pending(t, step, err) : status;
+}
+
+/* Refuses a call that would leave the run with more pending reports than
+ * the library keeps. */
+static ordo_status check_pending_bound(taking *t, ordo_error *err)
+{
+    if (!t->pending_added)
+        return ORDO_OK;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        t->ledger, "SELECT count(*) FROM lane_reports WHERE run_id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, t->run_id);
+    long long held = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
     sqlite3_finalize(stmt);
-    if (!digests)
-        return ordo__error(err, ORDO_NOMEM, "out of memory composing a step");
-    if (n == lanes) {
-        ordo_step s;
-        ordo_step_init(&s, step);
-        s.lane_digests = digests;
-        s.lane_count = lanes;
-        ordo_batch_digest(digests, lanes, s.batch_digest);
-        status = ordo__steps_record_locked(ledger, run_id, &s, 1, result, err);
-        if (status == ORDO_OK)
-            status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND "
-                                           "step = ?2", &stmt, err);
-        if (status == ORDO_OK) {
-            sqlite3_bind_int64(stmt, 1, run_id);
-            sqlite3_bind_int64(stmt, 2, step);
-            if (sqlite3_step(stmt) != SQLITE_DONE)
-                status = ordo__db_error(ledger, err, "clearing composed lanes");
-            sqlite3_finalize(stmt);
-        }
-        if (status == ORDO_OK)
-            (*completed)++;
+    if (held < 0)
+        return ordo__db_error(t->ledger, err, "counting lane reports");
+    if (held > ORDO_LANE_REPORTS_PENDING_MAX)
+        return ordo__error(err, ORDO_INVALID,
+                           "run %lld would hold %lld lane reports of incomplete steps; at most "
+                           "%d are kept (the ranks owning the missing lanes must report them, "
+                           "or a resume drops those of the steps it replays)",
+                           (long long)t->run_id, held, ORDO_LANE_REPORTS_PENDING_MAX);
+    return ORDO_OK;
+}
+
+/* Takes every step's group in order, then records the completed steps. */
+static ordo_status take_all(taking *t, const plans *p, const ordo_lane_report *reports,
+                            const size_t *order, size_t count, ordo_record_result *result,
+                            size_t *completed, ordo_error *err)
+{
+    ordo_status status = ORDO_OK;
+    for (size_t i = 0; status == ORDO_OK && i < count;) {
+        size_t j = i;
+        while (j < count && reports[order[j]].step == reports[order[i]].step)
+            j++;
+        int lanes = plan_at(p, reports[order[i]].step)->lanes;
+        status = take_step(t, reports, order + i, j - i, lanes, result, err);
+        i = j;
     }
-    free(digests);
-    return status;
+    for (size_t k = 0; k < t->done_count; k++) /* offsets become pointers */
+        t->done[k].lane_digests = t->done_lanes + (uintptr_t)t->done[k].lane_digests;
+    for (size_t k = 0; k < t->done_count; k++)
+        ordo_batch_digest(t->done[k].lane_digests, t->done[k].lane_count, t->done[k].batch_digest);
+    if (status == ORDO_OK && t->done_count)
+        status = ordo__steps_record_locked(t->ledger, t->run_id, t->done, t->done_count, result,
+                                           err);
+    if (status == ORDO_OK)
+        *completed = t->done_count;
+    return status == ORDO_OK ? check_pending_bound(t, err) : status;
+}
+
+static int widest(const plans *p)
+{
+    int lanes = 1;
+    for (size_t i = 0; i < p->count; i++)
+        lanes = p->plans[i].lanes > lanes ? p->plans[i].lanes : lanes;
+    return lanes;
 }
 
 static ordo_status record_lanes(ordo_ledger *ledger, int64_t run_id,
                                 const ordo_lane_report *reports, size_t count,
                                 ordo_record_result *result, size_t *completed, ordo_error *err)
 {
-    ordo_status status = ORDO_OK;
-    int *lanes = malloc((count ? count : 1) * sizeof *lanes);
-    if (!lanes)
-        return ordo__error(err, ORDO_NOMEM, "out of memory recording lanes");
-    for (size_t i = 0; status == ORDO_OK && i < count; i++) {
-        const ordo_lane_report *r = &reports[i];
-        if (r->step < 1 || r->step > ORDO_STEP_MAX)
-            status = ordo__error(err, ORDO_INVALID, "lane report %zu: step %lld is out of range "
-                                                    "(1 to %lld)", i, (long long)r->step,
-                                 (long long)ORDO_STEP_MAX);
-        else if ((status = lanes_at(ledger, run_id, r->step, &lanes[i], err)) != ORDO_OK)
-            break;
-        else if (lanes[i] == 0)
-            status = ordo__error(err, ORDO_INVALID, "lane report %zu: no segment of the run "
-                                                    "covers step %lld", i, (long long)r->step);
-        else if (r->lane < 0 || r->lane >= lanes[i])
-            status = ordo__error(err, ORDO_INVALID, "lane report %zu: lane %d is not one of the "
-                                                    "%d lanes of step %lld",
-                                 i, r->lane, lanes[i], (long long)r->step);
-    }
+    plans p = {0};
+    taking t = {.ledger = ledger, .run_id = run_id};
+    size_t *order = NULL, *tmp = NULL;
+    ordo_status status = load_plans(ledger, run_id, &p, err);
     for (size_t i = 0; status == ORDO_OK && i < count; i++)
-        status = store(ledger, run_id, &reports[i], result, err);
-    for (size_t i = 0; status == ORDO_OK && i < count; i++) {
-        int again = 0;
-        for (size_t j = 0; j < i && !again; j++)
-            again = reports[j].step == reports[i].step;
-        if (!again)
-            status = compose(ledger, run_id, reports[i].step, lanes[i], result, completed, err);
+        status = check_report(&p, &reports[i], i, err);
+    if (status == ORDO_OK) {
+        t.lanes_cap = widest(&p);
+        order = positions(count);
+        tmp = malloc((count ? count : 1) * sizeof *tmp);
+        t.lanes = malloc((size_t)t.lanes_cap * ORDO_DIGEST_SIZE);
+        t.known = malloc((size_t)t.lanes_cap);
+        t.done = malloc((count ? count : 1) * sizeof *t.done);
+        if (!order || !tmp || !t.lanes || !t.known || !t.done)
+            status = ordo__error(err, ORDO_NOMEM, "out of memory recording %zu lane reports",
+                                 count);
     }
-    free(lanes);
+    if (status == ORDO_OK) {
+        merge_sort(reports, order, tmp, count);
+        status = prepare_all(&t, err);
+    }
+    if (status == ORDO_OK)
+        status = take_all(&t, &p, reports, order, count, result, completed, err);
+    finalize_all(&t);
+    free(order);
+    free(tmp);
+    plans_free(&p);
     return status;
 }
 

@@ -9,7 +9,7 @@
 #include "internal.h"
 #include "migrate.h"
 
-#define BUSY_TIMEOUT_MS 10000
+#define BUSY_TIMEOUT_MS ORDO_LOCK_TIMEOUT_MS
 #define PAGE_SIZE 16384 /* measured: keeps a 32-lane step row near its bytes */
 
 static ordo_status check_path(const char *path, unsigned flags, ordo_error *err)
@@ -124,6 +124,7 @@ static ordo_status check_identity(ordo_ledger *ledger, int version, ordo_error *
 static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
 {
     int version = 0;
+    ledger->lock_timeout_ms = BUSY_TIMEOUT_MS;
     sqlite3_busy_timeout(ledger->db, BUSY_TIMEOUT_MS);
     /* One read transaction, so version and contents are seen together even
      * while another process is creating the same ledger. */
@@ -248,6 +249,13 @@ void ordo_ledger_close(ordo_ledger *ledger)
     free(ledger->last_block);
     free(ledger->path);
     free(ledger);
+}
+
+/* Sets how long writes wait for another writer's lock; see ordo.h. */
+void ordo_ledger_set_lock_timeout(ordo_ledger *ledger, int milliseconds)
+{
+    ledger->lock_timeout_ms = milliseconds > 0 ? milliseconds : 0;
+    sqlite3_busy_timeout(ledger->db, ledger->lock_timeout_ms);
 }
 
 /* PRAGMA user_version of the open ledger; -1 if it cannot be read. */

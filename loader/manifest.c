@@ -139,6 +139,11 @@ ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run_name, in
                            expected_steps);
     ordo_checkpoint c;
     status = ordo_checkpoint_get(ledger, run.id, step, &c, err);
+    if (status == ORDO_NOTFOUND && step) /* named as the caller named the run */
+        return ordo__error(err, status, "run '%s' has no checkpoint at step %lld", run_name,
+                           (long long)step);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, status, "run '%s' has no checkpoints", run_name);
     if (status != ORDO_OK)
         return status;
     if (c.lanes != run.lanes)

@@ -147,6 +147,13 @@ ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **led
 /* Closes the connection and frees the ledger (NULL is fine). */
 void ordo_ledger_close(ordo_ledger *ledger);
 
+/* How long a write on this connection waits for another connection's write
+ * (a long ingest, another job) before it fails with ORDO_BUSY, whose
+ * message then says how long it waited. Default ORDO_LOCK_TIMEOUT_MS;
+ * milliseconds < 0 are taken as 0. */
+#define ORDO_LOCK_TIMEOUT_MS 10000
+void ordo_ledger_set_lock_timeout(ordo_ledger *ledger, int milliseconds);
+
 /* Applies any pending migrations, each in its own transaction; *from and
  * *to (either may be NULL) receive the versions before and after. */
 ordo_status ordo_ledger_migrate(ordo_ledger *ledger, int *from, int *to, ordo_error *err);
@@ -466,7 +473,8 @@ typedef struct ordo_segment_info {
  * binding), that L % W == 0, and that the plan gives every rank exactly L/W
  * lanes. start_step must be after the previous segment's start; the previous
  * segment is closed at start_step - 1. A resume event is recorded for every
- * segment after the first. */
+ * segment after the first, and pending lane reports (ordo_lanes_record) of
+ * steps from start_step on are dropped: the resume reports them again. */
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err);
 
@@ -498,22 +506,40 @@ typedef struct ordo_step {
 /* Sets a step to "nothing known" except its number. */
 void ordo_step_init(ordo_step *step, int64_t number);
 
+/* A new step whose batch digest differs from its baseline's. */
+typedef struct ordo_divergence {
+    int64_t step;
+    unsigned char digest[ORDO_DIGEST_SIZE];          /* the run's */
+    unsigned char baseline_digest[ORDO_DIGEST_SIZE]; /* the baseline run's */
+} ordo_divergence;
+
+#define ORDO_DIVERGENCES_LISTED 100 /* divergences a record result lists */
+
 /* How a batch of step reports was taken. */
 typedef struct ordo_record_result {
     size_t inserted;            /* new steps */
     size_t unchanged;           /* same digest as recorded: no-op (empty fields filled) */
     size_t conflicts;           /* different digest: kept as a conflict event */
     int64_t first_conflict_step; /* 0 when none */
+    /* New steps that differ from the run's baseline (its digest kind the
+     * same), each kept as a divergence event in the same transaction as
+     * the steps; the first ORDO_DIVERGENCES_LISTED of them in recording
+     * order are listed. */
+    size_t diverged;
+    size_t listed;
+    ordo_divergence divergences[ORDO_DIVERGENCES_LISTED];
 } ordo_record_result;
 
 /* Records `count` steps of a run in one transaction: all of them or, on any
  * error, none (ORDO_CONFLICT is not such an error: see below). Each step is validated first (step >= 1, a segment covering
  * it, lane count equal to that segment's lanes, batch digest equal to the
  * digest of the lane digests when both are given, finite loss, metrics a
- * JSON object). A step already recorded with the same digests is a no-op
+ * JSON object of scalars: numbers, strings, booleans, null). A step already recorded with the same digests is a no-op
  * (fields recorded as unknown are filled in; known ones keep their first
  * value); with different digests it is kept as a conflict event and never
- * overwrites the first report. When any step conflicted, the call returns
+ * overwrites the first report. A new step of a run with a baseline whose
+ * digest for that step differs is a divergence event, written in the same
+ * transaction (design §9). When any step conflicted, the call returns
  * ORDO_CONFLICT after committing the rest of the batch and the events;
  * `result` tells how many and from which step. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
@@ -523,6 +549,8 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
 typedef struct ordo_lane_report {
     int64_t step;
     int lane;
+    int rank; /* the reporting rank: it must own the lane under the lane plan of
+                 the segment covering the step */
     unsigned char digest[ORDO_DIGEST_SIZE];
 } ordo_lane_report;
 
@@ -532,7 +560,14 @@ typedef struct ordo_lane_report {
  * batch digest is composed (design §7) and the step recorded as by
  * ordo_steps_record, and *completed counts such steps. The same report
  * again is a no-op; a different digest for a lane already reported is a
- * conflict event (counted in result) and never overwrites the first. */
+ * conflict event (counted in result) and never overwrites the first. A
+ * report whose rank does not own its lane under the covering segment's
+ * lane plan is refused (ORDO_INVALID, nothing recorded), so a rank cannot
+ * pre-empt another's lanes. Reports of incomplete steps are kept, at most
+ * ORDO_LANE_REPORTS_PENDING_MAX per run (a call that would exceed it is
+ * refused); a new segment drops those of the steps it starts at or after.
+ * Cost: O(n log n) in the reports, in any order. */
+#define ORDO_LANE_REPORTS_PENDING_MAX (1 << 22)
 ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
                               const ordo_lane_report *reports, size_t count,
                               ordo_record_result *result, size_t *completed, ordo_error *err);
@@ -728,6 +763,26 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char 
  * token. Only hashes are compared, in constant time. */
 ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
                              ordo_error *err);
+
+/* A stored token, as listed: never its secret (which is not stored). */
+typedef struct ordo_token_info {
+    int64_t id;
+    char name[ORDO_NAME_MAX + 1];
+    char role[8];             /* "writer" or "reader" */
+    char created_at[32];      /* ISO 8601, UTC */
+    char revoked_at[32];      /* "" while the token is valid */
+    char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */
+} ordo_token_info;
+
+/* Every token, ordered by id. *tokens is owned by the caller (ordo_free);
+ * NULL when *count is 0. */
+ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                            ordo_error *err);
+
+/* Revokes token `id`: from this call on, ordo_token_check refuses it.
+ * Revoking a revoked token again is ORDO_OK; ORDO_NOTFOUND for an id that
+ * is not in the ledger. */
+ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
 
 #ifdef __cplusplus
 }

@@ -252,6 +252,11 @@ static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_se
     if (status == ORDO_OK)
         status = insert_segment(ledger, run_id, spec, binding, plan, prev.ordinal + 1, segment_id,
                                 err);
+    /* lane reports of steps the new segment replays were of an attempt
+     * that ended: the resume reports those steps again, under its plan */
+    if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
+        status = run_sql(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step >= ?2",
+                         run_id, spec->start_step, err);
     if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
         status = record_resume(ledger, run_id, spec, &prev, replaced, err);
     free(plan);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "divergence.h"
 #include "internal.h"
 #include "step_blocks.h"
 #include "step_verify.h"
@@ -129,6 +130,30 @@ static ordo_status check_counts(const ordo_step *s, ordo_error *err)
     return ORDO_OK;
 }
 
+/* Metrics are a JSON object of scalars (numbers, strings, booleans or
+ * null): one value per name and step, as the series views read them. */
+static ordo_status check_metrics(const char *text, int64_t step, ordo_error *err)
+{
+    char what[64];
+    snprintf(what, sizeof what, "step %lld: metrics", (long long)step);
+    ordo_status status = ordo__check_json_object(text, what, err);
+    json_t *metrics = status == ORDO_OK ? json_loads(text, 0, NULL) : NULL;
+    const char *key;
+    json_t *value;
+    json_object_foreach(metrics, key, value) {
+        if (json_is_object(value) || json_is_array(value)) {
+            status = ordo__error(err, ORDO_INVALID, "%s: '%.100s' is %s; a metric is a number, "
+                                                    "a string, a boolean or null",
+                                 what, key, json_is_object(value) ? "an object" : "an array");
+            break;
+        }
+    }
+    if (status == ORDO_OK && !metrics)
+        status = ordo__error(err, ORDO_NOMEM, "out of memory reading %s", what);
+    json_decref(metrics);
+    return status;
+}
+
 static ordo_status check_step(const ordo_step *s, const record_state *state, ordo_error *err)
 {
     if (s->step < 1 || s->step > ORDO_STEP_MAX)
@@ -137,11 +162,8 @@ static ordo_status check_step(const ordo_step *s, const record_state *state, ord
     ordo_status status = check_lanes(s, lanes_at(state, s->step), err);
     if (status == ORDO_OK)
         status = check_counts(s, err);
-    if (status == ORDO_OK && s->metrics) {
-        char what[64];
-        snprintf(what, sizeof what, "step %lld: metrics", (long long)s->step);
-        status = ordo__check_json_object(s->metrics, what, err);
-    }
+    if (status == ORDO_OK && s->metrics)
+        status = check_metrics(s->metrics, s->step, err);
     return status;
 }
 
@@ -347,6 +369,9 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
         status = add_step_count(ledger, run_id, (int64_t)state->fresh_count, err);
     if (status == ORDO_OK)
         status = ordo__step_blocks_add(ledger, run_id, state->fresh, state->fresh_count, err);
+    if (status == ORDO_OK)
+        status = ordo__divergences_check(ledger, run_id, state->fresh, state->fresh_count,
+                                         result, err);
     return status;
 }
 

@@ -82,3 +82,80 @@ ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8
     sqlite3_finalize(stmt);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
+
+static void copy_column(sqlite3_stmt *stmt, int column, char *out, size_t size)
+{
+    const char *text = (const char *)sqlite3_column_text(stmt, column);
+    snprintf(out, size, "%s", text ? text : "");
+}
+
+static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
+{
+    memset(t, 0, sizeof *t);
+    t->id = sqlite3_column_int64(stmt, 0);
+    copy_column(stmt, 1, t->name, sizeof t->name);
+    copy_column(stmt, 2, t->role, sizeof t->role);
+    copy_column(stmt, 3, t->created_at, sizeof t->created_at);
+    copy_column(stmt, 4, t->revoked_at, sizeof t->revoked_at);
+    const unsigned char *hash = sqlite3_column_blob(stmt, 5);
+    if (hash && sqlite3_column_bytes(stmt, 5) == ORDO_DIGEST_SIZE)
+        for (int i = 0; i < 6; i++)
+            snprintf(t->fingerprint + 2 * i, 3, "%02x", hash[i]);
+}
+
+/* Lists the stored tokens; see ordo.h. */
+ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                            ordo_error *err)
+{
+    *tokens = NULL;
+    *count = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "SELECT id, name, role, created_at, revoked_at, token_hash FROM api_tokens "
+                "ORDER BY id", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    size_t cap = 0;
+    int rc = SQLITE_DONE;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 16;
+            ordo_token_info *grown = realloc(*tokens, cap * sizeof **tokens);
+            if (!grown) {
+                status = ordo__error(err, ORDO_NOMEM, "out of memory listing tokens");
+                break;
+            }
+            *tokens = grown;
+        }
+        read_token(stmt, &(*tokens)[(*count)++]);
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "listing tokens");
+    sqlite3_finalize(stmt);
+    if (status != ORDO_OK) {
+        free(*tokens);
+        *tokens = NULL;
+        *count = 0;
+        return status;
+    }
+    return ordo__ok(err);
+}
+
+/* Revokes a token by id; see ordo.h. */
+ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, "
+                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, id);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "revoking a token");
+    else if (sqlite3_changes(ledger->db) == 0)
+        status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger",
+                             (long long)id);
+    sqlite3_finalize(stmt);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}

@@ -176,10 +176,13 @@ response api_metrics(void)
             "# TYPE ordo_conflicts_total counter\nordo_conflicts_total %lld\n"
             "# HELP ordo_divergences_total Ingested steps that differ from their baseline.\n"
             "# TYPE ordo_divergences_total counter\nordo_divergences_total %lld\n"
+            "# HELP ordo_connections_dropped_total Connections shut for sending headers too "
+            "slowly or to make room for their address.\n"
+            "# TYPE ordo_connections_dropped_total counter\nordo_connections_dropped_total %lld\n"
             "# HELP ordo_database_bytes Ledger file and WAL size.\n"
             "# TYPE ordo_database_bytes gauge\nordo_database_bytes %lld\n",
             atomic_load(&metrics.steps_ingested), atomic_load(&metrics.conflicts),
-            atomic_load(&metrics.divergences), db_bytes);
+            atomic_load(&metrics.divergences), guard_dropped(), db_bytes);
     fclose(out);
-    return (response){200, NULL, NULL, text, "text/plain; version=0.0.4", 0};
+    return (response){.status = 200, .owned_text = text, .content_type = "text/plain; version=0.0.4"};
 }

@@ -197,6 +197,13 @@ static int recipe_lanes(ordo_ledger *ledger, const char *id, ordo_error *err)
     return lanes > 0 && lanes <= 65536 ? (int)lanes : 0;
 }
 
+static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
+                                       "digest_kind", "world_size", "lane_binding", "lane_plan",
+                                       "host", "resumed_from", NULL};
+static const char *const segment_keys[] = {"start_step", "world_size", "lane_binding",
+                                           "lane_plan", "host", "resumed_from",
+                                           "replace_crashed", NULL};
+
 /* POST /api/runs: a run and its first segment (world size, lane plan). */
 response api_runs_post(request *req)
 {
@@ -204,6 +211,10 @@ response api_runs_post(request *req)
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
+    if (body_keys(body, run_keys, "a run", &error) != 0) {
+        json_decref(body);
+        return error;
+    }
     LEDGER_OR_RETURN(ledger);
     int bad = 0;
     ordo_run_spec spec = {.name = opt_string(body, "name", &bad),
@@ -308,6 +319,10 @@ response api_segments_post(request *req, const char *name)
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
+    if (body_keys(body, segment_keys, "a segment", &error) != 0) {
+        json_decref(body);
+        return error;
+    }
     LEDGER_OR_RETURN(ledger);
     ordo_run_info run;
     response out;

@@ -12,6 +12,7 @@ typedef struct {
     int64_t *sources;
     char **metrics;
     size_t count;
+    char why[256]; /* what is wrong with the item refused */
 } step_batch;
 
 static void batch_free(step_batch *b)
@@ -42,18 +43,22 @@ static int64_t int_or(json_t *v, int64_t fallback, int *bad)
     return json_integer_value(v);
 }
 
-/* One whole step from JSON; returns an error text or NULL. */
-static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane_offset,
-                              size_t source_offset)
+static const char *const step_keys[] = {"step", "batch_digest", "lane_digests", "tokens",
+                                        "pad_tokens", "source_tokens", "loss", "metrics", NULL};
+
+/* An item's unknown key as the reason it is refused, or NULL. */
+static const char *unknown_in(json_t *item, const char *const *known, char *why, size_t size)
 {
-    ordo_step *s = &b->steps[i];
-    json_t *step = json_object_get(item, "step");
-    if (!json_is_object(item))
-        return "is not an object";
-    if (!json_is_integer(step) || json_integer_value(step) < 1 ||
-        json_integer_value(step) > ORDO_STEP_MAX)
-        return "needs a step from 1 to 1000000000000";
-    ordo_step_init(s, json_integer_value(step));
+    const char *key = unknown_key(item, known);
+    if (!key)
+        return NULL;
+    snprintf(why, size, "has an unknown key '%.100s'", key);
+    return why;
+}
+
+/* One whole step's digests from JSON; returns an error text or NULL. */
+static const char *parse_digests(json_t *item, step_batch *b, ordo_step *s, size_t lane_offset)
+{
     json_t *lanes = json_object_get(item, "lane_digests");
     if (lanes && !json_is_null(lanes)) {
         if (!json_is_array(lanes) || json_array_size(lanes) == 0 ||
@@ -72,6 +77,26 @@ static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane
         return "needs a batch_digest or lane_digests";
     if (!digest)
         ordo_batch_digest(s->lane_digests, s->lane_count, s->batch_digest);
+    return NULL;
+}
+
+/* One whole step from JSON; returns an error text or NULL. */
+static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane_offset,
+                              size_t source_offset)
+{
+    ordo_step *s = &b->steps[i];
+    json_t *step = json_object_get(item, "step");
+    if (!json_is_object(item))
+        return "is not an object";
+    const char *why = unknown_in(item, step_keys, b->why, sizeof b->why);
+    if (why)
+        return why;
+    if (!json_is_integer(step) || json_integer_value(step) < 1 ||
+        json_integer_value(step) > ORDO_STEP_MAX)
+        return "needs a step from 1 to 1000000000000";
+    ordo_step_init(s, json_integer_value(step));
+    if ((why = parse_digests(item, b, s, lane_offset)))
+        return why;
     int bad = 0;
     s->tokens = int_or(json_object_get(item, "tokens"), -1, &bad);
     s->pad_tokens = int_or(json_object_get(item, "pad_tokens"), -1, &bad);
@@ -99,9 +124,12 @@ static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane
     json_t *metrics_value = json_object_get(item, "metrics");
     if (metrics_value && !json_is_null(metrics_value)) {
         if (!json_is_object(metrics_value))
-            return "metrics must be an object";
+            return "metrics must be an object of scalars";
+        /* which values it may hold is the library's rule */
         b->metrics[i] = json_dumps(metrics_value, JSON_COMPACT | JSON_SORT_KEYS);
         s->metrics = b->metrics[i];
+        if (!s->metrics)
+            return "metrics could not be read (out of memory)";
     }
     return NULL;
 }
@@ -132,166 +160,50 @@ static response parse_steps(json_t *items, step_batch *b)
     return (response){0};
 }
 
-/* A step's number and batch digest (sorted arrays of them are searched). */
-typedef struct {
-    int64_t step;
-    unsigned char digest[ORDO_DIGEST_SIZE];
-} step_digest;
-
-typedef struct {
-    step_digest *items;
-    size_t count, cap;
-} digest_list;
-
-static int by_step(const void *x, const void *y)
+/* The answer to an ingest: what the library took, and the divergences
+ * from the baseline it found (and recorded with the steps). */
+static response answered(const ordo_record_result *result, const char *count_key, size_t count)
 {
-    const step_digest *a = x, *b = y;
-    return (a->step > b->step) - (a->step < b->step);
-}
-
-static int collect(const ordo_step *s, void *context)
-{
-    digest_list *l = context;
-    if (l->count == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 256;
-        step_digest *grown = realloc(l->items, cap * sizeof *grown);
-        if (!grown)
-            return 1;
-        l->items = grown;
-        l->cap = cap;
+    json_t *divergences = json_array();
+    for (size_t i = 0; i < result->listed; i++) {
+        char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE];
+        ordo_digest_to_hex(result->divergences[i].digest, ours);
+        ordo_digest_to_hex(result->divergences[i].baseline_digest, theirs);
+        json_array_append_new(divergences,
+                              json_pack("{s:I, s:s, s:s}", "step",
+                                        (json_int_t)result->divergences[i].step, "digest", ours,
+                                        "baseline_digest", theirs));
     }
-    l->items[l->count].step = s->step;
-    memcpy(l->items[l->count++].digest, s->batch_digest, ORDO_DIGEST_SIZE);
-    return 0;
-}
-
-/* The run's recorded steps in [lo, hi], in step order. */
-static digest_list recorded(ordo_ledger *ledger, int64_t run_id, int64_t lo, int64_t hi)
-{
-    digest_list l = {0};
-    ordo_error err;
-    ordo_steps_scan(ledger, run_id, lo, hi, collect, &l, &err);
-    return l;
-}
-
-static const step_digest *find(const digest_list *l, int64_t step)
-{
-    step_digest key = {.step = step};
-    return l->count ? bsearch(&key, l->items, l->count, sizeof key, by_step) : NULL;
-}
-
-/* The steps this request added: recorded now, not before (both sorted). */
-static digest_list added(const digest_list *before, const digest_list *after)
-{
-    digest_list out = {0};
-    for (size_t i = 0; i < after->count; i++) {
-        if (find(before, after->items[i].step))
-            continue;
-        ordo_step s;
-        ordo_step_init(&s, after->items[i].step);
-        memcpy(s.batch_digest, after->items[i].digest, ORDO_DIGEST_SIZE);
-        if (collect(&s, &out))
-            break;
-    }
-    return out;
-}
-
-typedef struct {
-    const digest_list *fresh;
-    json_t *found;
-    size_t listed;
-    int64_t count;
-    ordo_ledger *ledger;
-    int64_t run_id;
-} divergence_scan;
-
-static int check_baseline(const ordo_step *base, void *context)
-{
-    divergence_scan *d = context;
-    const step_digest *s = find(d->fresh, base->step);
-    if (!s || memcmp(s->digest, base->batch_digest, ORDO_DIGEST_SIZE) == 0)
-        return 0;
-    char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE], detail[256];
-    ordo_digest_to_hex(s->digest, ours);
-    ordo_digest_to_hex(base->batch_digest, theirs);
-    snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"baseline_digest\":\"%s\"}", ours,
-             theirs);
-    ordo_error err;
-    ordo_event_record(d->ledger, d->run_id, s->step, "divergence", detail, &err);
-    d->count++;
-    if (d->listed++ < 100)
-        json_array_append_new(d->found, json_pack("{s:I, s:s, s:s}", "step", (json_int_t)s->step,
-                                                  "digest", ours, "baseline_digest", theirs));
-    return 0;
-}
-
-/* Divergence as it happens: each step this request added, against the
- * baseline's digest for it (sorted lookups: n log n). */
-static json_t *against_baseline(ordo_ledger *ledger, const ordo_run_info *run,
-                                const digest_list *fresh, int64_t *count)
-{
-    json_t *found = json_array();
-    ordo_run_info base;
-    ordo_error err;
-    *count = 0;
-    if (!fresh->count || !run->baseline[0] ||
-        ordo_run_get(ledger, run->baseline, &base, &err) != ORDO_OK ||
-        strcmp(base.digest_kind, run->digest_kind) != 0)
-        return found;
-    divergence_scan d = {fresh, found, 0, 0, ledger, run->id};
-    ordo_steps_scan(ledger, base.id, fresh->items[0].step, fresh->items[fresh->count - 1].step,
-                    check_baseline, &d, &err);
-    *count = d.count;
-    return found;
-}
-
-/* The range of steps a request touches. */
-static void step_range(const int64_t *steps, size_t n, size_t stride, int64_t *lo, int64_t *hi)
-{
-    *lo = ORDO_STEP_MAX, *hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t s = *(const int64_t *)((const char *)steps + i * stride);
-        *lo = s < *lo ? s : *lo;
-        *hi = s > *hi ? s : *hi;
-    }
-}
-
-/* After a recording: the steps it added are checked against the baseline,
- * counted in the metrics and answered. */
-static response answered(ordo_ledger *ledger, const ordo_run_info *run, int64_t lo, int64_t hi,
-                         const digest_list *before, const ordo_record_result *result,
-                         const char *count_key, size_t count)
-{
-    digest_list after = {0}, fresh = {0};
-    if (run->baseline[0] && count) {
-        after = recorded(ledger, run->id, lo, hi);
-        fresh = added(before, &after);
-    }
-    int64_t diverged = 0;
-    json_t *divergences = against_baseline(ledger, run, &fresh, &diverged);
-    free(after.items);
-    free(fresh.items);
     atomic_fetch_add(&metrics.steps_ingested, (long long)result->inserted);
     atomic_fetch_add(&metrics.conflicts, (long long)result->conflicts);
-    atomic_fetch_add(&metrics.divergences, diverged);
+    atomic_fetch_add(&metrics.divergences, (long long)result->diverged);
     return json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", count_key, (json_int_t)count,
                                   "unchanged", (json_int_t)result->unchanged, "conflicts",
                                   (json_int_t)result->conflicts, "first_conflict_step",
                                   result->conflicts ? json_integer(result->first_conflict_step)
                                                     : json_null(),
-                                  "diverged", (json_int_t)diverged, "divergences", divergences));
+                                  "diverged", (json_int_t)result->diverged, "divergences",
+                                  divergences));
 }
 
-/* Lane reports from JSON; out.status is 0 when they all parse. */
-static response parse_lanes(json_t *items, ordo_lane_report *reports)
+static const char *const lane_keys[] = {"step", "lane", "digest", NULL};
+
+/* Lane reports of `rank` from JSON; out.status is 0 when they all parse. */
+static response parse_lanes(json_t *items, int rank, ordo_lane_report *reports)
 {
     response out = {0};
     size_t n = json_array_size(items);
     for (size_t i = 0; i < n && !out.status; i++) {
         json_t *item = json_array_get(items, i), *step = json_object_get(item, "step"),
                *lane = json_object_get(item, "lane");
-        if (!json_is_integer(step) || json_integer_value(step) < 1 ||
-            json_integer_value(step) > ORDO_STEP_MAX)
+        const char *key = json_is_object(item) ? unknown_key(item, lane_keys) : NULL;
+        if (!json_is_object(item))
+            out = json_error(400, "invalid", "lanes[%zu] is not an object", i);
+        else if (key)
+            out = json_error(400, "invalid", "lanes[%zu] has an unknown key '%.100s' (known: "
+                                             "step, lane, digest)", i, key);
+        else if (!json_is_integer(step) || json_integer_value(step) < 1 ||
+                 json_integer_value(step) > ORDO_STEP_MAX)
             out = json_error(400, "invalid", "lanes[%zu] needs a step from 1 to %lld", i,
                              (long long)ORDO_STEP_MAX);
         else if (!json_is_integer(lane) || json_integer_value(lane) < 0 ||
@@ -301,95 +213,121 @@ static response parse_lanes(json_t *items, ordo_lane_report *reports)
             out = json_error(400, "invalid", "lanes[%zu] digest must be 64 hex characters", i);
         reports[i].step = json_integer_value(step);
         reports[i].lane = (int)json_integer_value(lane);
+        reports[i].rank = rank;
     }
     return out;
 }
 
-/* {"lanes": [{step, lane, digest}, ...]}: one rank's lane digests. */
-static response post_lanes(json_t *items, const char *name)
+/* The reporting rank of a lanes body: a whole number 0 to 65535. */
+static int body_rank(json_t *body, response *error)
 {
+    json_t *rank = json_object_get(body, "rank");
+    if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
+        json_integer_value(rank) > 65535) {
+        *error = json_error(400, "invalid", "a lanes body needs 'rank', the reporting rank (a "
+                                            "whole number from 0 to 65535)");
+        return -1;
+    }
+    return (int)json_integer_value(rank);
+}
+
+/* {"rank": r, "lanes": [{step, lane, digest}, ...]}: one rank's lane
+ * digests (the body is released once they are read). */
+static response post_lanes(json_t *body, const char *name)
+{
+    json_t *items = json_object_get(body, "lanes");
     size_t n = json_array_size(items);
-    ordo_lane_report *reports = calloc(n ? n : 1, sizeof *reports);
+    response out = {0};
+    int rank = body_rank(body, &out);
+    if (rank < 0)
+        return out;
+    if (!json_is_array(items) || n == 0)
+        return json_error(400, "invalid", "'lanes' must be a non-empty array");
+    if (n > SERVER_MAX_LANE_REPORTS)
+        return json_error(400, "too_many_items", "%zu lane reports in one request; at most %d",
+                          n, SERVER_MAX_LANE_REPORTS);
+    ordo_lane_report *reports = calloc(n, sizeof *reports);
     if (!reports)
         return json_error(503, "out_of_memory", "out of memory");
-    response out = parse_lanes(items, reports);
+    out = parse_lanes(items, rank, reports);
     ordo_error err;
     ordo_ledger *ledger = out.status ? NULL : server_ledger(&err);
     ordo_run_info run;
-    ordo_record_result result;
+    ordo_record_result *result = malloc(sizeof *result);
     size_t completed = 0;
-    digest_list before = {0};
-    int64_t lo, hi;
-    step_range(&reports[0].step, n, sizeof *reports, &lo, &hi);
     if (out.status)
         ;
-    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+    else if (!result)
+        out = json_error(503, "out_of_memory", "out of memory");
+    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+             ordo_lanes_record(ledger, run.id, reports, n, result, &completed, &err) != ORDO_OK)
         out = status_error(&err);
-    else {
-        if (run.baseline[0])
-            before = recorded(ledger, run.id, lo, hi);
-        if (ordo_lanes_record(ledger, run.id, reports, n, &result, &completed, &err) != ORDO_OK)
-            out = status_error(&err);
-    }
-    if (!out.status)
-        out = answered(ledger, &run, lo, hi, &before, &result, "completed_steps", completed);
-    free(before.items);
+    else
+        out = answered(result, "completed_steps", completed);
+    free(result);
     free(reports);
     return out;
 }
 
-/* POST /api/runs/{run}/steps: {"steps": [...]} whole steps, or {"lanes":
- * [...]} one rank's lane digests; stored whole or not at all. */
-response api_steps_post(request *req, const char *name)
+/* {"steps": [...]}: whole steps, stored whole or not at all. */
+static response post_steps(json_t *body, const char *name)
 {
-    response error;
-    json_t *body = body_object(req, &error);
-    if (!body)
-        return error;
-    json_t *lanes = json_object_get(body, "lanes");
-    if (lanes && !json_object_get(body, "steps")) {
-        response out = !json_is_array(lanes) || json_array_size(lanes) == 0
-                           ? json_error(400, "invalid", "'lanes' must be a non-empty array")
-                       : json_array_size(lanes) > SERVER_MAX_ITEMS * 64
-                           ? json_error(400, "too_many_items", "%zu lane reports in one request; "
-                                                               "at most %d", json_array_size(lanes),
-                                        SERVER_MAX_ITEMS * 64)
-                           : post_lanes(lanes, name);
-        json_decref(body);
-        return out;
-    }
     json_t *items = json_object_get(body, "steps");
-    response out = {0};
     if (!json_is_array(items) || json_array_size(items) == 0)
-        out = json_error(400, "invalid", "the body needs a non-empty array 'steps'");
-    else if (json_array_size(items) > SERVER_MAX_ITEMS)
-        out = json_error(400, "too_many_items", "%zu steps in one request; at most %d",
-                         json_array_size(items), SERVER_MAX_ITEMS);
-    if (out.status) {
-        json_decref(body);
-        return out;
-    }
+        return json_error(400, "invalid", "the body needs a non-empty array 'steps' (or "
+                                          "'lanes' with 'rank')");
+    if (json_array_size(items) > SERVER_MAX_ITEMS)
+        return json_error(400, "too_many_items", "%zu steps in one request; at most %d",
+                          json_array_size(items), SERVER_MAX_ITEMS);
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;
     step_batch b = {0};
-    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+    ordo_record_result *result = malloc(sizeof *result);
+    response out;
+    if (!result)
+        out = json_error(503, "out_of_memory", "out of memory");
+    else if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         out = status_error(&err);
     else if ((out = parse_steps(items, &b)).status == 0) {
-        int64_t lo, hi;
-        step_range(&b.steps[0].step, b.count, sizeof *b.steps, &lo, &hi);
-        digest_list before = {0};
-        if (run.baseline[0])
-            before = recorded(ledger, run.id, lo, hi);
-        ordo_record_result result;
-        ordo_status status = ordo_steps_record(ledger, run.id, b.steps, b.count, &result, &err);
-        if (status != ORDO_OK && status != ORDO_CONFLICT)
-            out = status_error(&err);
-        else
-            out = answered(ledger, &run, lo, hi, &before, &result, "inserted", result.inserted);
-        free(before.items);
+        ordo_status status = ordo_steps_record(ledger, run.id, b.steps, b.count, result, &err);
+        out = status != ORDO_OK && status != ORDO_CONFLICT
+                  ? status_error(&err)
+                  : answered(result, "inserted", result->inserted);
     }
+    free(result);
     batch_free(&b);
+    return out;
+}
+
+static const char *const steps_body_keys[] = {"steps", "lanes", "rank", NULL};
+
+/* The body's shape: whole steps or one rank's lanes, never both. */
+static int body_shape(json_t *body, response *error)
+{
+    if (body_keys(body, steps_body_keys, "a steps body", error) != 0)
+        return -1;
+    int steps = json_object_get(body, "steps") != NULL;
+    int lanes = json_object_get(body, "lanes") != NULL || json_object_get(body, "rank") != NULL;
+    if (steps && lanes) {
+        *error = json_error(400, "invalid", "a body has either 'steps' (whole steps) or 'lanes' "
+                                            "and 'rank' (one rank's lanes), not both");
+        return -1;
+    }
+    return lanes;
+}
+
+/* POST /api/runs/{run}/steps: {"steps": [...]} whole steps, or {"rank":
+ * r, "lanes": [...]} one rank's lane digests; stored whole or not at all. */
+response api_steps_post(request *req, const char *name)
+{
+    response out;
+    json_t *body = body_object(req, &out);
+    if (!body)
+        return out;
+    int lanes = body_shape(body, &out);
+    if (lanes >= 0)
+        out = lanes ? post_lanes(body, name) : post_steps(body, name);
     json_decref(body);
     return out;
 }
@@ -447,12 +385,18 @@ static response checkpoint_recorded(ordo_ledger *ledger, int64_t run_id, int64_t
 }
 
 /* POST /api/runs/{run}/checkpoints: {step, lanes, state (base64)}. */
+static const char *const checkpoint_keys[] = {"step", "lanes", "state", NULL};
+
 response api_checkpoints_post(request *req, const char *name)
 {
     response error;
     json_t *body = body_object(req, &error);
     if (!body)
         return error;
+    if (body_keys(body, checkpoint_keys, "a checkpoint", &error) != 0) {
+        json_decref(body);
+        return error;
+    }
     json_t *step = json_object_get(body, "step"), *lanes = json_object_get(body, "lanes");
     const char *state = json_string_value(json_object_get(body, "state"));
     size_t len = state ? strlen(state) : 0;
@@ -514,24 +458,29 @@ response api_checkpoints_get(const char *name)
     return json_ok(200, json_pack("{s:o}", "checkpoints", out));
 }
 
-/* Every body parser of this file, without a ledger (the fuzzer's entry). */
-void server_fuzz_bodies(json_t *body)
+/* Every body parser of this file, without a ledger (the fuzzer's entry):
+ * the bytes go through the same limits and checks as a request's. */
+void server_fuzz_bodies(const char *bytes, size_t size)
 {
-    json_t *items = json_object_get(body, "steps");
-    if (json_is_array(items) && json_array_size(items) <= SERVER_MAX_ITEMS) {
+    request req = {.body = (char *)bytes, .body_len = size};
+    response out = {0};
+    json_t *body = body_object(&req, &out);
+    int lanes = body ? body_shape(body, &out) : -1;
+    json_t *items = json_object_get(body, lanes ? "lanes" : "steps");
+    size_t n = json_array_size(items);
+    if (lanes == 0 && n && n <= SERVER_MAX_ITEMS) {
         step_batch b = {0};
-        response out = parse_steps(items, &b);
-        json_decref(out.body);
+        out = parse_steps(items, &b);
         batch_free(&b);
-    }
-    json_t *lanes = json_object_get(body, "lanes");
-    size_t n = json_array_size(lanes);
-    if (n && n <= SERVER_MAX_ITEMS) {
+    } else if (lanes == 1 && n && n <= SERVER_MAX_LANE_REPORTS) {
         ordo_lane_report *reports = calloc(n, sizeof *reports);
-        if (reports) {
-            response out = parse_lanes(lanes, reports);
-            json_decref(out.body);
-            free(reports);
-        }
+        response rank = {0};
+        if (reports && body_rank(body, &rank) >= 0)
+            out = parse_lanes(items, 0, reports);
+        json_decref(rank.body);
+        free(reports);
     }
+    json_decref(out.body);
+    json_decref(body);
+    body_release(&req);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "server.h"
@@ -45,32 +46,36 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Renders the JSON body into owned text; see server.h. */
+void server_render(response *out)
+{
+    if (!out->body)
+        return;
+    char *text = json_dumps(out->body, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(out->body);
+    out->body = NULL;
+    if (!text) {
+        out->status = 500;
+        out->owned_text = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}\n");
+        return;
+    }
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 2);
+    if (line) {
+        text = line;
+        memcpy(text + n, "\n", 2);
+    }
+    out->owned_text = text;
+}
+
 /* Queues a response; the body is JSON (compact) unless text is given. */
 static enum MHD_Result answer(request *req, response *out)
 {
-    char *text = NULL;
     const char *type = out->content_type ? out->content_type : "application/json";
-    if (out->body) {
-        text = json_dumps(out->body, JSON_COMPACT | JSON_ENSURE_ASCII);
-        json_decref(out->body);
-        if (!text) {
-            out->status = 500;
-            text = strdup("{\"error\":\"out of memory\",\"code\":\"internal\"}");
-        } else {
-            size_t n = strlen(text);
-            char *line = realloc(text, n + 2);
-            if (line) {
-                text = line;
-                memcpy(text + n, "\n", 2);
-            }
-        }
-    } else if (out->owned_text) {
-        text = out->owned_text;
-    } else if (out->text && out->size) { /* a static file: served in place */
-        text = NULL;
-    } else {
+    server_render(out);
+    char *text = out->owned_text;
+    if (!text && !(out->text && out->size)) /* a static file is served in place */
         text = strdup(out->text ? out->text : "");
-    }
     struct MHD_Response *r =
         text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
              : MHD_create_response_from_buffer(out->size, (void *)out->text,
@@ -87,6 +92,11 @@ static enum MHD_Result answer(request *req, response *out)
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (out->status == 401)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"ordo\"");
+    if (out->retry_after > 0) {
+        char seconds[16];
+        snprintf(seconds, sizeof seconds, "%d", out->retry_after);
+        MHD_add_response_header(r, "Retry-After", seconds);
+    }
     req->status = out->status;
     enum MHD_Result rc = MHD_queue_response(req->connection, (unsigned)out->status, r);
     MHD_destroy_response(r);
@@ -99,6 +109,14 @@ static int body_length_too_large(struct MHD_Connection *c)
     return length && strtoull(length, NULL, 10) > SERVER_MAX_BODY;
 }
 
+/* The body's Content-Length within the limit, 0 when none is given. */
+static size_t declared_length(struct MHD_Connection *c)
+{
+    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long n = length ? strtoull(length, NULL, 10) : 0;
+    return n <= SERVER_MAX_BODY ? (size_t)n : 0;
+}
+
 /* Bytes of request bodies buffered by all connections together. */
 static atomic_llong buffered;
 /* Requests between their headers and their completion (for the drain). */
@@ -109,29 +127,79 @@ static int writes(const char *method)
     return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
 }
 
-/* The first call: limits and authorisation are decided on the headers,
- * before any body is read. */
-static enum MHD_Result on_headers(struct MHD_Connection *c, const char *url, const char *method,
-                                  void **state)
+/* Called by libmicrohttpd with the raw request line's URI, before it is
+ * percent-decoded: the request's state starts here, remembering whether
+ * the raw path hides a separator ("%2F") or a NUL ("%00") that decoding
+ * would turn into another path. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+    (void)cls;
     request *req = calloc(1, sizeof *req);
     if (!req)
-        return MHD_NO;
+        return NULL;
     req->connection = c;
-    req->method = method;
-    req->url = url;
     req->started = now();
     req->route = 15;
-    *state = req;
-    atomic_fetch_add(&server_in_flight, 1);
-    response out;
+    req->encoded_separator = server_raw_path_hides_separator(uri);
+    return req;
+}
+
+/* Writes must say their body is JSON: a browser page on another origin can
+ * send a form or text/plain POST without asking, never this one. */
+static int json_content_type(struct MHD_Connection *c)
+{
+    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    size_t n = strlen("application/json");
+    return type && strncasecmp(type, "application/json", n) == 0 &&
+           (type[n] == '\0' || type[n] == ';' || type[n] == ' ');
+}
+
+/* Authorisation and limits on the parsed route, in this order: the path
+ * (400, 414), the declared body size (413), the token (every method but GET and HEAD needs a writer;
+ * reads of /api and /metrics need a reader off loopback), the method
+ * (404, 405) and the body's type (415). */
+static int admit(request *req, response *out)
+{
+    struct MHD_Connection *c = req->connection;
+    if (server_route_parse(req, out) != 0)
+        return -1;
     if (body_length_too_large(c)) {
         req->too_large = 1;
-        out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
-        return answer(req, &out);
+        *out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
+        return -1;
     }
-    if (writes(method) && strncmp(url, "/api/", 5) == 0 && require_writer(req, &out) != 0)
-        return answer(req, &out); /* no body is read for a request that may not write */
+    if (writes(req->method) ? require_writer(req, out) != 0
+                            : req->api && require_reader(req, out) != 0)
+        return -1;
+    if (req->endpoint == E_NONE) {
+        *out = json_error(404, "not_found", "no such resource: %s", req->url);
+        return -1;
+    }
+    if (!server_route_allows(req)) {
+        *out = json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method,
+                          req->url);
+        return -1;
+    }
+    if (writes(req->method) && !json_content_type(c)) {
+        *out = json_error(415, "unsupported_media_type",
+                          "a %s needs 'Content-Type: application/json'", req->method);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first call: the route, limits and authorisation are decided on the
+ * headers, before any body is read. */
+static enum MHD_Result on_headers(request *req, const char *url, const char *method)
+{
+    req->method = method;
+    req->url = url;
+    req->headers_seen = 1;
+    guard_headers_done(req->connection);
+    atomic_fetch_add(&server_in_flight, 1);
+    response out;
+    if (admit(req, &out) != 0)
+        return answer(req, &out); /* no body is read for a request refused here */
     return MHD_YES;
 }
 
@@ -154,9 +222,13 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
     }
     req->buffered += size;
     if (req->body_len + size + 1 > req->body_cap) {
-        size_t cap = req->body_cap ? req->body_cap : 4096;
+        /* sized by Content-Length (checked against the limit) when given,
+         * so a large body is not copied while it grows */
+        size_t cap = req->body_cap ? req->body_cap : declared_length(req->connection) + 1;
+        cap = cap < 4096 ? 4096 : cap;
         while (cap < req->body_len + size + 1)
             cap *= 2;
+        cap = cap > SERVER_MAX_BODY + 1 ? SERVER_MAX_BODY + 1 : cap;
         char *grown = realloc(req->body, cap);
         if (!grown)
             return MHD_NO;
@@ -175,10 +247,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **state)
 {
-    (void)cls, (void)version;
+    (void)cls, (void)version, (void)c;
     request *req = *state;
     if (!req)
-        return on_headers(c, url, method, state);
+        return MHD_NO; /* on_uri could not allocate */
+    if (!req->headers_seen)
+        return on_headers(req, url, method);
     if (*upload_size) {
         enum MHD_Result rc = on_body(req, upload, *upload_size);
         *upload_size = 0;
@@ -186,7 +260,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (req->status) /* answered already (413, 401, 503) */
         return MHD_YES;
+    if (req->heavy_done) /* resumed by the heavy worker that built the answer */
+        return answer(req, &req->heavy_out);
     response out;
+    if (server_route_heavy(req)) {
+        if (heavy_submit(req) == 0)
+            return MHD_YES; /* suspended until a worker has the answer */
+        out = json_error(503, "busy", "%d heavy reads (compare, audit, views) are queued or "
+                                      "running; try again in a second", heavy_capacity());
+        out.retry_after = 1;
+        return answer(req, &out);
+    }
     server_route(req, &out);
     return answer(req, &out);
 }
@@ -206,22 +290,30 @@ static void log_url(const char *url, char *out, size_t size)
 static void on_completed(void *cls, struct MHD_Connection *c, void **state,
                          enum MHD_RequestTerminationCode why)
 {
-    (void)cls, (void)c, (void)why;
+    (void)cls, (void)why;
     request *req = *state;
     if (!req)
         return;
+    guard_request_done(c);
+    if (!req->headers_seen) { /* the connection ended before its headers did */
+        free(req);
+        *state = NULL;
+        return;
+    }
     double ms = 1e3 * (now() - req->started);
     int status = req->status ? req->status : 499;
     char logged[1024];
     log_url(req->url, logged, sizeof logged);
     fprintf(stderr, "%s %s %d %.1f ms\n", req->method, logged, status, ms);
     atomic_fetch_sub(&buffered, (long long)req->buffered);
+    body_release(req);
     atomic_fetch_sub(&server_in_flight, 1);
     int route = req->route >= 0 && req->route < 16 ? req->route : 15;
     int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
     atomic_fetch_add(&metrics.requests[route][cls_index], 1);
     atomic_fetch_add(&metrics.micros[route], (long long)(ms * 1e3));
     free(req->body);
+    free(req->path);
     free(req);
     *state = NULL;
 }
@@ -229,7 +321,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 /* Starts the daemon; see server.h. */
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config)
 {
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    body_memory_watch();
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
     if (config->tls_cert)
         flags |= MHD_USE_TLS;
     struct MHD_OptionItem tls[] = {
@@ -237,12 +331,16 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
          (void *)config->tls_cert},
         {config->tls_key ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, 0, (void *)config->tls_key},
         {MHD_OPTION_END, 0, NULL}};
+    if (guard_start(config->header_deadline, SERVER_PER_ADDRESS) != 0 ||
+        heavy_start(config->threads > 2 ? config->threads / 2 : 1) != 0)
+        return NULL;
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)config->threads, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_ARRAY,
+        MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
+        NULL, MHD_OPTION_ARRAY,
         tls, MHD_OPTION_END);
 }
 
@@ -251,9 +349,10 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
 response json_ok(int status, json_t *body)
 {
     if (!body) /* a body that could not be built is a server error, never "{}" */
-        return (response){500, json_pack("{s:s, s:s}", "error", "the answer could not be built",
-                                         "code", "internal"), NULL, NULL, NULL, 0};
-    return (response){status, body, NULL, NULL, NULL, 0};
+        return (response){.status = 500, .body = json_pack("{s:s, s:s}", "error",
+                                                           "the answer could not be built",
+                                                           "code", "internal")};
+    return (response){.status = status, .body = body};
 }
 
 /* Replaces every byte that is not part of valid UTF-8 with '?' (messages
@@ -286,32 +385,68 @@ response json_error(int status, const char *code, const char *fmt, ...)
     return json_ok(status, json_pack("{s:s, s:s}", "error", message, "code", code));
 }
 
+/* Replaces every mention of the ledger's file in a library message with
+ * "the ledger": a client is never told where the server keeps it. */
+static void redact_ledger_path(const char *message, char *out, size_t size)
+{
+    const char *path = server ? server->db : NULL;
+    size_t n = path ? strlen(path) : 0, o = 0;
+    for (const char *p = message; *p && o + 1 < size;) {
+        if (n && strncmp(p, "ledger '", 8) == 0 && strncmp(p + 8, path, n) == 0 &&
+            p[8 + n] == '\'') {
+            o += (size_t)snprintf(out + o, size - o, "the ledger");
+            p += 8 + n + 1;
+        } else if (n && strncmp(p, path, n) == 0) {
+            o += (size_t)snprintf(out + o, size - o, "the ledger");
+            p += n;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < size ? o : size - 1] = '\0';
+}
+
 response status_error(const ordo_error *err)
 {
+    char message[sizeof err->message + 16];
+    redact_ledger_path(err->message, message, sizeof message);
     switch (err->status) {
     case ORDO_NOTFOUND:
-        return json_error(404, "not_found", "%s", err->message);
+        return json_error(404, "not_found", "%s", message);
     case ORDO_CONFLICT:
-        return json_error(409, "conflict", "%s", err->message);
+        return json_error(409, "conflict", "%s", message);
     case ORDO_INVALID:
-        return json_error(400, "invalid", "%s", err->message);
+        return json_error(400, "invalid", "%s", message);
     case ORDO_BUSY:
-        return json_error(503, "busy", "%s", err->message);
+        return json_error(503, "busy", "%s", message);
     case ORDO_NOMEM:
-        return json_error(503, "out_of_memory", "%s", err->message);
-    default:
-        return json_error(500, "internal", "%s", err->message);
+        return json_error(503, "out_of_memory", "%s", message);
+    default: /* the operator's log has the whole message */
+        fprintf(stderr, "ordo serve: %s\n", err->message);
+        return json_error(500, err->status == ORDO_IO ? "storage" : "internal", "%s", message);
     }
 }
 
-json_t *body_object(const request *req, response *error)
+json_t *body_object(request *req, response *error)
 {
     if (!req->body_len) {
         *error = json_error(400, "bad_json", "the request needs a JSON object body");
         return NULL;
     }
+    if (body_scan(req->body, req->body_len, error) != 0 || body_reserve(req, error) != 0)
+        return NULL; /* refused before Jansson spends memory on it */
     json_error_t jerr;
+    body_memory_reset();
     json_t *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    /* Jansson reports a failed allocation as out_of_memory, as no error at
+     * all (line -1, empty text) or, inside its lexer, as a syntax error:
+     * the allocator's own note tells memory from JSON */
+    if (!root && (body_memory_failed() || json_error_code(&jerr) == json_error_out_of_memory ||
+                  !jerr.text[0])) {
+        *error = json_error(503, "out_of_memory", "out of memory parsing a body of %zu bytes; "
+                                                  "try again", req->body_len);
+        return NULL;
+    }
     if (!root) {
         *error = json_error(400, "bad_json", "malformed JSON at line %d, column %d: %s",
                             jerr.line, jerr.column, jerr.text);

@@ -27,6 +27,8 @@ static const char serve_help[] =
     "  --public-read      reads need no token on a non-loopback address\n"
     "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain)\n"
     "  --tls-key FILE     and this PEM private key\n"
+    "  --header-deadline S seconds a connection has to send a request's headers,\n"
+    "                     however slowly it trickles them (default 10)\n"
     "  --insecure         accept tokens over plain HTTP on a non-loopback address\n"
     "                     (refused otherwise: they would cross the network in clear)\n"
     "  -h, --help         this help\n";
@@ -49,6 +51,16 @@ static int parse_listen(const char *text, struct sockaddr_in *addr)
     if (strcmp(host, "localhost") == 0)
         strcpy(host, "127.0.0.1");
     return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
+}
+
+static int parse_seconds(const char *text, double *out)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= 0.1 && v <= 300))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 /* Reads a PEM file (at most 1 MiB) into a NUL-terminated string. */
@@ -82,8 +94,9 @@ static int bound_port(struct MHD_Daemon *d)
 }
 
 /* Stops accepting (the listening socket is shut so new clients are refused
- * at once), lets the requests in flight finish (up to 10 s; idle
- * keep-alive connections are not waited for), stops. */
+ * at once), lets the requests in flight finish (up to 10 s, and heavy
+ * reads under way until they are answered; idle keep-alive connections
+ * are not waited for), stops. */
 static void drain(struct MHD_Daemon *d)
 {
     MHD_socket listening = MHD_quiesce_daemon(d);
@@ -92,7 +105,10 @@ static void drain(struct MHD_Daemon *d)
     struct timespec tick = {0, 10 * 1000 * 1000};
     for (int i = 0; i < 1000 && atomic_load(&server_in_flight) > 0; i++)
         nanosleep(&tick, NULL);
+    heavy_close(); /* suspended connections must be resumed before the daemon stops */
     MHD_stop_daemon(d);
+    heavy_stop();
+    guard_stop();
     if (listening != MHD_INVALID_SOCKET)
         close(listening);
 }
@@ -107,10 +123,12 @@ int cmd_serve(int argc, char **argv)
                                             {"tls-cert", required_argument, NULL, 'c'},
                                             {"tls-key", required_argument, NULL, 'k'},
                                             {"insecure", no_argument, NULL, 'i'},
+                                            {"header-deadline", required_argument, NULL, 'H'},
                                             {"help", no_argument, NULL, 'h'},
                                             {0, 0, 0, 0}};
-    const char *db = NULL, *listen = "127.0.0.1:8765", *cert_file = NULL, *key_file = NULL;
-    static server_config config = {.threads = 4};
+    const char *db = NULL, *listen = "127.0.0.1:8765", *cert_file = NULL, *key_file = NULL,
+               *deadline = NULL;
+    static server_config config = {.threads = 4, .header_deadline = 10};
     int opt;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
@@ -128,6 +146,8 @@ int cmd_serve(int argc, char **argv)
             key_file = optarg;
         else if (opt == 'i')
             config.insecure = 1;
+        else if (opt == 'H')
+            deadline = optarg;
         else if (opt == 'h')
             return fputs(serve_help, stdout), EXIT_OK;
         else
@@ -140,6 +160,9 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "--listen '%s' must be IPV4-ADDRESS:PORT", listen);
     if (config.threads < 1 || config.threads > 256)
         return cli_usage_error("serve", "--threads must be 1 to 256");
+    if (deadline && parse_seconds(deadline, &config.header_deadline) != 0)
+        return cli_usage_error("serve", "--header-deadline '%s' must be 0.1 to 300 seconds",
+                               deadline);
     if (!cert_file != !key_file)
         return cli_usage_error("serve", "--tls-cert and --tls-key go together");
     if (cert_file && load_pem("certificate", cert_file, &config.tls_cert) != 0)

@@ -46,8 +46,9 @@ int static_file(request *req, const char *path, response *out)
                                   req->method, path);
                 return 1;
             }
-            *out = (response){200, NULL, ordo__web_files[i].data, NULL,
-                              content_type(ordo__web_files[i].name), ordo__web_files[i].size};
+            *out = (response){.status = 200, .text = ordo__web_files[i].data,
+                              .content_type = content_type(ordo__web_files[i].name),
+                              .size = ordo__web_files[i].size};
             return 1;
         }
     return 0;

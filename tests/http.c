@@ -6,12 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fixtures.h"
 #include "http.h"
+
+long long server_file_limit;
 
 void server_up(test_server *s, const char *db, const char *const *extra)
 {
@@ -28,6 +31,11 @@ void server_up(test_server *s, const char *db, const char *const *extra)
         dup2(log[1], 2);
         close(out[0]);
         close(log[0]);
+        if (server_file_limit > 0) {
+            struct rlimit limit = {(rlim_t)server_file_limit, (rlim_t)server_file_limit};
+            signal(SIGXFSZ, SIG_IGN);
+            setrlimit(RLIMIT_FSIZE, &limit);
+        }
         const char *argv[32] = {bin, "serve", "--db", db, "--listen", "127.0.0.1:0"};
         int n = 6;
         for (int i = 0; extra && extra[i] && n < 30; i++)

@@ -19,6 +19,10 @@ typedef struct test_server {
  * the line naming its port (no sleeping: it reads the server's stdout). */
 void server_up(test_server *s, const char *db, const char *const *extra);
 
+/* When > 0, the next servers started may write files only up to this many
+ * bytes (RLIMIT_FSIZE, SIGXFSZ ignored): a disk that is full for them. */
+extern long long server_file_limit;
+
 /* SIGTERM, then waits: the server must exit 0. */
 void server_down(test_server *s);
 

@@ -105,6 +105,11 @@
     X(server_lanes_from_eight_ranks_compose_the_batch_digests) \
     X(server_reads_need_a_token_off_loopback_unless_public) \
     X(server_manifest_drives_a_resume_step_for_step)   \
+    /* the HTTP layer: paths, tokens, methods, connections, heavy reads */ \
+    X(server_writes_need_a_writer_token_on_every_path_spelling) \
+    X(server_head_is_get_without_a_body)               \
+    X(server_errors_name_what_the_client_sent_never_the_ledger_file) \
+    X(server_token_list_and_revoke)                    \
     X(compare_by_blocks_equals_brute_force)            \
     X(migration_rebuilds_step_blocks)                  \
     X(step_blocks_of_large_steps_stay_in_their_run)    \
@@ -125,6 +130,13 @@
     X(bad_json_record_is_named_by_line_and_byte)        \
     X(shard_changed_during_a_run_stops_it_naming_the_chunk) \
     X(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes) \
+    /* the write path: bodies, divergences, lane reports */ \
+    X(divergence_events_survive_concurrent_writers)    \
+    X(request_bodies_refuse_unknown_keys_and_mixed_shapes) \
+    X(lane_reports_are_refused_for_lanes_the_rank_does_not_own) \
+    X(a_long_write_makes_ordo_run_wait_instead_of_failing) \
+    X(lane_reports_cost_n_log_n)                       \
+    X(pending_lane_reports_are_bounded_and_dropped_by_a_resume) \
     /* opening indexed recipes cheaply, chunk mismatch events, pipes, crashed resumes */ \
     X(server_segment_replaces_a_crashed_resume) \
     X(indexed_recipe_opens_without_hashing_its_shards) \

@@ -134,7 +134,7 @@ TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
     ASSERT_CONTAINS(err.message, "step 11");
     ASSERT_CONTAINS(err.message, "last recorded step is 10");
     /* Lanes 0 and 1 of step 12 are in, 2 and 3 pending. */
-    ordo_lane_report reports[2] = {{12, 0, {1}}, {12, 1, {2}}};
+    ordo_lane_report reports[2] = {{12, 0, 0, {1}}, {12, 1, 1, {2}}};
     ordo_record_result result;
     ASSERT_OK(ordo_lanes_record(ledger, run, reports, 2, &result, NULL, &err), &err);
     ASSERT_OK(ordo_checkpoint_record(ledger, run, 12, 4, state, sizeof state, &err), &err);
@@ -156,7 +156,7 @@ TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
     ordo_step step;
     fixture_step(&step, 11, 4, digests, 1);
     ASSERT_OK(ordo_steps_record(ledger, run, &step, 1, NULL, &err), &err);
-    ordo_lane_report rest[2] = {{12, 2, {3}}, {12, 3, {4}}};
+    ordo_lane_report rest[2] = {{12, 2, 2, {3}}, {12, 3, 3, {4}}};
     ASSERT_OK(ordo_lanes_record(ledger, run, rest, 2, &result, NULL, &err), &err);
     ASSERT_OK(ordo_checkpoint_get(ledger, run, 0, &c, &err), &err);
     ASSERT_EQ_INT(c.step, 12);

@@ -193,22 +193,27 @@ static int keep_lanes(const ordo_step *step, void *context)
     return 0;
 }
 
-/* POSTs lanes first..last of step 12 with their recorded digests. */
+/* POSTs lanes first..last of step 12 with their recorded digests, each
+ * lane by the rank that owns it at W = 4 (8 lanes a rank), a body a rank. */
 static void post_lanes(const test_server *srv, const char *token, const unsigned char *digests,
                        int first, int last)
 {
-    char body[8192];
-    int n = snprintf(body, sizeof body, "{\"lanes\": [");
-    for (int lane = first; lane <= last; lane++) {
-        char hex[ORDO_DIGEST_HEX_SIZE];
-        ordo_digest_to_hex(digests + (size_t)lane * ORDO_DIGEST_SIZE, hex);
-        n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"step\": 12, \"lane\": %d, "
-                      "\"digest\": \"%s\"}", lane > first ? ", " : "", lane, hex);
+    for (int rank = first / 8; rank <= last / 8; rank++) {
+        char body[8192];
+        int n = snprintf(body, sizeof body, "{\"rank\": %d, \"lanes\": [", rank);
+        int from = first > rank * 8 ? first : rank * 8;
+        int to = last < rank * 8 + 7 ? last : rank * 8 + 7;
+        for (int lane = from; lane <= to; lane++) {
+            char hex[ORDO_DIGEST_HEX_SIZE];
+            ordo_digest_to_hex(digests + (size_t)lane * ORDO_DIGEST_SIZE, hex);
+            n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"step\": 12, \"lane\": %d, "
+                          "\"digest\": \"%s\"}", lane > from ? ", " : "", lane, hex);
+        }
+        snprintf(body + n, sizeof body - (size_t)n, "]}");
+        http_result r = http(srv, "POST", "/api/runs/base/steps", token, body);
+        ASSERT_EQ_INT(r.status, 200);
+        http_free(&r);
     }
-    snprintf(body + n, sizeof body - (size_t)n, "]}");
-    http_result r = http(srv, "POST", "/api/runs/base/steps", token, body);
-    ASSERT_EQ_INT(r.status, 200);
-    http_free(&r);
 }
 
 static long long manifest_step(const test_server *srv, size_t *expected)

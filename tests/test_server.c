@@ -256,9 +256,12 @@ TEST(server_refuses_bad_requests_and_stays_up)
     /* The dashboard's files: only compiled-in names, never the disk. */
     call(&s, "GET", "/", NULL, NULL, 200, NULL, NULL);
     call(&s, "GET", "/static/app.js", NULL, NULL, 200, NULL, NULL);
-    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 404, "not_found", NULL);
-    call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 404, "not_found", NULL);
-    call(&s, "GET", "/static/", NULL, NULL, 404, "not_found", NULL);
+    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 400,
+         "non_canonical_path", NULL);
+    call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 400, "non_canonical_path",
+         NULL);
+    call(&s, "GET", "/static/", NULL, NULL, 400, "non_canonical_path", NULL);
+    call(&s, "GET", "/static/nothing.js", NULL, NULL, 404, "not_found", NULL);
     call(&s, "POST", "/static/app.js", writer, "{}", 405, "method_not_allowed", NULL);
     /* Views: bad arguments. */
     call(&s, "GET", "/api/compare/strip?a=base", NULL, NULL, 400, "invalid", "?a=RUN&b=RUN");
@@ -304,7 +307,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
         /* rank `rank` owns lane `rank`; it reports in batches of 10 steps */
         for (int from = 0; from < 30; from += 10) {
             char body[8192];
-            int n = snprintf(body, sizeof body, "{\"lanes\": [");
+            int n = snprintf(body, sizeof body, "{\"rank\": %d, \"lanes\": [", rank);
             for (int i = from; i < from + 10; i++) {
                 json_t *step = json_array_get(recorded, (size_t)i);
                 const char *digest = json_string_value(
@@ -344,26 +347,27 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
                               "\"baseline\": \"base\"}", rid);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
     char body[8192];
-    int n = snprintf(body, sizeof body, "{\"lanes\": [");
-    for (int lane = 0; lane < 8; lane++)
-        n += snprintf(body + n, sizeof body - (size_t)n,
-                      "%s{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}", lane ? ", " : "",
-                      lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
-                                        "0000beef" : last_lanes[lane]);
-    snprintf(body + n, sizeof body - (size_t)n, "]}");
-    r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
-    expect(&r, 200, NULL, "\"completed_steps\":1");
+    for (int lane = 0; lane < 8; lane++) { /* rank `lane` owns lane `lane` */
+        snprintf(body, sizeof body,
+                 "{\"rank\": %d, \"lanes\": [{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}]}",
+                 lane, lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
+                                         "0000beef" : last_lanes[lane]);
+        r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
+        expect(&r, 200, NULL, lane < 7 ? "\"completed_steps\":0" : "\"completed_steps\":1");
+        if (lane < 7)
+            http_free(&r);
+    }
     ASSERT_EQ_INT(num(r.json, "diverged"), 1);
     ASSERT_CONTAINS(r.body, "\"baseline_digest\"");
     http_free(&r);
     /* A lane re-reported with another digest is a conflict; a lane outside
      * the plan is refused. */
     call(&s, "POST", "/api/runs/lanes/steps", writer,
-         "{\"lanes\": [{\"step\": 4, \"lane\": 2, \"digest\": \""
+         "{\"rank\": 2, \"lanes\": [{\"step\": 4, \"lane\": 2, \"digest\": \""
          "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
          200, NULL, "\"conflicts\":1");
     call(&s, "POST", "/api/runs/lanes/steps", writer,
-         "{\"lanes\": [{\"step\": 40, \"lane\": 8, \"digest\": \""
+         "{\"rank\": 0, \"lanes\": [{\"step\": 40, \"lane\": 8, \"digest\": \""
          "0000000000000000000000000000000000000000000000000000000000000001\"}]}",
          400, "invalid", "lane 8 is not one of the 8 lanes");
     server_down(&s);
@@ -479,6 +483,203 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     http_free(&f);
     http_free(&m);
     server_down(&s);
+}
+
+/* ---- the HTTP layer: one parse of the path for authorisation and
+ * dispatch, tokens, methods ---- */
+
+/* Every spelling of a write route that a router might normalise. */
+static const char *const write_paths[] = {"/api/recipes", "/api/runs", "/api/runs/base/steps",
+                                          "/api/runs/base/segments",
+                                          "/api/runs/base/checkpoints"};
+static const char *const spellings[][2] = {{"/", ""},     {"//", ""}, {"/.", ""},
+                                           {"", "/"},     {"/x/..", ""}, {"", ""}};
+
+/* path with its first '/' after "api" written as %2F */
+static void encoded_slash(const char *path, char *out, size_t size)
+{
+    snprintf(out, size, "/api%%2F%s", path + strlen("/api/"));
+}
+
+/* Asserts that no spelling of any write route writes without a writer
+ * token; returns how many requests were refused. */
+static int no_write_without_writer(const test_server *s, const char *reader)
+{
+    const char *tokens[] = {NULL, reader,
+                            "ordo_0000000000000000000000000000000000000000000000000000000000000000"};
+    const char *body = "{\"name\": \"sneak\", \"lanes\": 4, \"global_batch\": 8, \"steps\": [], "
+                       "\"start_step\": 40, \"world_size\": 2}";
+    int refused = 0;
+    for (size_t w = 0; w < sizeof write_paths / sizeof *write_paths; w++)
+        for (size_t v = 0; v <= sizeof spellings / sizeof *spellings; v++)
+            for (size_t t = 0; t < 3; t++) {
+                char path[256];
+                if (v == sizeof spellings / sizeof *spellings)
+                    encoded_slash(write_paths[w], path, sizeof path);
+                else
+                    snprintf(path, sizeof path, "%s%s%s", spellings[v][0], write_paths[w],
+                             spellings[v][1]);
+                http_result r = http(s, "POST", path, tokens[t], body);
+                if (r.status < 400 || r.status >= 500)
+                    test_fail(__FILE__, __LINE__, "POST %s with %s token: %d %s", path,
+                              t == 0 ? "no" : t == 1 ? "a reader" : "a wrong", r.status, r.body);
+                refused++;
+                http_free(&r);
+            }
+    return refused;
+}
+
+TEST(server_writes_need_a_writer_token_on_every_path_spelling)
+{
+    filled_ledger();
+    const char *writer_made = make_token(db, "writer");
+    char writer[128], reader[128];
+    snprintf(writer, sizeof writer, "%s", writer_made);
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    test_server s;
+    server_up(&s, db, NULL);
+    ASSERT_EQ_INT(no_write_without_writer(&s, reader), 5 * 7 * 3);
+    /* Nothing was written: still one run, and no recipe named "sneak". */
+    http_result r = http(&s, "GET", "/api/runs", NULL, NULL);
+    ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "runs")), 1);
+    http_free(&r);
+    /* Non-canonical spellings are refused as such, even with the writer. */
+    call(&s, "POST", "//api/recipes", writer, "{}", 400, "non_canonical_path", "//api/recipes");
+    call(&s, "GET", "//api/runs", NULL, NULL, 400, "non_canonical_path", NULL);
+    call(&s, "GET", "/api/runs/base%2Fsteps", NULL, NULL, 400, "non_canonical_path", NULL);
+    /* What a page on another origin can send without asking (a form or
+     * text/plain, no Authorization) never writes; neither does a writer's
+     * body that does not say it is JSON. */
+    const char *form = "POST /api/recipes HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\n"
+                       "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}";
+    ASSERT_EQ_INT(http_raw(&s, form, strlen(form)), 401);
+    char typed[512];
+    snprintf(typed, sizeof typed,
+             "POST /api/recipes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+             "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 2\r\n\r\n{}",
+             writer);
+    ASSERT_EQ_INT(http_raw(&s, typed, strlen(typed)), 415);
+    /* The writer on the canonical path still writes. */
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"ok\", \"lanes\": 4, \"global_batch\": 8}",
+         201, NULL, "\"id\"");
+    server_down(&s);
+    /* On every address too (tokens refused over plain HTTP there). */
+    server_up(&s, db, A("--listen", "0.0.0.0:0"));
+    ASSERT_EQ_INT(no_write_without_writer(&s, reader), 5 * 7 * 3);
+    server_down(&s);
+}
+
+TEST(server_head_is_get_without_a_body)
+{
+    filled_ledger();
+    test_server s;
+    server_up(&s, db, NULL);
+    const char *paths[] = {"/healthz", "/api/runs", "/api/runs/base", "/metrics", "/"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        http_result r = http(&s, "HEAD", paths[i], NULL, NULL);
+        if (r.status != 200 || r.body[0] || !strstr(r.headers, "Content-Type"))
+            test_fail(__FILE__, __LINE__, "HEAD %s: %d, body '%s'", paths[i], r.status, r.body);
+        http_free(&r);
+    }
+    call(&s, "HEAD", "/api/runs/ghost", NULL, NULL, 404, NULL, "");
+    server_down(&s);
+}
+
+TEST(server_errors_name_what_the_client_sent_never_the_ledger_file)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    char body[512];
+    snprintf(body, sizeof body, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}",
+             str(&info, "recipe_id"));
+    http_free(&info);
+    call(&s, "POST", "/api/runs", writer, body, 201, NULL, NULL);
+    /* A 404 names the run as the client named it, not by an internal id. */
+    call(&s, "GET", "/api/runs/job/recovery?world_size=2", NULL, NULL, 404, "not_found",
+         "run 'job' has no checkpoints");
+    call(&s, "GET", "/api/runs/job/recovery?world_size=2&step=5", NULL, NULL, 404, "not_found",
+         "run 'job' has no checkpoint at step 5");
+    call(&s, "GET", "/api/runs/base/recovery?world_size=2&step=7", NULL, NULL, 404, "not_found",
+         "run 'base' has no checkpoint at step 7");
+    server_down(&s);
+    /* A full disk: a 500 that says so, without the ledger's path. */
+    server_file_limit = 128 * 1024;
+    server_up(&s, db, NULL);
+    server_file_limit = 0;
+    char *steps = malloc(1 << 20);
+    int n = snprintf(steps, 1 << 20, "{\"steps\": [");
+    for (int i = 1; i <= 5000; i++)
+        n += snprintf(steps + n, (size_t)(1 << 20) - (size_t)n,
+                      "%s{\"step\": %d, \"batch_digest\": \"%064x\"}", i > 1 ? ", " : "", i, i);
+    snprintf(steps + n, (size_t)(1 << 20) - (size_t)n, "]}");
+    http_result full = http(&s, "POST", "/api/runs/job/steps", writer, steps);
+    free(steps);
+    char folder[1024];
+    snprintf(folder, sizeof folder, "%s", db);
+    *strrchr(folder, '/') = '\0';
+    if (full.status != 500 || strstr(full.body, folder) || strstr(full.body, "l.db") ||
+        !strstr(full.body, "the ledger"))
+        test_fail(__FILE__, __LINE__, "a full disk answered %d: %s", full.status, full.body);
+    http_free(&full);
+    call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, NULL);
+    server_down(&s);
+}
+
+TEST(server_token_list_and_revoke)
+{
+    filled_ledger();
+    char writer[128], reader[128];
+    snprintf(writer, sizeof writer, "%s", make_token(db, "writer"));
+    snprintf(reader, sizeof reader, "%s", make_token(db, "reader"));
+    char *out = ordo_ok(A("token", "list", "--json", "--db", db), 0);
+    json_t *list = json_loads(out, 0, NULL);
+    ASSERT_EQ_INT(json_array_size(list), 2);
+    ASSERT(!strstr(out, writer + 5) && !strstr(out, reader + 5)); /* never a secret */
+    json_t *first = json_array_get(list, 0);
+    ASSERT_EQ_STR(json_string_value(json_object_get(first, "role")), "writer");
+    ASSERT(json_is_null(json_object_get(first, "revoked_at")));
+    unsigned char hash[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_sha256(writer, strlen(writer), hash);
+    ordo_digest_to_hex(hash, hex);
+    hex[12] = '\0';
+    ASSERT_EQ_STR(json_string_value(json_object_get(first, "fingerprint")), hex);
+    char id[32];
+    snprintf(id, sizeof id, "%lld", num(first, "id"));
+    json_decref(list);
+    free(out);
+    out = ordo_ok(A("token", "list", "--db", db), 0);
+    ASSERT_CONTAINS(out, "FINGERPRINT");
+    ASSERT_CONTAINS(out, hex);
+    free(out);
+    /* Revoked on a running server: refused from the next request on. */
+    test_server s;
+    server_up(&s, db, NULL);
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"r\", \"lanes\": 4, \"global_batch\": 8}",
+         201, NULL, NULL);
+    free(ordo_ok(A("token", "revoke", id, "--db", db), 0));
+    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"r\", \"lanes\": 4, \"global_batch\": 8}",
+         401, "unauthorized", "revoked");
+    call(&s, "GET", "/api/runs", writer, NULL, 401, "unauthorized", NULL);
+    call(&s, "GET", "/api/runs", reader, NULL, 200, NULL, NULL);
+    server_down(&s);
+    out = ordo_ok(A("token", "list", "--json", "--db", db), 0);
+    list = json_loads(out, 0, NULL);
+    ASSERT(json_is_string(json_object_get(json_array_get(list, 0), "revoked_at")));
+    json_decref(list);
+    free(out);
+    /* Bad ids are clear errors. */
+    cli_result c = run_ordo(NULL, A("token", "revoke", "999", "--db", db));
+    ASSERT_EQ_INT(c.code, 1);
+    ASSERT_CONTAINS(c.err, "token 999 is not in the ledger");
+    cli_result_free(&c);
+    c = run_ordo(NULL, A("token", "revoke", "x", "--db", db));
+    ASSERT_EQ_INT(c.code, 2);
+    ASSERT_CONTAINS(c.err, "not 'x'");
+    cli_result_free(&c);
 }
 
 /* A job resuming through the service after its resume crashed before its

@@ -24,7 +24,7 @@ check "the server says https" '[ -n "$url" ]'
 check "healthz over TLS, certificate verified" \
   '[ "$(curl -s --cacert "$tmp/cert.pem" "$url/healthz")" = "{\"status\":\"ok\"}" ]'
 check "a write with a token over TLS" \
-  'curl -s --cacert "$tmp/cert.pem" -H "Authorization: Bearer $token" -d "{\"lanes\":4}" "$url/api/recipes" > "$tmp/out"; grep -q "\"id\"" "$tmp/out"'
+  'curl -s --cacert "$tmp/cert.pem" -H "Authorization: Bearer $token" -H "Content-Type: application/json" -d "{\"lanes\":4}" "$url/api/recipes" > "$tmp/out"; grep -q "\"id\"" "$tmp/out"'
 check "an unknown issuer is refused by the client" '! curl -s "$url/healthz" >/dev/null 2>&1'
 check "plain HTTP to the TLS port gets no answer" \
   'curl -s --max-time 5 "http://${url#https://}/healthz" > "$tmp/out" 2>&1; ! grep -q status "$tmp/out"'

@@ -76,12 +76,16 @@ class ClientTest(unittest.TestCase):
         rid = self.recipe_id(c)
         c.create_run("ckpt", rid, world_size=2)
         loaders = [Loader(self.recipe, r, 2) for r in range(2)]
+        ranks = [ordo.Client(self.server.url, token=self.token, run="ckpt", rank=r)
+                 for r in range(2)]
         for _ in range(4):
-            for l in loaders:
+            for client, l in zip(ranks, loaders):
                 b = next(l)
                 for lane, d in zip(b["lanes"], b["lane_digests"]):
-                    c.report_lane(b["step"], lane, d)
-        self.assertTrue(c.flush(30))  # a checkpoint follows the steps it covers
+                    client.report_lane(b["step"], lane, d)
+        for client in ranks:  # a checkpoint follows the steps it covers
+            self.assertTrue(client.flush(30))
+            self.assertEqual(client.close(), 0)
         from ordo.loader import merge_states
         c.checkpoint(4, 8, merge_states([l.state() for l in loaders]))
         m = c.recovery_manifest(world_size=4, step=4)

@@ -2,6 +2,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "http_get.h"
 #include "job.h"
@@ -17,9 +18,14 @@ static char *read_source(const char *where, size_t *len)
             fprintf(stderr, "ordo resume: manifest: %s\n", why);
         return body;
     }
-    FILE *f = fopen(where, "rb");
+    int fd = -1;
+    ordo_error err;
+    if (ordo_open_regular(where, "manifest", &fd, &err) != ORDO_OK)
+        return fprintf(stderr, "ordo resume: %s\n", err.message), NULL;
+    FILE *f = fdopen(fd, "rb");
     if (!f)
-        return fprintf(stderr, "ordo resume: cannot open manifest '%s'\n", where), NULL;
+        return close(fd), fprintf(stderr, "ordo resume: cannot read manifest '%s'\n", where),
+               NULL;
     char *data = malloc(MANIFEST_MAX + 1);
     *len = data ? fread(data, 1, MANIFEST_MAX + 1, f) : 0;
     fclose(f);
@@ -90,10 +96,10 @@ static int from_json(ordo_ledger *ledger, json_t *m, const char *data_root, resu
         return fprintf(stderr, "ordo resume: manifest: expected digest %d is malformed\n", bad),
                EXIT_FAILURE_;
     char *canonical = json_dumps(json_object_get(m, "recipe"), JSON_COMPACT | JSON_SORT_KEYS);
-    ordo_status status = canonical ? ordo_recipe_parse(canonical, strlen(canonical),
-                                                       root ? root : ".",
-                                                       ORDO_RECIPE_VERIFY_SHARDS, &src->recipe,
-                                                       &err)
+    ordo_status status = canonical ? ordo_recipe_parse_with(canonical, strlen(canonical),
+                                                            root ? root : ".",
+                                                            ORDO_RECIPE_VERIFY_SHARDS, ledger,
+                                                            &src->recipe, &err)
                                    : ORDO_NOMEM;
     free(canonical);
     if (status == ORDO_OK)

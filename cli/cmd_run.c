@@ -232,17 +232,6 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     return add_segment("run", ledger, j->run_id, j, 1, 0, replace);
 }
 
-static char *folder_of(const char *path)
-{
-    char *real = realpath(path, NULL);
-    char *slash = real ? strrchr(real, '/') : NULL;
-    if (slash == real && real)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    return real;
-}
-
 /* Entry point of `ordo run`. */
 int cmd_run(int argc, char **argv)
 {
@@ -252,18 +241,24 @@ int cmd_run(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     ordo_recipe *recipe = NULL;
     ordo_error err;
-    if (ordo_recipe_load(a.target, &recipe, &err) != ORDO_OK)
-        return cli_fail("run", &err);
+    /* Shards the ledger already hashed are not hashed again (their chunks
+     * are checked as they are read). */
     ordo_ledger *ledger = cli_open("run", a.db, 0);
-    char *root = folder_of(a.target);
+    if (!ledger)
+        return EXIT_FAILURE_;
+    if (ordo_recipe_load_with(a.target, ledger, &recipe, &err) != ORDO_OK) {
+        ordo_ledger_close(ledger);
+        return cli_fail("run", &err);
+    }
+    /* The folder its paths resolved in (a piped recipe's: the current one). */
+    const char *root = ordo_recipe_data_root(recipe);
     job j = {.ledger = ledger, .recipe = recipe, .run_name = a.name, .world_size = a.world_size,
              .rank_bound = a.binding && strcmp(a.binding, "rank") == 0,
              .read_workers = a.read_workers, .tokenize_workers = a.tokenize_workers,
              .last_step = a.steps, .checkpoint_every = a.checkpoint_every, .quiet = a.quiet};
-    rc = ledger && root ? start_run(ledger, recipe, &a, root, &j) : EXIT_FAILURE_;
+    rc = start_run(ledger, recipe, &a, root, &j);
     if (rc == EXIT_OK)
         rc = job_play("run", &j);
-    free(root);
     ordo_ledger_close(ledger);
     ordo_recipe_free(recipe);
     return rc;
@@ -318,9 +313,10 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
         return cli_fail("resume", &err);
     src->rank_bound = count > 0 && strcmp(segments[count - 1].lane_binding, "rank") == 0;
     ordo_segments_free(segments, count);
-    ordo_status status = ordo_recipe_parse(canonical, strlen(canonical),
-                                           src->run.data_root[0] ? src->run.data_root : ".",
-                                           ORDO_RECIPE_VERIFY_SHARDS, &src->recipe, &err);
+    ordo_status status = ordo_recipe_parse_with(canonical, strlen(canonical),
+                                                src->run.data_root[0] ? src->run.data_root : ".",
+                                                ORDO_RECIPE_VERIFY_SHARDS, ledger, &src->recipe,
+                                                &err);
     ordo_free(canonical);
     if (status == ORDO_OK)
         status = ordo_recipe_index(src->recipe, ledger, NULL, NULL, &err);
@@ -420,7 +416,10 @@ int cmd_resume(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = check_state_step(&src);
     resume_context context = {ledger, &a, &src};
-    job j = {.ledger = ledger, .recipe = src.recipe, .world_size = a.world_size,
+    /* The run until the continuation is recorded (what stops the replay is
+     * recorded for it). */
+    job j = {.ledger = ledger, .recipe = src.recipe, .run_id = src.run.id,
+             .world_size = a.world_size,
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,

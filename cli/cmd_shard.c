@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "cli.h"
@@ -74,12 +75,14 @@ static int add_path(const char *path)
 
 static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-    (void)st, (void)ftw;
+    (void)ftw;
     if (flag == FTW_SL || flag == FTW_SLN)
         return fprintf(stderr, "ordo shard: '%s' is a symbolic link; give its target as an "
                                "input instead\n", path), -1;
     if (flag == FTW_DNR || flag == FTW_NS)
         return fprintf(stderr, "ordo shard: cannot read '%s'\n", path), -1;
+    if (flag == FTW_F && is_input(path) && !S_ISREG(st->st_mode))
+        return fprintf(stderr, "ordo shard: input '%s' is not a regular file\n", path), -1;
     return flag == FTW_F && is_input(path) ? add_path(path) : 0;
 }
 
@@ -120,6 +123,11 @@ static int collect(int argc, char **argv)
         if (stat(argv[i], &st) != 0)
             return fprintf(stderr, "ordo shard: cannot read '%s': %s\n", argv[i],
                            strerror(errno)), -1;
+        /* A FIFO or a device (a link to /dev/zero) is refused before any
+         * shard is written; opening checks again (ordo_open_regular). */
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+            return fprintf(stderr, "ordo shard: input '%s' is not a regular file\n", argv[i]),
+                   -1;
         if (S_ISDIR(st.st_mode) ? nftw(argv[i], visit, 32, FTW_PHYS) != 0
                                 : (!is_input(argv[i]) ? (fprintf(stderr, "ordo shard: '%s' is "
                                                          "neither .txt nor .jsonl\n", argv[i]), 1)
@@ -276,9 +284,13 @@ static int add_txt(sharder *s, const char *path, FILE *f)
 
 static int add_file(sharder *s, const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = -1;
+    ordo_error err;
+    if (ordo_open_regular(path, "input", &fd, &err) != ORDO_OK)
+        return fprintf(stderr, "ordo shard: %s\n", err.message), -1;
+    FILE *f = fdopen(fd, "rb");
     if (!f)
-        return fprintf(stderr, "ordo shard: cannot open '%s': %s\n", path, strerror(errno)), -1;
+        return close(fd), fprintf(stderr, "ordo shard: cannot read '%s'\n", path), -1;
     size_t plen = strlen(path);
     int txt = plen > 4 && strcmp(path + plen - 4, ".txt") == 0;
     int rc = txt ? add_txt(s, path, f) : add_jsonl(s, path, f);

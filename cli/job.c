@@ -116,8 +116,21 @@ static int checkpoint(const char *command, player *p, int64_t step)
     return rc;
 }
 
+/* A loader failed at `step`: the ledger keeps what it must of why (a
+ * changed chunk becomes an event of the run), then the job stops. */
+static int stopped(const char *command, const job *j, int64_t step, const ordo_error *why)
+{
+    ordo_error err;
+    int recorded = 0;
+    if (j->ledger && j->run_id &&
+        ordo_event_record_stop(j->ledger, j->run_id, step, why, &recorded, &err) != ORDO_OK)
+        fprintf(stderr, "ordo %s: recording why it stopped failed: %s\n", command,
+                err.message);
+    return cli_fail(command, why);
+}
+
 /* One step: every rank's batch, lane digests placed by lane number. */
-static int play_step(const char *command, player *p)
+static int play_step(const char *command, player *p, int64_t number)
 {
     ordo_step *s = &p->steps[p->pending];
     unsigned char *digests = p->digests + p->pending * (size_t)p->lanes * ORDO_DIGEST_SIZE;
@@ -128,7 +141,7 @@ static int play_step(const char *command, player *p)
         ordo_batch b;
         ordo_error err;
         if (ordo_loader_next(p->loaders[r], &b, &err) != ORDO_OK)
-            return cli_fail(command, &err);
+            return stopped(command, p->j, number, &err);
         for (int i = 0; i < b.lane_count; i++)
             memcpy(digests + (size_t)b.lanes[i] * ORDO_DIGEST_SIZE,
                    b.lane_digests + (size_t)i * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
@@ -150,7 +163,7 @@ static int play_step(const char *command, player *p)
     return EXIT_OK;
 }
 
-static int open_loaders(const char *command, player *p)
+static int open_loaders(const char *command, player *p, int64_t first)
 {
     const job *j = p->j;
     for (int r = 0; r < j->world_size; r++) {
@@ -163,7 +176,7 @@ static int open_loaders(const char *command, player *p)
                                  .run = j->resume_run};
         ordo_error err;
         if (ordo_loader_open(j->recipe, &o, &p->loaders[r], &err) != ORDO_OK)
-            return cli_fail(command, &err);
+            return stopped(command, j, first, &err);
     }
     return EXIT_OK;
 }
@@ -195,11 +208,11 @@ static int check_expected(const char *command, player *p)
 static int play(const char *command, player *p, int64_t first)
 {
     const job *j = p->j;
-    int rc = open_loaders(command, p);
+    int rc = open_loaders(command, p, first);
     if (rc == EXIT_OK && j->opened)
         rc = j->opened(p->j, j->opened_context);
     for (int64_t step = first; rc == EXIT_OK && step <= j->last_step; step++) {
-        rc = play_step(command, p);
+        rc = play_step(command, p, step);
         if (rc == EXIT_OK)
             rc = check_expected(command, p);
         if (rc == EXIT_OK && p->pending == RECORD_BATCH)

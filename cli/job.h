@@ -32,7 +32,8 @@ typedef struct job {
 } job;
 
 /* What a resume continues: the run, its recipe re-read with every shard
- * re-hashed, the checkpoint, and (from a manifest) the digests expected. */
+ * checked (size at open, chunks as read), the checkpoint, and (from a
+ * manifest) the digests expected. */
 typedef struct resume_source {
     ordo_run_info run;
     ordo_recipe *recipe;

@@ -5,7 +5,7 @@
 #include "internal.h"
 
 static const char *const event_kinds[] = {"conflict", "resume", "divergence", "replay_mismatch",
-                                          "skip"};
+                                          "skip", "chunk_mismatch"};
 
 static ordo_status insert_event(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                 const char *kind, const unsigned char *digest, const char *detail,
@@ -62,7 +62,8 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
         known |= strcmp(kind, event_kinds[i]) == 0;
     if (!known)
         return ordo__error(err, ORDO_INVALID,
-                           "event kind '%s' must be resume, divergence, replay_mismatch or skip",
+                           "event kind '%s' must be resume, divergence, replay_mismatch, skip "
+                           "or chunk_mismatch",
                            kind ? kind : "");
     if (step < 0 || step > ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID, "event step %lld is out of range",

@@ -30,6 +30,50 @@ ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo
     return ORDO_OK;
 }
 
+/* The regular-file open for programs over the library; see ordo.h. */
+ordo_status ordo_open_regular(const char *path, const char *what, int *fd, ordo_error *err)
+{
+    ordo_status status = ordo__open_regular(path, what && *what ? what : "file", fd, err);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Opens a file that may be a regular file or a pipe (read whole and small,
+ * as `<(cat recipe.json)` gives); anything else is refused at once. */
+static ordo_status open_file_or_pipe(const char *path, int *fd, int *pipe, ordo_error *err)
+{
+    *pipe = 0;
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (*fd < 0)
+        return ordo__error(err, ORDO_IO, "cannot open file '%s': %s", path,
+                           ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        close(*fd);
+        *fd = -1;
+        return ordo__error(err, ORDO_INVALID, "file '%s' is neither a regular file nor a pipe",
+                           path);
+    }
+    *pipe = S_ISFIFO(st.st_mode);
+    int flags = fcntl(*fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);
+    return ORDO_OK;
+}
+
+/* Reads a whole regular file or pipe of at most `max` bytes; see
+ * recipe_model.h. */
+ordo_status ordo__read_file_or_pipe(const char *path, size_t max, char **data, size_t *size,
+                                    int *pipe, ordo_error *err)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = -1;
+    ordo_status opened = open_file_or_pipe(path, &fd, pipe, err);
+    if (opened != ORDO_OK)
+        return opened;
+    return ordo__read_fd(fd, path, max, data, size, err);
+}
+
 /* Reads a whole file of at most `max` bytes; *data (NUL-terminated) is
  * owned by the caller. */
 ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *size,
@@ -41,6 +85,13 @@ ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *s
     ordo_status opened = ordo__open_regular(path, "file", &fd, err);
     if (opened != ORDO_OK)
         return opened;
+    return ordo__read_fd(fd, path, max, data, size, err);
+}
+
+/* Reads what `fd` holds, at most `max` bytes, and closes it. */
+ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, size_t *size,
+                          ordo_error *err)
+{
     FILE *f = fdopen(fd, "rb");
     if (!f) {
         close(fd);

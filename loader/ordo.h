@@ -190,20 +190,45 @@ ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonica
 typedef struct ordo_recipe ordo_recipe;
 
 /* Flags for ordo_recipe_parse. */
-#define ORDO_RECIPE_VERIFY_SHARDS 0x1u /* re-hash recorded shards, refuse changes */
+#define ORDO_RECIPE_VERIFY_SHARDS 0x1u /* check recorded shards, refuse changes */
 
 /* Reads a recipe file (JSON), validates it, expands each source's path
  * globs relative to the file's folder (sorted bytewise) and hashes every
- * shard. Unknown keys are refused with the key named. *recipe is owned by
- * the caller (ordo_recipe_free). */
+ * shard. Unknown keys are refused with the key named. The file may be a
+ * pipe (`<(cat recipe.json)`): it is read up to the same 16 MiB limit and
+ * its paths resolve in the current folder; a device or folder is refused
+ * at once. *recipe is owned by the caller (ordo_recipe_free). */
 ordo_status ordo_recipe_load(const char *path, ordo_recipe **recipe, ordo_error *err);
 
 /* Parses recipe JSON: a user recipe (sources with "paths" globs, resolved in
  * data_root) or a resolved one as stored in the ledger (sources with
- * "shards"; with ORDO_RECIPE_VERIFY_SHARDS every shard is re-hashed and a
- * changed file is refused, naming it). */
+ * "shards"; with ORDO_RECIPE_VERIFY_SHARDS every shard is hashed again and
+ * a changed file is refused, naming it; see ordo_recipe_parse_with). */
 ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
                               unsigned flags, ordo_recipe **recipe, ordo_error *err);
+
+/* ordo_recipe_load and ordo_recipe_parse with a ledger (NULL: none) that
+ * remembers the shard files it indexed: a shard file whose size and
+ * modification time are those the ledger recorded when it was last hashed
+ * takes that SHA-256 instead of being hashed again, so opening an indexed
+ * recipe reads no shard whole; its content is checked chunk by chunk as it
+ * is read, and a changed chunk stops the reader naming shard, chunk and
+ * both digests. With ORDO_RECIPE_VERIFY_SHARDS a recorded shard of another
+ * size is refused at once naming it and both sizes; one the ledger does not
+ * know at this size and time is hashed and refused when it differs. The
+ * ledger is only read during the call. */
+ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_recipe **recipe,
+                                  ordo_error *err);
+ordo_status ordo_recipe_parse_with(const char *json, size_t len, const char *data_root,
+                                   unsigned flags, ordo_ledger *ledger, ordo_recipe **recipe,
+                                   ordo_error *err);
+
+/* Opens `path` read-only into *fd (the caller closes it) only if it is a
+ * regular file: never waits on a FIFO, and follows symlinks so a link to
+ * /dev/zero is refused too. Refused: ORDO_INVALID "<what> '<path>' is not
+ * a regular file"; unopenable: ORDO_IO naming it and why. `what` names the
+ * file in messages ("manifest", "input"; NULL: "file"). */
+ordo_status ordo_open_regular(const char *path, const char *what, int *fd, ordo_error *err);
 
 /* Frees a recipe (NULL is fine). */
 void ordo_recipe_free(ordo_recipe *recipe);
@@ -211,6 +236,11 @@ void ordo_recipe_free(ordo_recipe *recipe);
 /* The recipe's id (64 hex) and canonical resolved JSON; owned by it. */
 const char *ordo_recipe_id(const ordo_recipe *recipe);
 const char *ordo_recipe_canonical(const ordo_recipe *recipe);
+
+/* The folder its relative shard paths resolve in: for ordo_recipe_load the
+ * recipe file's (absolute; the current folder for a piped recipe), else the
+ * data_root given to ordo_recipe_parse ("." for NULL). Owned by the recipe. */
+const char *ordo_recipe_data_root(const ordo_recipe *recipe);
 
 /* The numbers that fix the data (design §3). */
 typedef struct ordo_recipe_info {
@@ -263,6 +293,12 @@ ordo_status ordo_recipe_index(ordo_recipe *recipe, ordo_ledger *ledger, ordo_pro
  * others' chunk tables came from the ledger it was given (0 when the
  * ledger held them all). */
 int ordo_recipe_indexed_shards(const ordo_recipe *recipe);
+
+/* How many shard files the recipe hashed whole (every byte) since it was
+ * opened, at open and while indexing, and their bytes (either may be
+ * NULL). Both stay 0 when every shard's digest and chunk table came from
+ * the ledger. */
+void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes);
 
 /* ---- the loader ---------------------------------------------------------- */
 
@@ -674,10 +710,19 @@ typedef struct ordo_event {
 } ordo_event;
 
 /* Records an event of `kind` ("resume", "divergence", "replay_mismatch",
- * "skip"; conflicts are recorded by the step and checkpoint calls) with a
- * JSON object `detail` (NULL for {}). */
+ * "skip", "chunk_mismatch"; conflicts are recorded by the step and
+ * checkpoint calls) with a JSON object `detail` (NULL for {}). */
 ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
                               const char *kind, const char *detail, ordo_error *err);
+
+/* Records what stopped a job reading its data (`why`, the error its loader
+ * gave) as an event of run `run_id` at `step` (0: none), when it is one the
+ * ledger keeps: a chunk whose bytes differ from those indexed becomes a
+ * "chunk_mismatch" event whose detail names "shard", "chunk", "offset",
+ * "bytes", "indexed_sha256" and "read_sha256". Any other error records
+ * nothing. *recorded (may be NULL) says whether an event was recorded. */
+ordo_status ordo_event_record_stop(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                   const ordo_error *why, int *recorded, ordo_error *err);
 
 /* Lists a run's events in id order, only those of `kind` unless it is NULL. */
 ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,

@@ -190,6 +190,9 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
             ordo__shard *shard = &src->shards[i];
             int found = 0;
             ordo_status status = ledger ? load_shard(ledger, r, src, shard, &found, err) : ORDO_OK;
+            /* An index is made from the file's bytes under its digest. */
+            if (status == ORDO_OK && !found)
+                status = ordo__shard_check_whole(r, shard, err);
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
                 status = path ? ordo__shard_index(path, shard, src->text_field,
@@ -205,6 +208,8 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
                 status = chunks_fit(r, shard, err);
             if (status == ORDO_OK && ledger)
                 status = link_shard(ledger, r, src, shard, i, err);
+            if (status == ORDO_OK && ledger)
+                status = ordo__shard_remember(ledger, r, shard, err);
             if (status != ORDO_OK)
                 return status;
             done += shard->size;
@@ -342,4 +347,13 @@ ordo_status ordo_recipe_index(ordo_recipe *r, ordo_ledger *ledger, ordo_progress
 int ordo_recipe_indexed_shards(const ordo_recipe *recipe)
 {
     return recipe->indexed_shards;
+}
+
+/* Shard files hashed whole since the recipe was opened; see ordo.h. */
+void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes)
+{
+    if (shards)
+        *shards = recipe->hashed_shards;
+    if (bytes)
+        *bytes = recipe->hashed_bytes;
 }

@@ -26,6 +26,8 @@ typedef struct ordo__shard {
     unsigned char sha256[ORDO_DIGEST_SIZE];
     uint64_t size;
     enum ordo__format format;
+    int hashed;       /* sha256 was computed from the file's bytes by this process */
+    int64_t mtime_ns; /* modification time seen at open (0: not looked at) */
     /* plan: */
     ordo__chunk *chunks;
     uint32_t chunk_count;
@@ -69,6 +71,9 @@ struct ordo_recipe {
     char id[ORDO_DIGEST_HEX_SIZE];
     int planned; /* chunk tables and estimates are present */
     int indexed_shards; /* shards the last ordo_recipe_index read (not from a ledger) */
+    int hashed_shards;     /* shard files hashed whole since it was opened */
+    uint64_t hashed_bytes; /* and their bytes */
+    ordo_ledger *known;    /* while parsing: the ledger that may know shard digests */
 };
 
 #define ORDO__SHARE_ONE ((uint64_t)1 << 30)
@@ -84,6 +89,26 @@ struct ordo_recipe {
 /* The most bytes one chunk of the recipe may hold (see ORDO__CHUNK_MAX). */
 uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
 
+/* Resolves a shard's SHA-256 at open (see shard_known.c). With `recorded`
+ * the recipe holds its digest and size: a file of another size is refused,
+ * one the ledger (r->known) saw with the same size, time and digest is
+ * taken as it is (its chunks are checked as they are read), any other is
+ * hashed and refused when it differs. Without, the digest comes from the
+ * ledger when the file's size and time match what it recorded, else from
+ * hashing the file. */
+ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded,
+                                ordo_error *err);
+
+/* Hashes a shard whose digest was not computed from its bytes and refuses
+ * it, naming both digests, when they differ (an index is about to be made
+ * from the file's bytes under that digest). */
+ordo_status ordo__shard_check_whole(ordo_recipe *r, ordo__shard *shard, ordo_error *err);
+
+/* Records what a hashed shard's file was (size, time, digest) in the
+ * ledger, so the next open takes its digest from there. */
+ordo_status ordo__shard_remember(ordo_ledger *ledger, const ordo_recipe *r,
+                                 const ordo__shard *shard, ordo_error *err);
+
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
 
@@ -96,6 +121,17 @@ ordo_status ordo__open_regular(const char *path, const char *what, int *fd, ordo
  * owned by the caller. */
 ordo_status ordo__read_file(const char *path, size_t max, char **data, size_t *size,
                             ordo_error *err);
+
+/* Reads a regular file or a pipe whole (at most `max` bytes, a longer one
+ * is refused naming the limit); *pipe says which it was. Anything else (a
+ * device, a folder) is refused at once naming it. *data as ordo__read_file. */
+ordo_status ordo__read_file_or_pipe(const char *path, size_t max, char **data, size_t *size,
+                                    int *pipe, ordo_error *err);
+
+/* Reads what `fd` holds (at most `max` bytes) into *data (NUL-terminated,
+ * the caller's) and closes `fd`; `path` names it in errors. */
+ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, size_t *size,
+                          ordo_error *err);
 
 /* SHA-256 and size of a file; ORDO_IO naming it when unreadable. */
 ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],

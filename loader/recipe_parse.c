@@ -297,12 +297,7 @@ static ordo_status expand_glob(ordo_recipe *r, ordo__source *source, const char 
 static ordo_status hash_shards(ordo_recipe *r, ordo__source *source, ordo_error *err)
 {
     for (uint32_t i = 0; i < source->shard_count; i++) {
-        ordo__shard *shard = &source->shards[i];
-        char *full = ordo__shard_path(r, shard);
-        if (!full)
-            return ordo__error(err, ORDO_NOMEM, "out of memory");
-        ordo_status status = ordo__sha256_file(full, shard->sha256, &shard->size, err);
-        free(full);
+        ordo_status status = ordo__shard_resolve(r, &source->shards[i], 0, err);
         if (status != ORDO_OK)
             return status;
     }
@@ -328,28 +323,6 @@ static ordo_status parse_paths(ordo_recipe *r, ordo__source *source, json_t *pat
             return status;
     }
     return hash_shards(r, source, err);
-}
-
-static ordo_status verify_shard(ordo_recipe *r, ordo__shard *shard, uint64_t bytes,
-                                ordo_error *err)
-{
-    unsigned char now[ORDO_DIGEST_SIZE];
-    uint64_t size = 0;
-    char *full = ordo__shard_path(r, shard);
-    if (!full)
-        return ordo__error(err, ORDO_NOMEM, "out of memory");
-    ordo_status status = ordo__sha256_file(full, now, &size, err);
-    if (status == ORDO_OK && (memcmp(now, shard->sha256, ORDO_DIGEST_SIZE) != 0 || size != bytes)) {
-        char was[ORDO_DIGEST_HEX_SIZE], is[ORDO_DIGEST_HEX_SIZE];
-        ordo_digest_to_hex(shard->sha256, was);
-        ordo_digest_to_hex(now, is);
-        status = ordo__error(err, ORDO_CONFLICT,
-                             "shard '%s' changed since it was recorded: SHA-256 was %.16s…, "
-                             "is %.16s… (%llu bytes, was %llu)", full, was, is,
-                             (unsigned long long)size, (unsigned long long)bytes);
-    }
-    free(full);
-    return status;
 }
 
 static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *shards,
@@ -379,7 +352,7 @@ static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *sh
                                hex_err.message);
         shard->size = (uint64_t)json_integer_value(bytes);
         if ((flags & ORDO_RECIPE_VERIFY_SHARDS) &&
-            (status = verify_shard(r, shard, shard->size, err)) != ORDO_OK)
+            (status = ordo__shard_resolve(r, shard, 1, err)) != ORDO_OK)
             return status;
     }
     return ORDO_OK;
@@ -510,6 +483,14 @@ static ordo_status parse_root(json_t *root, ordo_recipe *r, unsigned flags, ordo
 ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
                               unsigned flags, ordo_recipe **out, ordo_error *err)
 {
+    return ordo_recipe_parse_with(json, len, data_root, flags, NULL, out, err);
+}
+
+/* Parses recipe JSON, taking shard digests the ledger knows; see ordo.h. */
+ordo_status ordo_recipe_parse_with(const char *json, size_t len, const char *data_root,
+                                   unsigned flags, ordo_ledger *ledger, ordo_recipe **out,
+                                   ordo_error *err)
+{
     *out = NULL;
     json_error_t jerr;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -521,8 +502,11 @@ ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_roo
     ordo_status status = ORDO_OK;
     if (!r || !(r->data_root = ordo__strdup(data_root ? data_root : ".")))
         status = ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
-    if (status == ORDO_OK)
+    if (status == ORDO_OK) {
+        r->known = ledger;
         status = parse_root(root, r, flags, err);
+        r->known = NULL;
+    }
     json_decref(root);
     if (status != ORDO_OK) {
         ordo_recipe_free(r);
@@ -535,20 +519,32 @@ ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_roo
 /* Reads a recipe file; paths resolve in its folder. */
 ordo_status ordo_recipe_load(const char *path, ordo_recipe **out, ordo_error *err)
 {
+    return ordo_recipe_load_with(path, NULL, out, err);
+}
+
+/* Reads a recipe file, taking shard digests the ledger knows; see ordo.h. */
+ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_recipe **out,
+                                  ordo_error *err)
+{
     *out = NULL;
     char *text = NULL, *real = NULL;
     size_t size = 0;
-    ordo_status status = ordo__read_file(path, RECIPE_MAX_BYTES, &text, &size, err);
-    if (status == ORDO_OK && !(real = realpath(path, NULL)))
+    int pipe = 0;
+    /* A recipe is small and read whole: one from a pipe (<(...)) is read
+     * up to the same limit, and its paths resolve in the current folder. */
+    ordo_status status = ordo__read_file_or_pipe(path, RECIPE_MAX_BYTES, &text, &size, &pipe,
+                                                 err);
+    if (status == ORDO_OK && pipe && !(real = realpath(".", NULL)))
+        status = ordo__error(err, ORDO_IO, "cannot resolve the current folder");
+    else if (status == ORDO_OK && !pipe && !(real = realpath(path, NULL)))
         status = ordo__error(err, ORDO_IO, "cannot resolve '%s'", path);
-    if (status == ORDO_OK) {
-        char *slash = strrchr(real, '/');
-        if (slash == real)
-            slash[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        status = ordo_recipe_parse(text, size, real, 0, out, err);
-    }
+    char *slash = status == ORDO_OK && !pipe ? strrchr(real, '/') : NULL;
+    if (slash == real && slash)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    if (status == ORDO_OK)
+        status = ordo_recipe_parse_with(text, size, real, 0, ledger, out, err);
     if (status != ORDO_OK && err && status == ORDO_INVALID && strncmp(err->message, "recipe", 6) == 0) {
         char message[2 * ORDO_ERROR_MESSAGE_SIZE + 4096]; /* truncated by the copy */
         snprintf(message, sizeof message, "%.4000s: %s", path, err->message);
@@ -587,6 +583,9 @@ void ordo_recipe_free(ordo_recipe *r)
 /* Accessors. */
 const char *ordo_recipe_id(const ordo_recipe *r) { return r->id; }
 const char *ordo_recipe_canonical(const ordo_recipe *r) { return r->canonical; }
+
+/* The folder shard paths resolve in; owned by the recipe. */
+const char *ordo_recipe_data_root(const ordo_recipe *r) { return r->data_root; }
 
 const char *ordo_recipe_source_name(const ordo_recipe *r, int index)
 {

@@ -154,9 +154,8 @@ static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32
     char was[ORDO_DIGEST_HEX_SIZE], is[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(chunk->digest, was);
     ordo_digest_to_hex(now, is);
-    return ordo__error(err, ORDO_CONFLICT,
-                       "shard '%s' changed since it was indexed: chunk %u (%llu bytes at byte "
-                       "%llu) had SHA-256 %s, now %s", path, index,
+    return ordo__error(err, ORDO_CONFLICT, "shard '%s" ORDO__CHUNK_CHANGED ORDO__CHUNK_CHANGED_REST,
+                       path, index,
                        (unsigned long long)chunk->length, (unsigned long long)chunk->offset, was,
                        is);
 }

@@ -34,6 +34,11 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
                              const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
                              ordo_error *err);
 
+/* What a changed chunk's error says after "shard '<path>": the text the
+ * chunk_mismatch event is read back from (chunk_event.c). */
+#define ORDO__CHUNK_CHANGED "' changed since it was indexed: chunk "
+#define ORDO__CHUNK_CHANGED_REST "%u (%llu bytes at byte %llu) had SHA-256 %s, now %s"
+
 /* 1 (the default): ordo__chunk_load checks chunk digests. bench_loader
  * alone turns it off, between loaders, to measure what the check costs. */
 extern int ordo__verify_chunk_digests;

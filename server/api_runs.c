@@ -130,11 +130,17 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
     if (!ranks)
         return error;
     json_t *resumed = json_object_get(body, "resumed_from");
+    json_t *replace = json_object_get(body, "replace_crashed");
+    if (replace && !json_is_boolean(replace)) {
+        free(ranks);
+        return json_error(400, "invalid", "replace_crashed must be true or false");
+    }
     ordo_segment_spec spec = {.world_size = w, .start_step = start_step, .lanes = plan_lanes,
                               .lane_ranks = ranks, .lane_binding = binding,
                               .host = opt_string(body, "host", &bad),
                               .resumed_from = json_is_integer(resumed)
-                                                  ? json_integer_value(resumed) : 0};
+                                                  ? json_integer_value(resumed) : 0,
+                              .replace_crashed = json_is_true(replace)};
     if (bad) {
         free(ranks);
         return json_error(400, "invalid", "lane_binding and host must be strings");
@@ -195,7 +201,8 @@ static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
                                        "digest_kind", "world_size", "lane_binding", "lane_plan",
                                        "host", "resumed_from", NULL};
 static const char *const segment_keys[] = {"start_step", "world_size", "lane_binding",
-                                           "lane_plan", "host", "resumed_from", NULL};
+                                           "lane_plan", "host", "resumed_from",
+                                           "replace_crashed", NULL};
 
 /* POST /api/runs: a run and its first segment (world size, lane plan). */
 response api_runs_post(request *req)

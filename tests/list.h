@@ -141,6 +141,13 @@
     X(rank_bound_resume_delivers_each_document_once) \
     X(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once) \
     X(checkpoint_units_must_ascend_below_the_base) \
-    X(rank_bound_reshard_checks_the_replay_against_the_ledger)
+    X(rank_bound_reshard_checks_the_replay_against_the_ledger) \
+    /* opening indexed recipes cheaply, chunk mismatch events, pipes, crashed resumes */ \
+    X(server_segment_replaces_a_crashed_resume) \
+    X(indexed_recipe_opens_without_hashing_its_shards) \
+    X(changed_shard_is_caught_without_hashing_the_corpus) \
+    X(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again) \
+    X(manifest_and_shard_inputs_refuse_fifos_and_devices) \
+    X(recipe_from_a_pipe_is_read_whole_and_bounded)
 
 #endif

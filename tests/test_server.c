@@ -681,3 +681,36 @@ TEST(server_token_list_and_revoke)
     ASSERT_CONTAINS(c.err, "not 'x'");
     cli_result_free(&c);
 }
+
+/* A job resuming through the service after its resume crashed before its
+ * first checkpoint registers its segment again with replace_crashed; a
+ * segment that took a checkpoint is never replaced. */
+TEST(server_segment_replaces_a_crashed_resume)
+{
+    filled_ledger();
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    const char *resume = "{\"start_step\": 31, \"world_size\": 4, \"resumed_from\": 30}";
+    call(&s, "POST", "/api/runs/base/segments", writer, resume, 201, NULL, "\"start_step\":31");
+    /* the resumed job crashed before step 31's checkpoint: it comes back */
+    call(&s, "POST", "/api/runs/base/segments", writer, resume, 400, "invalid",
+         "must be after the previous segment's (31)");
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 31, \"world_size\": 4, \"replace_crashed\": \"yes\"}", 400, "invalid",
+         "replace_crashed must be true or false");
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 31, \"world_size\": 8, \"resumed_from\": 30, "
+         "\"replace_crashed\": true}", 201, NULL, "\"start_step\":31");
+    http_result r = http(&s, "GET", "/api/runs/base", NULL, NULL);
+    expect(&r, 200, NULL, NULL);
+    json_t *segments = json_object_get(r.json, "segments");
+    ASSERT_EQ_INT(json_array_size(segments), 2);
+    ASSERT_EQ_INT(num(json_array_get(segments, 1), "world_size"), 8);
+    http_free(&r);
+    /* the checkpoint at step 30 is after 21: nothing from 21 on is replaced */
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 21, \"world_size\": 4, \"replace_crashed\": true}", 400, "invalid",
+         "checkpoint at step 30");
+    server_down(&s);
+}

@@ -66,7 +66,9 @@ def _library():
         raise OSError("libordo.so not found: build it (make) or set ORDO_LIB")
     P, E = ctypes.c_void_p, ctypes.POINTER(_Error)
     sig = {
-        "ordo_recipe_load": ([ctypes.c_char_p, ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_recipe_load_with": ([ctypes.c_char_p, P, ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_recipe_hashed": ([P, ctypes.POINTER(ctypes.c_int),
+                                ctypes.POINTER(ctypes.c_uint64)], None),
         "ordo_recipe_index": ([P, P, P, P, E], ctypes.c_int),
         "ordo_recipe_free": ([P], None),
         "ordo_recipe_indexed_shards": ([P], ctypes.c_int),
@@ -153,10 +155,12 @@ class Loader:
         self._ledger = ctypes.c_void_p()
         self.as_torch = as_torch
         self.rank, self.world_size = rank, world_size
-        _check(L.ordo_recipe_load(os.fsencode(recipe), ctypes.byref(self._recipe),
-                                  ctypes.byref(err)), err)
+        # The ledger first: shards it already hashed are not hashed again
+        # (their chunks are checked as they are read).
         self.index_cache = self._open_index(recipe, db, index_cache)
         try:
+            _check(L.ordo_recipe_load_with(os.fsencode(recipe), self._ledger,
+                                           ctypes.byref(self._recipe), ctypes.byref(err)), err)
             _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None,
                                        ctypes.byref(err)), err)
         finally:
@@ -164,6 +168,9 @@ class Loader:
                 L.ordo_ledger_close(self._ledger)
                 self._ledger = ctypes.c_void_p()
         self.indexed_shards = L.ordo_recipe_indexed_shards(self._recipe)
+        hashed, hashed_bytes = ctypes.c_int(), ctypes.c_uint64()
+        L.ordo_recipe_hashed(self._recipe, ctypes.byref(hashed), ctypes.byref(hashed_bytes))
+        self.hashed_shards, self.hashed_bytes = hashed.value, hashed_bytes.value
         self._binding = lane_binding.encode()
         # With a ledger and the run the state was recorded for, a resume
         # checks the samples it replays against the recorded lane digests.

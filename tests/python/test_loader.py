@@ -152,8 +152,11 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(os.path.dirname(cache), folder)
         expected = [next(first)["lane_digests"] for _ in range(3)]
         first.close()
+        self.assertEqual(first.hashed_shards, 2)
         second = Loader(recipe, 0, 2)
         self.assertEqual(second.indexed_shards, 0)  # every chunk table from the cache
+        # and every shard's digest: no shard is hashed whole to open it again
+        self.assertEqual((second.hashed_shards, second.hashed_bytes), (0, 0))
         self.assertEqual([next(second)["lane_digests"] for _ in range(3)], expected)
         second.close()
         # a changed shard is another shard: indexed again, the other one reused
@@ -161,6 +164,7 @@ class LoaderTest(unittest.TestCase):
             f.write(json.dumps({"text": "one more document"}) + "\n")
         third = Loader(recipe, 0, 2)
         self.assertEqual(third.indexed_shards, 1)
+        self.assertEqual(third.hashed_shards, 1)  # only the changed one
         third.close()
         # a given ledger is the cache; index_cache=False turns caching off
         db = os.path.join(folder, "given.db")

@@ -7,19 +7,10 @@
 #include "migrate.h"
 #include "step_blocks.h"
 
-/* The schema version migration file `index` brings a ledger to: its
- * number. Numbers increase from file to file; one left free for a change
- * made elsewhere at the same time is skipped (a ledger's version is the
- * number of the last file it applied). */
-static int file_version(size_t index)
-{
-    return atoi(ordo__migrations[index].name);
-}
-
-/* The newest schema version: the last migration file's number. */
+/* The newest schema version: one per migration file. */
 int ordo_schema_version_latest(void)
 {
-    return ordo__migrations_count ? file_version(ordo__migrations_count - 1) : 0;
+    return (int)ordo__migrations_count;
 }
 
 static int current_version(ordo_ledger *ledger)
@@ -27,15 +18,14 @@ static int current_version(ordo_ledger *ledger)
     return ordo_ledger_schema_version(ledger);
 }
 
-/* Runs migration file `index` in its own transaction, unless another
+/* Runs migration `version` (1-based) in its own transaction, unless another
  * connection applied it while this one waited for the write lock. */
-static ordo_status apply_one(ordo_ledger *ledger, size_t index, ordo_error *err)
+static ordo_status apply_one(ordo_ledger *ledger, int version, ordo_error *err)
 {
-    const struct ordo__embedded *file = &ordo__migrations[index];
-    int version = file_version(index), before = index ? file_version(index - 1) : 0;
-    if (version <= before)
-        return ordo__error(err, ORDO_DB, "migration '%s' is out of order: expected a number "
-                           "after %04d", file->name, before);
+    const struct ordo__embedded *file = &ordo__migrations[version - 1];
+    if (atoi(file->name) != version)
+        return ordo__error(err, ORDO_DB, "migration '%s' is out of order: expected %04d_*.sql",
+                           file->name, version);
     ordo_status status = ordo__begin(ledger, err);
     if (status != ORDO_OK)
         return status;
@@ -81,14 +71,12 @@ ordo_status ordo_ledger_migrate(ordo_ledger *ledger, int *from, int *to, ordo_er
         return ordo__error(err, ORDO_VERSION,
                            "ledger '%s' has schema version %d, newer than this ordo's %d: "
                            "use a newer ordo", ledger->path, start, latest);
-    for (size_t i = 0; i < ordo__migrations_count; i++) {
-        if (file_version(i) <= start)
-            continue;
-        ordo_status status = apply_one(ledger, i, err);
+    for (int version = start + 1; version <= latest; version++) {
+        ordo_status status = apply_one(ledger, version, err);
         if (status != ORDO_OK)
             return status;
         if (to)
-            *to = file_version(i);
+            *to = version;
     }
     return ordo__ok(err);
 }

@@ -22,7 +22,7 @@ static const struct {
      "1f3ef37f919821a02b0db6e132f3aa9d1055785629a0451d5e1714618b80fb00"},
     {"migrations/0004_chunk_digests.sql",
      "31a9d54794f676853fb7bd552555e096dddf81334216ad6d24c17ce9f3b4e1b1"},
-    {"migrations/0008_shard_files_chunk_events.sql",
+    {"migrations/0005_shard_files_chunk_events.sql",
      "fda4233c40d6a2dfa6b83c9daa1e09c2b974a4a40a341d38b7d96900c6614478"},
 };
 
@@ -41,9 +41,7 @@ TEST(released_migrations_are_frozen)
             test_fail(__FILE__, __LINE__, "%s was edited after release (SHA-256 %s); add a new "
                                           "migration instead", released[i].file, hex);
     }
-    /* every migration is pinned: the newest version is the last file's number */
-    const char *last = released[sizeof released / sizeof released[0] - 1].file;
-    ASSERT_EQ_INT(ordo_schema_version_latest(), atoi(last + strlen("migrations/")));
+    ASSERT_EQ_INT(ordo_schema_version_latest(), (int)(sizeof released / sizeof released[0]));
 }
 
 static long long pragma(ordo_ledger *ledger, const char *sql)

@@ -14,7 +14,8 @@
 #include "server.h"
 
 static const char serve_help[] =
-    "usage: ordo serve [--db PATH] [--listen HOST:PORT] [--threads N] [--public-read]\n\n"
+    "usage: ordo serve [--db PATH] [--listen HOST:PORT] [--threads N] [--public-read]\n"
+    "                  [--tls-cert FILE --tls-key FILE] [--header-deadline S] [--insecure]\n\n"
     "Serves the ledger over HTTP (docs/api.md): training jobs report steps and\n"
     "checkpoints, fetch recovery manifests; compare, audit and the dashboard\n"
     "read. Port 0 picks a free port; the address bound is printed on stdout.\n"

@@ -1,7 +1,9 @@
-/* Connections still sending their headers: each gets a deadline that new
- * bytes do not extend, and an address at its connection limit makes room
- * by losing its oldest such connection, so a client that trickles headers
- * on many connections cannot lock others (of its address too) out.
+/* Connections still sending a request: each gets a deadline that new
+ * bytes do not extend — for its headers, then for its body (the header
+ * deadline again plus a second per MiB declared) — and an address at its
+ * connection limit makes room by losing its oldest such connection, so a
+ * client that trickles headers or bodies on many connections cannot lock
+ * others (of its address too) out.
  * libmicrohttpd's own timeout restarts with every byte, and its per-address
  * limit refuses the newcomer; this replaces both for the header phase. */
 #include <netinet/in.h>
@@ -17,8 +19,8 @@ typedef struct tracked {
     struct tracked *prev, *next;
     MHD_socket fd;
     struct sockaddr_storage addr;
-    double since;  /* when its current headers began (monotonic seconds) */
-    int in_headers; /* still reading the headers of a request */
+    double until;   /* when its current request must be in (monotonic seconds) */
+    int in_headers; /* still reading a request (headers or body) */
     int dropped;    /* shut down by the guard: no longer counted */
 } tracked;
 
@@ -92,7 +94,7 @@ static void track(struct MHD_Connection *c, void **context)
     memcpy(&t->addr, addr->client_addr, addr->client_addr->sa_family == AF_INET6
                                              ? sizeof(struct sockaddr_in6)
                                              : sizeof(struct sockaddr_in));
-    t->since = monotonic();
+    t->until = monotonic() + deadline;
     t->in_headers = 1;
     pthread_mutex_lock(&lock);
     tracked **end = &head;
@@ -134,7 +136,7 @@ void guard_notify(void *cls, struct MHD_Connection *c, void **context,
         untrack(context);
 }
 
-static void set_phase(struct MHD_Connection *c, int in_headers)
+static void set_phase(struct MHD_Connection *c, int in_headers, double seconds)
 {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -143,21 +145,29 @@ static void set_phase(struct MHD_Connection *c, int in_headers)
         return;
     pthread_mutex_lock(&lock);
     t->in_headers = in_headers;
-    t->since = monotonic();
+    t->until = monotonic() + seconds;
     pthread_mutex_unlock(&lock);
 }
 
-/* The connection's headers are complete; see server.h. */
-void guard_headers_done(struct MHD_Connection *c)
+/* The connection's headers are complete; its body of `body_bytes` has
+ * the header deadline plus a second per MiB to arrive; see server.h. */
+void guard_headers_done(struct MHD_Connection *c, size_t body_bytes)
 {
-    set_phase(c, 0);
+    set_phase(c, body_bytes > 0, deadline + (double)body_bytes / (1 << 20));
+}
+
+/* The connection's request body is complete: no deadline while it is
+ * answered; see server.h. */
+void guard_body_done(struct MHD_Connection *c)
+{
+    set_phase(c, 0, 0);
 }
 
 /* The connection's request is answered: the next one's headers have the
  * deadline again; see server.h. */
 void guard_request_done(struct MHD_Connection *c)
 {
-    set_phase(c, 1);
+    set_phase(c, 1, deadline);
 }
 
 /* Every 100 ms: connections past their header deadline are dropped. */
@@ -168,7 +178,7 @@ static void *reap(void *unused)
     while (!stopping) {
         double now = monotonic();
         for (tracked *t = head; t; t = t->next)
-            if (t->in_headers && !t->dropped && now - t->since > deadline)
+            if (t->in_headers && !t->dropped && now > t->until)
                 drop(t);
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);

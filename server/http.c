@@ -117,6 +117,15 @@ static size_t declared_length(struct MHD_Connection *c)
     return n <= SERVER_MAX_BODY ? (size_t)n : 0;
 }
 
+/* The bytes a request's body may take to arrive: its Content-Length, the
+ * most a body may hold when it is chunked, 0 without a body. */
+static size_t body_bytes_expected(struct MHD_Connection *c)
+{
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
+        return SERVER_MAX_BODY;
+    return declared_length(c);
+}
+
 /* Bytes of request bodies buffered by all connections together. */
 static atomic_llong buffered;
 /* Requests between their headers and their completion (for the drain). */
@@ -168,6 +177,12 @@ static int admit(request *req, response *out)
         *out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
         return -1;
     }
+    /* reads need no writer, so a body on one would let any client hold
+     * the server's body budget: refused before a byte of it is kept */
+    if (!writes(req->method) && body_bytes_expected(c) > 0) {
+        *out = json_error(400, "unexpected_body", "a %s carries no body", req->method);
+        return -1;
+    }
     if (writes(req->method) ? require_writer(req, out) != 0
                             : req->api && require_reader(req, out) != 0)
         return -1;
@@ -195,7 +210,7 @@ static enum MHD_Result on_headers(request *req, const char *url, const char *met
     req->method = method;
     req->url = url;
     req->headers_seen = 1;
-    guard_headers_done(req->connection);
+    guard_headers_done(req->connection, body_bytes_expected(req->connection));
     atomic_fetch_add(&server_in_flight, 1);
     response out;
     if (admit(req, &out) != 0)
@@ -223,8 +238,10 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
     req->buffered += size;
     if (req->body_len + size + 1 > req->body_cap) {
         /* sized by Content-Length (checked against the limit) when given,
-         * so a large body is not copied while it grows */
-        size_t cap = req->body_cap ? req->body_cap : declared_length(req->connection) + 1;
+         * up to 1 MiB before the bytes arrive (a declared length costs
+         * nothing), then doubled as they do */
+        size_t declared = declared_length(req->connection) + 1;
+        size_t cap = req->body_cap ? req->body_cap : declared < (1 << 20) ? declared : (1 << 20);
         cap = cap < 4096 ? 4096 : cap;
         while (cap < req->body_len + size + 1)
             cap *= 2;
@@ -258,6 +275,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return rc;
     }
+    guard_body_done(c); /* the request is in: no deadline while it is answered */
     if (req->status) /* answered already (413, 401, 503) */
         return MHD_YES;
     if (req->heavy_done) /* resumed by the heavy worker that built the answer */

@@ -206,17 +206,20 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
 
 /* The connection guard (guard.c). guard_start starts its reaper: a
  * connection whose request headers are not complete `header_deadline`
- * seconds after they began is shut down, however it trickles bytes, and
- * an address over `per_address` connections loses its oldest one still in
- * its headers. guard_notify is libmicrohttpd's connection notice; the
- * access handler calls guard_headers_done, the completion callback
+ * seconds after they began is shut down, however it trickles bytes,
+ * and one whose body is not in by then plus a second per MiB declared is
+ * too; an address over `per_address` connections loses its oldest one
+ * still sending a request. guard_notify is libmicrohttpd's connection
+ * notice; the access handler calls guard_headers_done (with the body's
+ * expected bytes) and guard_body_done, the completion callback
  * guard_request_done. guard_stop joins the reaper (after the daemon
  * stopped). */
 int guard_start(double header_deadline, int per_address);
 void guard_stop(void);
 void guard_notify(void *cls, struct MHD_Connection *c, void **context,
                   enum MHD_ConnectionNotificationCode code);
-void guard_headers_done(struct MHD_Connection *c);
+void guard_headers_done(struct MHD_Connection *c, size_t body_bytes);
+void guard_body_done(struct MHD_Connection *c);
 void guard_request_done(struct MHD_Connection *c);
 long long guard_dropped(void);
 

@@ -139,13 +139,16 @@ for s in trickling:
     s.close()
 
 
-def trickle_until_closed(at_port, limit):
-    """Sends a request's headers one byte per 0.5 s; the seconds until the
-    server closed the connection, or None when it was still open after
-    `limit` seconds."""
+def trickle_until_closed(at_port, limit, head=b"", text=None):
+    """Sends `head` at once, then `text` (by default a request's headers)
+    one byte per 0.5 s; the seconds until the server closed the connection,
+    or None when it was still open after `limit` seconds."""
     s = socket.create_connection(("127.0.0.1", at_port), timeout=5)
+    if head:
+        s.sendall(head)
     s.setblocking(False)
-    text = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-a: b\r\n" * 1000
+    if text is None:
+        text = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-a: b\r\n" * 1000
     start = time.monotonic()
     try:
         for byte in text:
@@ -176,6 +179,24 @@ closed = trickle_until_closed(quick_port, 12)
 check("a connection trickling its headers a byte per 0.5 s is closed at its 2 s deadline (%s)"
       % ("after %.1f s" % closed if closed is not None else "still open after 12 s"),
       closed is not None and 1.5 <= closed <= 6, "")
+# The body too: a writer that sends its headers at once and then trickles
+# a 100-byte body has the same deadline (plus a second per MiB declared).
+quick_token = subprocess.run([ordo, "token", "create", "--role", "writer", "--db", db],
+                             capture_output=True, text=True, check=True).stdout.strip()
+closed = trickle_until_closed(quick_port, 12, head=(
+    "POST /api/recipes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+    "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n" % quick_token).encode(),
+    text=b"{" + b" " * 98 + b"}")
+check("a writer trickling its body a byte per 0.5 s is closed at its deadline (%s)"
+      % ("after %.1f s" % closed if closed is not None else "still open after 12 s"),
+      closed is not None and 1.5 <= closed <= 6, "")
+# A read carries no body: a GET with one is refused before it is kept (a
+# client needs no token to read on loopback, so its body would hold the
+# budget that writers need).
+answer = raw(b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\n\r\n" +
+             b"x" * 16)
+check("a GET with a body is refused at its headers", answer.startswith(b"HTTP/1.1 400"),
+      repr(answer[:80]))
 quick.terminate()
 quick.wait(timeout=40)
 

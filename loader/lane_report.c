@@ -404,8 +404,10 @@ static ordo_status check_pending_bound(taking *t, ordo_error *err)
     sqlite3_finalize(stmt);
     if (held < 0)
         return ordo__db_error(t->ledger, err, "counting lane reports");
+    /* BUSY, not INVALID: the reports are good, the lanes they wait for are
+     * late; a client tries again once those have come in */
     if (held > ORDO_LANE_REPORTS_PENDING_MAX)
-        return ordo__error(err, ORDO_INVALID,
+        return ordo__error(err, ORDO_BUSY,
                            "run %lld would hold %lld lane reports of incomplete steps; at most "
                            "%d are kept (the ranks owning the missing lanes must report them, "
                            "or a resume drops those of the steps it replays)",

@@ -564,8 +564,8 @@ typedef struct ordo_lane_report {
  * report whose rank does not own its lane under the covering segment's
  * lane plan is refused (ORDO_INVALID, nothing recorded), so a rank cannot
  * pre-empt another's lanes. Reports of incomplete steps are kept, at most
- * ORDO_LANE_REPORTS_PENDING_MAX per run (a call that would exceed it is
- * refused); a new segment drops those of the steps it starts at or after.
+ * ORDO_LANE_REPORTS_PENDING_MAX per run (a call that would exceed it is ORDO_BUSY,
+ * to be tried again); a new segment drops those of the steps it starts at or after.
  * Cost: O(n log n) in the reports, in any order. */
 #define ORDO_LANE_REPORTS_PENDING_MAX (1 << 22)
 ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,

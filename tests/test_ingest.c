@@ -428,7 +428,7 @@ TEST(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
     fixture_sql(path, sql);
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);
     ordo_lane_report one = {.step = 50, .lane = 0, .rank = 0};
-    ASSERT_STATUS(ordo_lanes_record(ledger, run, &one, 1, NULL, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lanes_record(ledger, run, &one, 1, NULL, NULL, &err), ORDO_BUSY, &err);
     ASSERT_CONTAINS(err.message, "would hold 4194305 lane reports of incomplete steps; at most "
                                  "4194304");
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);

@@ -71,6 +71,13 @@ void ordo__read_end(ordo_ledger *ledger, int started);
 ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                                       size_t count, ordo_record_result *result, ordo_error *err);
 
+/* Settles the pending lane reports (ordo_lanes_record) of steps just
+ * recorded whole, inside the caller's transaction: each is checked against
+ * the step's lane digests (a lane that differs is a conflict event, counted
+ * in result) and removed, so none waits for a lane that will never come. */
+ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
+                               size_t count, ordo_record_result *result, ordo_error *err);
+
 /* Clears `err` to ORDO_OK and returns ORDO_OK. */
 ordo_status ordo__ok(ordo_error *err);
 

@@ -516,3 +516,96 @@ ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
     }
     return ordo__ok(err);
 }
+
+/* A step recorded whole and where it is in the caller's array. */
+typedef struct {
+    int64_t step;
+    size_t index;
+} step_at;
+
+static int by_step(const void *a, const void *b)
+{
+    int64_t x = ((const step_at *)a)->step, y = ((const step_at *)b)->step;
+    return (x > y) - (x < y);
+}
+
+/* The index in the caller's steps of step `step`, or -1. */
+static long find_step(const step_at *sorted, size_t count, int64_t step)
+{
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid].step == step)
+            return (long)sorted[mid].index;
+        if (sorted[mid].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* Checks one pending row against the step recorded whole. */
+static ordo_status settle_row(ordo_ledger *ledger, int64_t run_id, const ordo_step *s, int lane,
+                              const unsigned char *digest, ordo_record_result *result,
+                              ordo_error *err)
+{
+    if (!s->lane_digests || lane >= s->lane_count)
+        return ORDO_OK;
+    const unsigned char *standing = s->lane_digests + (size_t)lane * ORDO_DIGEST_SIZE;
+    if (memcmp(standing, digest, ORDO_DIGEST_SIZE) == 0)
+        return ORDO_OK;
+    return lane_conflict(ledger, run_id, s->step, lane, standing, digest, result, err);
+}
+
+/* Settles pending lane reports of steps recorded whole; see internal.h. */
+ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
+                               size_t count, ordo_record_result *result, ordo_error *err)
+{
+    if (count == 0)
+        return ORDO_OK;
+    step_at *sorted = malloc(count * sizeof *sorted);
+    if (!sorted)
+        return ordo__error(err, ORDO_NOMEM, "out of memory settling lane reports");
+    for (size_t i = 0; i < count; i++)
+        sorted[i] = (step_at){steps[i].step, i};
+    qsort(sorted, count, sizeof *sorted, by_step);
+    sqlite3_stmt *rows = NULL, *clear = NULL;
+    ordo_status status = ordo__prepare(ledger, "SELECT step, lane, digest FROM lane_reports "
+                                               "WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3",
+                                       &rows, err);
+    if (status == ORDO_OK)
+        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step "
+                                       "BETWEEN ?2 AND ?3", &clear, err);
+    int64_t first = sorted[0].step, last = sorted[count - 1].step;
+    int rc = SQLITE_DONE, found = 0;
+    if (status == ORDO_OK) {
+        sqlite3_bind_int64(rows, 1, run_id);
+        sqlite3_bind_int64(rows, 2, first);
+        sqlite3_bind_int64(rows, 3, last);
+        while (status == ORDO_OK && (rc = sqlite3_step(rows)) == SQLITE_ROW) {
+            long i = find_step(sorted, count, sqlite3_column_int64(rows, 0));
+            if (i < 0 || sqlite3_column_bytes(rows, 2) != ORDO_DIGEST_SIZE)
+                continue;
+            found = 1;
+            status = settle_row(ledger, run_id, &steps[i], sqlite3_column_int(rows, 1),
+                                sqlite3_column_blob(rows, 2), result, err);
+        }
+        if (status == ORDO_OK && rc != SQLITE_DONE)
+            status = ordo__db_error(ledger, err, "reading pending lane reports");
+    }
+    sqlite3_finalize(rows);
+    /* steps of the range this call did not record keep their rows */
+    for (size_t k = 0; status == ORDO_OK && found && k < count; k++) {
+        int64_t step = sorted[k].step;
+        sqlite3_bind_int64(clear, 1, run_id);
+        sqlite3_bind_int64(clear, 2, step);
+        sqlite3_bind_int64(clear, 3, step);
+        if (sqlite3_step(clear) != SQLITE_DONE)
+            status = ordo__db_error(ledger, err, "clearing lane reports");
+        sqlite3_reset(clear);
+    }
+    sqlite3_finalize(clear);
+    free(sorted);
+    return status;
+}

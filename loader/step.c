@@ -406,6 +406,8 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
         return status;
     status = ordo__steps_record_locked(ledger, run_id, steps, count, result, err);
     if (status == ORDO_OK)
+        status = ordo__lanes_settle(ledger, run_id, steps, count, result, err);
+    if (status == ORDO_OK)
         status = ordo__commit(ledger, err);
     else
         ordo__rollback(ledger);

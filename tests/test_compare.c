@@ -246,13 +246,29 @@ TEST(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise)
     size_t completed;
     ordo_error err;
     ASSERT_OK(ordo_lanes_record(ledger, a, reports, 3, &result, &completed, &err), &err);
-    record_one_step(ledger, a, 1, 2); /* every lane different */
+    /* the whole step differs in every lane: its three pending lanes are
+     * conflicts at once, and nothing is left waiting for lane 3 */
+    static unsigned char lanes[4][ORDO_DIGEST_SIZE];
+    ordo_step whole;
+    fixture_step(&whole, 1, 4, &lanes[0][0], 2);
+    ASSERT_STATUS(ordo_steps_record(ledger, a, &whole, 1, &result, &err), ORDO_CONFLICT, &err);
+    ASSERT_EQ_INT(result.inserted, 1);
+    ASSERT_EQ_INT(result.conflicts, 3);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", a), 0);
     lane_report(&last, 1, 3, 1);
     ASSERT_OK(ordo_lanes_record(ledger, a, &last, 1, &result, &completed, &err), &err);
-    ASSERT_EQ_INT(result.conflicts, 4);
+    ASSERT_EQ_INT(result.conflicts, 1);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
                                                  "'conflict'"), 4);
-    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", a), 0);
+    /* pending lanes that agree with the whole step go without a conflict */
+    int64_t b = fixture_run(ledger, "b", 4, 2);
+    ASSERT_OK(ordo_lanes_record(ledger, b, reports, 3, &result, &completed, &err), &err);
+    fixture_step(&whole, 1, 4, &lanes[0][0], 1);
+    ASSERT_OK(ordo_steps_record(ledger, b, &whole, 1, &result, &err), &err);
+    ASSERT_EQ_INT(result.conflicts, 0);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", b), 0);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
+                                                 "'conflict'"), 4);
     ordo_ledger_close(ledger);
 }
 

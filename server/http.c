@@ -218,22 +218,40 @@ static enum MHD_Result on_headers(request *req, const char *url, const char *met
     return MHD_YES;
 }
 
+/* Refuses a request while its body arrives. libmicrohttpd cannot queue a
+ * response before the upload is complete (the client would only see the
+ * connection close), so the answer waits for the end of the body, whose
+ * bytes are dropped meanwhile (the body deadline bounds how long). */
+static enum MHD_Result refuse_later(request *req, response *out)
+{
+    server_render(out);
+    req->refusal = *out;
+    req->refused = 1;
+    atomic_fetch_sub(&buffered, (long long)req->buffered);
+    req->buffered = 0;
+    free(req->body);
+    req->body = NULL;
+    req->body_len = req->body_cap = 0;
+    return MHD_YES;
+}
+
 /* A piece of the body: kept within the request's and the server's limits. */
 static enum MHD_Result on_body(request *req, const char *upload, size_t size)
 {
-    if (req->status)
-        return MHD_YES; /* answered already: the rest is dropped */
+    if (req->status || req->refused)
+        return MHD_YES; /* answered or refused already: the rest is dropped */
     response out;
     if (req->body_len + size > SERVER_MAX_BODY) {
         req->too_large = 1;
         out = json_error(413, "too_large", "request body is over %zu bytes", SERVER_MAX_BODY);
-        return answer(req, &out);
+        return refuse_later(req, &out);
     }
     if (atomic_fetch_add(&buffered, (long long)size) + (long long)size > SERVER_MAX_BUFFERED) {
         atomic_fetch_sub(&buffered, (long long)size);
         out = json_error(503, "busy", "the server is holding %lld bytes of request bodies; "
                                       "try again", (long long)SERVER_MAX_BUFFERED);
-        return answer(req, &out);
+        out.retry_after = 1;
+        return refuse_later(req, &out);
     }
     req->buffered += size;
     if (req->body_len + size + 1 > req->body_cap) {
@@ -247,8 +265,12 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
             cap *= 2;
         cap = cap > SERVER_MAX_BODY + 1 ? SERVER_MAX_BODY + 1 : cap;
         char *grown = realloc(req->body, cap);
-        if (!grown)
-            return MHD_NO;
+        if (!grown) {
+            out = json_error(503, "out_of_memory", "out of memory receiving a body of %zu "
+                                                   "bytes; try again", req->body_len + size);
+            out.retry_after = 1;
+            return refuse_later(req, &out);
+        }
         req->body = grown;
         req->body_cap = cap;
     }
@@ -276,6 +298,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return rc;
     }
     guard_body_done(c); /* the request is in: no deadline while it is answered */
+    if (req->refused) {
+        req->refused = 0; /* the refusal's text goes with the response */
+        return answer(req, &req->refusal);
+    }
     if (req->status) /* answered already (413, 401, 503) */
         return MHD_YES;
     if (req->heavy_done) /* resumed by the heavy worker that built the answer */
@@ -330,6 +356,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     int cls_index = status / 100 >= 1 && status / 100 <= 5 ? status / 100 : 5;
     atomic_fetch_add(&metrics.requests[route][cls_index], 1);
     atomic_fetch_add(&metrics.micros[route], (long long)(ms * 1e3));
+    if (req->refused) /* the connection ended before the refusal went out */
+        free(req->refusal.owned_text);
     free(req->body);
     free(req->path);
     free(req);

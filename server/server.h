@@ -84,6 +84,8 @@ typedef struct request {
     size_t buffered; /* counted in the server's budget */
     long long parsing; /* bytes reserved in the parse budget (body.c) */
     int too_large;
+    int refused;      /* refused while its body arrived: the rest is dropped */
+    response refusal; /* rendered; answered once the body is in */
     int status;     /* of the response queued */
     int route;      /* index for metrics */
     double started; /* monotonic seconds */

@@ -190,6 +190,24 @@ closed = trickle_until_closed(quick_port, 12, head=(
 check("a writer trickling its body a byte per 0.5 s is closed at its deadline (%s)"
       % ("after %.1f s" % closed if closed is not None else "still open after 12 s"),
       closed is not None and 1.5 <= closed <= 6, "")
+# A chunked body that passes the limit while it arrives: the 413 reaches
+# the client once it has sent its body (libmicrohttpd cannot answer in the
+# middle of an upload; before, the client saw the connection close).
+s = socket.create_connection(("127.0.0.1", quick_port), timeout=30)
+s.sendall(("POST /api/recipes HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+           % quick_token).encode())
+piece = b"x" * (1 << 20)
+try:
+    for _ in range(70):
+        s.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+    s.sendall(b"0\r\n\r\n")
+    answer = s.recv(300)
+except OSError as e:
+    answer = repr(e).encode()
+s.close()
+check("a chunked body over the limit is answered 413", answer.startswith(b"HTTP/1.1 413"),
+      repr(answer[:120]))
 # A read carries no body: a GET with one is refused before it is kept (a
 # client needs no token to read on loopback, so its body would hold the
 # budget that writers need).

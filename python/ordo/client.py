@@ -30,6 +30,8 @@ import urllib.request
 
 log = logging.getLogger("ordo")
 
+# The largest request body the client sends: half the service's 64 MiB.
+MAX_BODY = 32 << 20
 # Statuses that say nothing about the reports themselves: kept and retried.
 _RETRIED = frozenset((401, 403, 404, 408, 429))
 
@@ -372,7 +374,23 @@ class Client:
     def _send(self, kind, items, settled):
         """Posts `items`; a refusal is narrowed down by halves to the refused
         reports, which are logged and dropped. Adds what is settled (stored
-        or refused) to `settled`; retryable errors propagate."""
+        or refused) to `settled`; retryable errors propagate. A batch whose
+        body would pass MAX_BODY is sent in halves (the service closes the
+        connection on a body over its limit, which would look like a
+        network error and be retried forever)."""
+        size = sum(len(text) + 1 for _, _, text in items)
+        if size > MAX_BODY and len(items) > 1:
+            half = len(items) // 2
+            self._send(kind, items[:half], settled)
+            self._send(kind, items[half:], settled)
+            return
+        if size > MAX_BODY:
+            e = ClientError(413, "a single report of %d bytes is over %d" % (size, MAX_BODY))
+            self._refuse()
+            self.last_error = e
+            log.error("ordo: %s is too large to send (dropped): %s", items[0][1], e)
+            settled.update(map(id, items))
+            return
         try:
             self._post(kind, items)
         except ClientError as e:

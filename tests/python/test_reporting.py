@@ -136,6 +136,23 @@ class ReportingTest(unittest.TestCase):
         self.assertEqual(c.refused, 5)
         self.assertEqual(c.close(), 5)
 
+    def test_a_batch_over_the_body_limit_is_sent_in_parts(self):
+        """1,000 steps of 1,024 lanes queued at once would be a 68 MB body,
+        over the service's 64 MiB: the service closes such a connection
+        (the client sees a broken pipe, not a 413), so the client must cut
+        the batch itself instead of retrying it forever."""
+        c = ordo.Client(self.server.url, token=self.token, max_backoff=1.0)
+        wide = c.register_recipe({"name": "wide", "lanes": 1024, "global_batch": 1024})
+        c.create_run("wide", wide, world_size=1)
+        digests = ["%064x" % lane for lane in range(1024)]
+        for step in range(1, 1001):
+            c.report_step(step, lane_digests=digests)
+        self.assertTrue(c.flush(120), f"sent {c.sent}, failures {c.failures}: {c.last_error!r}")
+        self.assertEqual((c.sent, c.refused, c.failures), (1000, 0, 0))
+        self.assertEqual(c.close(), 0)
+        run = ordo.Client(self.server.url, token=self.token)._request("GET", "/api/runs/wide")
+        self.assertEqual(run["steps"], 1000)
+
     def test_a_full_queue_says_so(self):
         port = common.free_port()  # nobody listens: nothing can be sent
         c = ordo.Client(f"http://127.0.0.1:{port}", token=self.token, run="nowhere",

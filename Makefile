@@ -18,6 +18,8 @@ OPT      ?= -O2
 SANITIZE ?=
 CFLAGS   := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g $(OPT) $(SANITIZE)
 CFLAGS   += -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+# libordo.so exports only what ordo.h declares (its visibility pragma)
+CFLAGS   += -fvisibility=hidden
 LDFLAGS  := $(SANITIZE)
 
 LOADER_SRC := $(sort $(wildcard loader/*.c))
@@ -58,7 +60,7 @@ $(BUILD)/embed: scripts/embed.c
 $(BUILD)/gen/migrations.c: $(MIGRATIONS) $(BUILD)/embed
 	@mkdir -p $(@D)
 	$(BUILD)/embed ordo__migrations $(MIGRATIONS) > $@
-$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c
+$(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c $(BUILD)/config.mk
 	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
 
 # The dashboard too: web/ plus uPlot (pinned in web/package-lock.json).
@@ -67,7 +69,7 @@ $(BUILD)/web/uPlot.iife.min.js $(BUILD)/web/uPlot.min.css: web/package-lock.json
 $(BUILD)/gen/web.c: $(WEB_FILES) $(BUILD)/embed
 	@mkdir -p $(@D)
 	$(BUILD)/embed ordo__web_files $(WEB_FILES) > $@
-$(BUILD)/gen/web.o: $(BUILD)/gen/web.c
+$(BUILD)/gen/web.o: $(BUILD)/gen/web.c $(BUILD)/config.mk
 	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
 
 $(BUILD)/libordo.a: $(LOADER_OBJ)

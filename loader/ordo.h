@@ -28,6 +28,16 @@
 extern "C" {
 #endif
 
+/* Every function declared in this header is exported from libordo.so;
+ * the library is built with -fvisibility=hidden, so its internals are not
+ * (a test checks the shared library's symbols). */
+#if defined(__GNUC__)
+#define ORDO_API __attribute__((visibility("default")))
+#pragma GCC visibility push(default)
+#else
+#define ORDO_API
+#endif
+
 #define ORDO_VERSION_STRING "0.1.0"
 
 #define ORDO_DIGEST_SIZE 32
@@ -783,6 +793,10 @@ ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_
  * Revoking a revoked token again is ORDO_OK; ORDO_NOTFOUND for an id that
  * is not in the ledger. */
 ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

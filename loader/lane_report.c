@@ -574,9 +574,6 @@ ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_s
     ordo_status status = ordo__prepare(ledger, "SELECT step, lane, digest FROM lane_reports "
                                                "WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3",
                                        &rows, err);
-    if (status == ORDO_OK)
-        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step "
-                                       "BETWEEN ?2 AND ?3", &clear, err);
     int64_t first = sorted[0].step, last = sorted[count - 1].step;
     int rc = SQLITE_DONE, found = 0;
     if (status == ORDO_OK) {
@@ -595,6 +592,11 @@ ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_s
             status = ordo__db_error(ledger, err, "reading pending lane reports");
     }
     sqlite3_finalize(rows);
+    /* the common case (no step of the call had pending reports) costs one
+     * index lookup; the delete is prepared only when there are some */
+    if (status == ORDO_OK && found)
+        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step "
+                                       "BETWEEN ?2 AND ?3", &clear, err);
     /* steps of the range this call did not record keep their rows */
     for (size_t k = 0; status == ORDO_OK && found && k < count; k++) {
         int64_t step = sorted[k].step;

@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "ordo.h"
-#include "record.h" /* ordo__verify_chunk_digests, to measure the check's cost */
+#include "testing.h"
 
 typedef struct {
     const char *dir;

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "record.h"
-#include "shard_index.h"
+#include "testing.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "fixtures.h"
-#include "internal.h"
+#include "testing.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -5,7 +5,7 @@
 
 #include "corpus.h"
 #include "fixtures.h"
-#include "lane_state.h"
+#include "testing.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -7,7 +7,7 @@
 
 #include "corpus.h"
 #include "ordo.h"
-#include "permute.h"
+#include "testing.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -6,7 +6,7 @@
 #include "corpus.h"
 #include "fixtures.h"
 #include "http.h"
-#include "lane_state.h"
+#include "testing.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -7,10 +7,8 @@
 #include "corpus.h"
 #include "fixtures.h"
 #include "harness.h"
-#include "lane_state.h"
+#include "testing.h"
 #include "ordo.h"
-#include "permute.h"
-#include "recipe_model.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -2,7 +2,7 @@
  * ids themselves are checked against tiktoken by the conformance suite. */
 #include "corpus.h"
 #include "fixtures.h"
-#include "bpe.h"
+#include "testing.h"
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 

@@ -22,7 +22,7 @@ CFLAGS   += -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CFLAGS   += -fvisibility=hidden
 LDFLAGS  := $(SANITIZE)
 
-LOADER_SRC := $(sort $(wildcard loader/*.c))
+LOADER_SRC := $(sort $(wildcard loader/*/*.c))
 CLI_SRC    := $(sort $(wildcard cli/*.c) $(wildcard server/*.c))
 TEST_SRC   := $(sort $(wildcard tests/*.c))
 MIGRATIONS := $(sort $(wildcard migrations/*.sql))
@@ -49,9 +49,20 @@ $(BUILD)/config.mk: scripts/deps.sh Makefile
 	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } > $@
 deps: $(BUILD)/config.mk
 
-$(BUILD)/%.o: %.c $(BUILD)/config.mk
+# Include paths: the library's modules include each other as "module/x.h"
+# from loader/; tests/, fuzz/ and bench/ reach internals through
+# loader/testing.h. cli/, server/ and examples/ see only the public header:
+# their include path is a folder holding ordo.h alone (scripts/includes.sh
+# checks what they include).
+INCLUDE := -Iloader
+$(BUILD)/cli/%.o $(BUILD)/server/%.o $(BUILD)/examples/%.o: INCLUDE := -I$(BUILD)/include
+$(BUILD)/include/ordo.h: loader/ordo.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC -MMD -MP $(PKG_CFLAGS) -Iloader -c $< -o $@
+	cp $< $@
+
+$(BUILD)/%.o: %.c $(BUILD)/config.mk | $(BUILD)/include/ordo.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -MMD -MP $(PKG_CFLAGS) $(INCLUDE) -c $< -o $@
 
 # Migrations are compiled in, so the binary never looks for them on disk.
 $(BUILD)/embed: scripts/embed.c
@@ -61,7 +72,7 @@ $(BUILD)/gen/migrations.c: $(MIGRATIONS) $(BUILD)/embed
 	@mkdir -p $(@D)
 	$(BUILD)/embed ordo__migrations $(MIGRATIONS) > $@
 $(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c $(BUILD)/config.mk
-	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC -Iloader/ledger -c $< -o $@
 
 # The dashboard too: web/ plus uPlot (pinned in web/package-lock.json).
 $(BUILD)/web/uPlot.iife.min.js $(BUILD)/web/uPlot.min.css: web/package-lock.json scripts/web.sh
@@ -70,7 +81,7 @@ $(BUILD)/gen/web.c: $(WEB_FILES) $(BUILD)/embed
 	@mkdir -p $(@D)
 	$(BUILD)/embed ordo__web_files $(WEB_FILES) > $@
 $(BUILD)/gen/web.o: $(BUILD)/gen/web.c $(BUILD)/config.mk
-	$(CC) $(CFLAGS) -fPIC -Iloader -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC -Iserver -c $< -o $@
 
 $(BUILD)/libordo.a: $(LOADER_OBJ)
 	@rm -f $@

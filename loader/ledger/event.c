@@ -1,0 +1,136 @@
+/* Events: conflicts, resumes, divergences, replay mismatches, skips. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+static const char *const event_kinds[] = {"conflict", "resume", "divergence", "replay_mismatch",
+                                          "skip", "chunk_mismatch"};
+
+static ordo_status insert_event(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                const char *kind, const unsigned char *digest, const char *detail,
+                                ordo_error *err)
+{
+    sqlite3_stmt *stmt = ordo__stmt(
+        ledger, ORDO_STMT_EVENT_INSERT,
+        "INSERT OR IGNORE INTO events (run_id, step, kind, digest, detail) "
+        "VALUES (?1, ?2, ?3, ?4, ?5)",
+        err);
+    if (!stmt)
+        return err ? err->status : ORDO_DB;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    if (step > 0)
+        sqlite3_bind_int64(stmt, 2, step);
+    else
+        sqlite3_bind_null(stmt, 2);
+    sqlite3_bind_text(stmt, 3, kind, -1, SQLITE_STATIC);
+    if (digest)
+        sqlite3_bind_blob(stmt, 4, digest, ORDO_DIGEST_SIZE, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(stmt, 4);
+    sqlite3_bind_text(stmt, 5, detail ? detail : "{}", -1, SQLITE_STATIC);
+    ordo_status status = ORDO_OK;
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "recording an event");
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    return status;
+}
+
+/* Records a conflict; a retried identical report adds no second event. */
+ordo_status ordo__conflict(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                           const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                           ordo_error *err)
+{
+    return insert_event(ledger, run_id, step, "conflict", digest, detail, err);
+}
+
+/* Records a divergence from the baseline; written with the steps. */
+ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                             const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
+                             ordo_error *err)
+{
+    return insert_event(ledger, run_id, step, "divergence", digest, detail, err);
+}
+
+/* Records an event of a public kind; see ordo.h. */
+ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                              const char *kind, const char *detail, ordo_error *err)
+{
+    int known = 0;
+    for (size_t i = 1; kind && i < sizeof event_kinds / sizeof event_kinds[0]; i++)
+        known |= strcmp(kind, event_kinds[i]) == 0;
+    if (!known)
+        return ordo__error(err, ORDO_INVALID,
+                           "event kind '%s' must be resume, divergence, replay_mismatch, skip "
+                           "or chunk_mismatch",
+                           kind ? kind : "");
+    if (step < 0 || step > ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "event step %lld is out of range",
+                           (long long)step);
+    ordo_status status = ordo__writable(ledger, err);
+    if (status == ORDO_OK)
+        status = ordo__run_exists(ledger, run_id, err);
+    if (status == ORDO_OK && detail)
+        status = ordo__check_json_object(detail, "event detail", err);
+    if (status == ORDO_OK)
+        status = insert_event(ledger, run_id, step, kind, NULL, detail, err);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Lists a run's events (optionally of one kind) into a caller-owned array. */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                             ordo_event **events, size_t *count, ordo_error *err)
+{
+    *events = NULL;
+    *count = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT id, coalesce(step, 0), kind, detail, created_at FROM events "
+        "WHERE run_id = ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY id",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_text(stmt, 2, kind, -1, SQLITE_STATIC);
+    size_t capacity = 0;
+    int rc = SQLITE_DONE;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 8;
+            ordo_event *grown = realloc(*events, capacity * sizeof *grown);
+            if (!grown) {
+                status = ordo__error(err, ORDO_NOMEM, "out of memory listing events");
+                break;
+            }
+            *events = grown;
+        }
+        ordo_event *e = &(*events)[(*count)++];
+        e->id = sqlite3_column_int64(stmt, 0);
+        e->step = sqlite3_column_int64(stmt, 1);
+        ordo__copy(e->kind, sizeof e->kind, (const char *)sqlite3_column_text(stmt, 2));
+        e->detail = ordo__strdup((const char *)sqlite3_column_text(stmt, 3));
+        ordo__copy(e->created_at, sizeof e->created_at, (const char *)sqlite3_column_text(stmt, 4));
+        if (!e->detail)
+            status = ordo__error(err, ORDO_NOMEM, "out of memory listing events");
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "listing events");
+    sqlite3_finalize(stmt);
+    if (status != ORDO_OK) {
+        ordo_events_free(*events, *count);
+        *events = NULL;
+        *count = 0;
+        return status;
+    }
+    return ordo__ok(err);
+}
+
+/* Frees events and their details. */
+void ordo_events_free(ordo_event *events, size_t count)
+{
+    for (size_t i = 0; events && i < count; i++)
+        free(events[i].detail);
+    free(events);
+}

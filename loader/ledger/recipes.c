@@ -1,0 +1,102 @@
+/* Stored recipes: put by content id, get by id (docs/ledger.md). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+static char *recipe_name(const char *canonical)
+{
+    json_t *root = json_loads(canonical, 0, NULL);
+    const char *name = json_string_value(json_object_get(root, "name"));
+    char *copy = NULL;
+    if (name && *name) {
+        copy = ordo__strdup(name);
+        if (copy && strlen(copy) > ORDO_NAME_MAX) {
+            size_t cut = ORDO_NAME_MAX; /* never inside a UTF-8 sequence */
+            while (cut > 0 && ((unsigned char)copy[cut] & 0xC0) == 0x80)
+                cut--;
+            copy[cut] = '\0';
+        }
+    }
+    json_decref(root);
+    return copy;
+}
+
+/* After an insert that changed nothing: the stored body must be ours. */
+static ordo_status check_same_body(ordo_ledger *ledger, const char *id, const char *canonical,
+                                   ordo_error *err)
+{
+    char *stored = NULL;
+    ordo_status status = ordo_recipe_get(ledger, id, &stored, err);
+    if (status == ORDO_OK && strcmp(stored, canonical) != 0)
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "recipe id %s is recorded with a different body", id);
+    free(stored);
+    return status;
+}
+
+/* Stores a recipe under its id; see ordo.h. */
+ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
+                            char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err)
+{
+    char *canonical = NULL, *name = NULL;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__writable(ledger, err);
+    if (status == ORDO_OK)
+        status = ordo_recipe_canonicalize(json, len, &canonical, id, err);
+    if (status != ORDO_OK)
+        goto done;
+    name = recipe_name(canonical);
+    status = ordo__prepare(ledger,
+                           "INSERT INTO recipes (id, name, canonical) VALUES (?1, ?2, ?3) "
+                           "ON CONFLICT (id) DO NOTHING",
+                           &stmt, err);
+    if (status != ORDO_OK)
+        goto done;
+    sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 3, canonical, -1, SQLITE_STATIC);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "storing recipe");
+    else if (sqlite3_changes(ledger->db) == 0)
+        status = check_same_body(ledger, id, canonical, err);
+    else
+        status = ordo__ok(err);
+done:
+    sqlite3_finalize(stmt);
+    free(canonical);
+    free(name);
+    return status;
+}
+
+/* Reads a recipe's canonical JSON by id. */
+ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
+                            ordo_error *err)
+{
+    *canonical = NULL;
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    char normalized[ORDO_DIGEST_HEX_SIZE];
+    ordo_error hex_err;
+    if (ordo_digest_from_hex(id, digest, &hex_err) != ORDO_OK)
+        return ordo__error(err, ORDO_INVALID, "recipe id: %s", hex_err.message);
+    ordo_digest_to_hex(digest, normalized);
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status =
+        ordo__prepare(ledger, "SELECT canonical FROM recipes WHERE id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_text(stmt, 1, normalized, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        *canonical = ordo__strdup((const char *)sqlite3_column_text(stmt, 0));
+        status = *canonical ? ordo__ok(err)
+                            : ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    } else if (rc == SQLITE_DONE) {
+        status = ordo__error(err, ORDO_NOTFOUND, "recipe %s is not in the ledger", normalized);
+    } else {
+        status = ordo__db_error(ledger, err, "reading recipe");
+    }
+    sqlite3_finalize(stmt);
+    return status;
+}

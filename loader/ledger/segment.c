@@ -1,0 +1,364 @@
+/* Segments: a run's stretches at one world size, with their lane plans. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+#define MAX_WORLD_SIZE 65536
+
+typedef struct {
+    int64_t id;
+    int ordinal;
+    int world_size;
+    int64_t start_step;
+} previous_segment;
+
+static ordo_status check_plan(const ordo_segment_spec *spec, int run_lanes, const char *binding,
+                              ordo_error *err)
+{
+    int world = spec->world_size, lanes = spec->lanes;
+    if (world < 1 || world > MAX_WORLD_SIZE)
+        return ordo__error(err, ORDO_INVALID, "world size (%d) must be between 1 and %d", world,
+                           MAX_WORLD_SIZE);
+    if (strcmp(binding, "logical") == 0 && lanes != run_lanes)
+        return ordo__error(err, ORDO_INVALID, "lane plan has %d lanes but the run has %d", lanes,
+                           run_lanes);
+    if (strcmp(binding, "rank") == 0 && lanes != world)
+        return ordo__error(err, ORDO_INVALID,
+                           "a rank-bound segment has one lane per rank: lanes (%d) must equal "
+                           "world size (%d)", lanes, world);
+    if (lanes < 1 || !spec->lane_ranks)
+        return ordo__error(err, ORDO_INVALID, "lane plan is empty");
+    if (lanes % world != 0)
+        return ordo__error(err, ORDO_INVALID, "lanes (%d) must be divisible by world size (%d)",
+                           lanes, world);
+    int *owned = calloc((size_t)world, sizeof *owned);
+    if (!owned)
+        return ordo__error(err, ORDO_NOMEM, "out of memory checking a lane plan");
+    ordo_status status = ORDO_OK;
+    for (int lane = 0; lane < lanes && status == ORDO_OK; lane++) {
+        int rank = spec->lane_ranks[lane];
+        if (rank < 0 || rank >= world)
+            status = ordo__error(err, ORDO_INVALID,
+                                 "lane %d is assigned to rank %d, outside world size %d", lane,
+                                 rank, world);
+        else
+            owned[rank]++;
+    }
+    for (int rank = 0; rank < world && status == ORDO_OK; rank++)
+        if (owned[rank] != lanes / world)
+            status = ordo__error(err, ORDO_INVALID, "rank %d owns %d lanes, expected %d (%d / %d)",
+                                 rank, owned[rank], lanes / world, lanes, world);
+    free(owned);
+    return status;
+}
+
+/* The plan as JSON: for each rank, its lanes in ascending order. */
+static char *plan_json(const ordo_segment_spec *spec)
+{
+    json_t *plan = json_array();
+    for (int rank = 0; plan && rank < spec->world_size; rank++) {
+        json_t *lanes = json_array();
+        for (int lane = 0; lanes && lane < spec->lanes; lane++)
+            if (spec->lane_ranks[lane] == rank)
+                json_array_append_new(lanes, json_integer(lane));
+        json_array_append_new(plan, lanes);
+    }
+    char *text = plan ? json_dumps(plan, JSON_COMPACT) : NULL;
+    json_decref(plan);
+    return text;
+}
+
+static ordo_status read_previous(ordo_ledger *ledger, int64_t run_id, previous_segment *prev,
+                                 int *run_lanes, ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT r.lanes, s.id, s.ordinal, s.world_size, s.start_step FROM runs r "
+        "LEFT JOIN segments s ON s.run_id = r.id WHERE r.id = ?1 "
+        "ORDER BY s.ordinal DESC LIMIT 1",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    int rc = sqlite3_step(stmt);
+    memset(prev, 0, sizeof *prev);
+    prev->ordinal = -1;
+    if (rc == SQLITE_ROW) {
+        *run_lanes = sqlite3_column_int(stmt, 0);
+        if (sqlite3_column_type(stmt, 1) != SQLITE_NULL) {
+            prev->id = sqlite3_column_int64(stmt, 1);
+            prev->ordinal = sqlite3_column_int(stmt, 2);
+            prev->world_size = sqlite3_column_int(stmt, 3);
+            prev->start_step = sqlite3_column_int64(stmt, 4);
+        }
+    } else if (rc == SQLITE_DONE) {
+        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                             (long long)run_id);
+    } else {
+        status = ordo__db_error(ledger, err, "reading segments");
+    }
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+static ordo_status check_steps(const ordo_segment_spec *spec, const previous_segment *prev,
+                               ordo_error *err)
+{
+    if (spec->start_step < 1 || spec->start_step > ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "segment start step (%lld) must be 1 to %lld",
+                           (long long)spec->start_step, (long long)ORDO_STEP_MAX);
+    if (prev->ordinal >= 0 && spec->start_step <= prev->start_step)
+        return ordo__error(err, ORDO_INVALID,
+                           "segment start step (%lld) must be after the previous segment's (%lld)",
+                           (long long)spec->start_step, (long long)prev->start_step);
+    if (spec->resumed_from < 0 || (spec->resumed_from && spec->resumed_from >= spec->start_step))
+        return ordo__error(err, ORDO_INVALID,
+                           "resumed-from step (%lld) must be before the start step (%lld)",
+                           (long long)spec->resumed_from, (long long)spec->start_step);
+    ordo_status status = ORDO_OK;
+    if (spec->workers)
+        status = ordo__check_json_object(spec->workers, "worker settings", err);
+    if (status == ORDO_OK && spec->host)
+        status = ordo__check_name(spec->host, "host", err);
+    return status;
+}
+
+static ordo_status run_sql(ordo_ledger *ledger, const char *sql, int64_t a, int64_t b,
+                           ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(ledger, sql, &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, a);
+    sqlite3_bind_int64(stmt, 2, b);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "updating segments");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
+                                  const ordo_segment_spec *spec, const char *binding,
+                                  const char *plan, int ordinal, int64_t *segment_id,
+                                  ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "INSERT INTO segments (run_id, ordinal, world_size, lanes, lane_binding, start_step, "
+        "resumed_from, lane_plan, workers, host) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int(stmt, 2, ordinal);
+    sqlite3_bind_int(stmt, 3, spec->world_size);
+    sqlite3_bind_int(stmt, 4, spec->lanes);
+    sqlite3_bind_text(stmt, 5, binding, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 6, spec->start_step);
+    if (spec->resumed_from)
+        sqlite3_bind_int64(stmt, 7, spec->resumed_from);
+    sqlite3_bind_text(stmt, 8, plan, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 9, spec->workers, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 10, spec->host, -1, SQLITE_STATIC);
+    if (sqlite3_step(stmt) == SQLITE_DONE)
+        *segment_id = sqlite3_last_insert_rowid(ledger->db);
+    else
+        status = ordo__db_error(ledger, err, "adding segment");
+    sqlite3_finalize(stmt);
+    return status;
+}
+
+static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
+                                 const ordo_segment_spec *spec, const previous_segment *prev,
+                                 int replaced, ordo_error *err)
+{
+    json_t *detail = json_pack("{s:i, s:i, s:I}", "from_world_size", prev->world_size,
+                               "to_world_size", spec->world_size, "start_step",
+                               (json_int_t)spec->start_step);
+    if (detail && spec->resumed_from)
+        json_object_set_new(detail, "resumed_from", json_integer(spec->resumed_from));
+    if (detail && replaced) /* segments that crashed before their first checkpoint */
+        json_object_set_new(detail, "replaced_segments", json_integer(replaced));
+    char *text = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
+    json_decref(detail);
+    if (!text)
+        return ordo__error(err, ORDO_NOMEM, "out of memory recording a resume");
+    ordo_status status = ordo_event_record(ledger, run_id, spec->start_step, "resume", text, err);
+    free(text);
+    return status;
+}
+
+/* A resume after a crash: the segments from start_step on never took a
+ * checkpoint, so nothing resumes from them; they are replaced (their
+ * recorded steps stay, and the new segment's must agree with them). */
+static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
+                                   const ordo_segment_spec *spec, int *replaced, ordo_error *err)
+{
+    *replaced = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT (SELECT count(*) FROM segments WHERE run_id = ?1 AND start_step >= ?2), "
+        "(SELECT min(step) FROM checkpoints WHERE run_id = ?1 AND step >= ?2)",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    sqlite3_bind_int64(stmt, 2, spec->start_step);
+    int rc = sqlite3_step(stmt);
+    int count = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
+    int checkpointed = rc == SQLITE_ROW && sqlite3_column_type(stmt, 1) != SQLITE_NULL;
+    int64_t checkpoint = checkpointed ? sqlite3_column_int64(stmt, 1) : 0;
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW)
+        return ordo__db_error(ledger, err, "reading segments");
+    if (count == 0)
+        return ORDO_OK;
+    if (checkpointed)
+        return ordo__error(err, ORDO_INVALID,
+                           "the run has a checkpoint at step %lld, after the resume's start "
+                           "step %lld: resume from it, or fork", (long long)checkpoint,
+                           (long long)spec->start_step);
+    *replaced = count;
+    return run_sql(ledger, "DELETE FROM segments WHERE run_id = ?1 AND start_step >= ?2", run_id,
+                   spec->start_step, err);
+}
+
+static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
+                              const char *binding, int64_t *segment_id, ordo_error *err)
+{
+    previous_segment prev;
+    int run_lanes = 0, replaced = 0;
+    char *plan = NULL;
+    ordo_status status = spec->replace_crashed
+                             ? replace_crashed(ledger, run_id, spec, &replaced, err)
+                             : ORDO_OK;
+    if (status == ORDO_OK)
+        status = read_previous(ledger, run_id, &prev, &run_lanes, err);
+    if (status == ORDO_OK)
+        status = check_plan(spec, run_lanes, binding, err);
+    if (status == ORDO_OK)
+        status = check_steps(spec, &prev, err);
+    if (status == ORDO_OK && !(plan = plan_json(spec)))
+        status = ordo__error(err, ORDO_NOMEM, "out of memory writing a lane plan");
+    if (status == ORDO_OK && prev.ordinal >= 0)
+        status = run_sql(ledger, "UPDATE segments SET end_step = ?2 - 1 WHERE id = ?1", prev.id,
+                         spec->start_step, err);
+    if (status == ORDO_OK)
+        status = insert_segment(ledger, run_id, spec, binding, plan, prev.ordinal + 1, segment_id,
+                                err);
+    /* lane reports of steps the new segment replays were of an attempt
+     * that ended: the resume reports those steps again, under its plan */
+    if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
+        status = run_sql(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step >= ?2",
+                         run_id, spec->start_step, err);
+    if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
+        status = record_resume(ledger, run_id, spec, &prev, replaced, err);
+    free(plan);
+    return status;
+}
+
+/* Adds a segment after validating its plan; see ordo.h. */
+ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
+                             int64_t *segment_id, ordo_error *err)
+{
+    const char *binding = spec->lane_binding ? spec->lane_binding : "logical";
+    if (strcmp(binding, "logical") != 0 && strcmp(binding, "rank") != 0)
+        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
+                           binding);
+    ordo_status status = ordo__begin(ledger, err);
+    if (status != ORDO_OK)
+        return status;
+    status = add_locked(ledger, run_id, spec, binding, segment_id, err);
+    if (status != ORDO_OK) {
+        ordo__rollback(ledger);
+        return status;
+    }
+    status = ordo__commit(ledger, err);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+static ordo_status read_segment(sqlite3_stmt *stmt, ordo_segment_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->id = sqlite3_column_int64(stmt, 0);
+    info->ordinal = sqlite3_column_int(stmt, 1);
+    info->world_size = sqlite3_column_int(stmt, 2);
+    info->lanes = sqlite3_column_int(stmt, 3);
+    ordo__copy(info->lane_binding, sizeof info->lane_binding,
+               (const char *)sqlite3_column_text(stmt, 4));
+    info->start_step = sqlite3_column_int64(stmt, 5);
+    info->open = sqlite3_column_type(stmt, 6) == SQLITE_NULL;
+    info->end_step = info->open ? sqlite3_column_int64(stmt, 7) : sqlite3_column_int64(stmt, 6);
+    info->resumed_from = sqlite3_column_int64(stmt, 8);
+    info->lane_plan = ordo__strdup((const char *)sqlite3_column_text(stmt, 9));
+    info->workers = ordo__strdup((const char *)sqlite3_column_text(stmt, 10));
+    info->host = ordo__strdup((const char *)sqlite3_column_text(stmt, 11));
+    ordo__copy(info->created_at, sizeof info->created_at,
+               (const char *)sqlite3_column_text(stmt, 12));
+    int lost = !info->lane_plan || (sqlite3_column_type(stmt, 10) != SQLITE_NULL && !info->workers) ||
+               (sqlite3_column_type(stmt, 11) != SQLITE_NULL && !info->host);
+    return lost ? ORDO_NOMEM : ORDO_OK;
+}
+
+/* Reads a run's segments in order into a caller-owned array. */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
+                               size_t *count, ordo_error *err)
+{
+    *segments = NULL;
+    *count = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT id, ordinal, world_size, lanes, lane_binding, start_step, end_step, "
+        "coalesce((SELECT max(key) FROM steps t WHERE t.key BETWEEN (s.run_id << 40) + "
+        "s.start_step AND (s.run_id << 40) + 1099511627775) - (s.run_id << 40), "
+        "s.start_step - 1), "
+        "coalesce(resumed_from, 0), lane_plan, workers, host, created_at "
+        "FROM segments s WHERE run_id = ?1 ORDER BY ordinal",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    size_t capacity = 0;
+    int rc = SQLITE_DONE;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (*count == capacity) {
+            capacity = capacity ? 2 * capacity : 8;
+            ordo_segment_info *grown = realloc(*segments, capacity * sizeof **segments);
+            if (!grown) {
+                status = ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
+                break;
+            }
+            *segments = grown;
+        }
+        if (read_segment(stmt, &(*segments)[(*count)++]) != ORDO_OK)
+            status = ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "listing segments");
+    sqlite3_finalize(stmt);
+    if (status != ORDO_OK) {
+        ordo_segments_free(*segments, *count);
+        *segments = NULL;
+        *count = 0;
+        return status;
+    }
+    return ordo__ok(err);
+}
+
+/* Frees segments and the strings they own. */
+void ordo_segments_free(ordo_segment_info *segments, size_t count)
+{
+    for (size_t i = 0; segments && i < count; i++) {
+        free(segments[i].lane_plan);
+        free(segments[i].workers);
+        free(segments[i].host);
+    }
+    free(segments);
+}

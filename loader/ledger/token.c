@@ -1,0 +1,161 @@
+/* API tokens: random secrets of which only the SHA-256 is stored. */
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+#define TOKEN_PREFIX "ordo_"
+
+static int valid_role(const char *role)
+{
+    return role && (strcmp(role, "writer") == 0 || strcmp(role, "reader") == 0);
+}
+
+/* Creates a token; see ordo.h. */
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+                              char token[ORDO_TOKEN_SIZE], ordo_error *err)
+{
+    token[0] = '\0';
+    if (!valid_role(role))
+        return ordo__error(err, ORDO_INVALID, "token role '%s' must be writer or reader",
+                           role ? role : "");
+    size_t name_len = name ? strlen(name) : 0;
+    if (name_len < 1 || name_len > ORDO_NAME_MAX)
+        return ordo__error(err, ORDO_INVALID, "token name must be 1 to %d bytes (got %zu)",
+                           ORDO_NAME_MAX, name_len);
+    unsigned char secret[32], hash[ORDO_DIGEST_SIZE];
+    if (RAND_bytes(secret, sizeof secret) != 1)
+        return ordo__error(err, ORDO_IO, "no randomness for a token");
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(secret, hex);
+    char made[ORDO_TOKEN_SIZE];
+    snprintf(made, sizeof made, "%s%s", TOKEN_PREFIX, hex);
+    OPENSSL_cleanse(secret, sizeof secret);
+    ordo_sha256(made, strlen(made), hash);
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "INSERT INTO api_tokens (name, role, token_hash) VALUES (?1, ?2, ?3)", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, role, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(stmt, 3, hash, sizeof hash, SQLITE_STATIC);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "storing a token");
+    sqlite3_finalize(stmt);
+    if (status == ORDO_OK)
+        memcpy(token, made, sizeof made);
+    OPENSSL_cleanse(made, sizeof made);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Looks a presented token up by its hash; see ordo.h. */
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+                             ordo_error *err)
+{
+    role[0] = '\0';
+    size_t len = token ? strlen(token) : 0;
+    if (len != ORDO_TOKEN_SIZE - 1 || strncmp(token, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) != 0)
+        return ordo__error(err, ORDO_NOTFOUND, "not an ordo token");
+    unsigned char hash[ORDO_DIGEST_SIZE];
+    ordo_sha256(token, len, hash);
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "SELECT role, token_hash FROM api_tokens WHERE token_hash = ?1 AND "
+                "revoked_at IS NULL",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_blob(stmt, 1, hash, sizeof hash, SQLITE_STATIC);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
+        CRYPTO_memcmp(sqlite3_column_blob(stmt, 1), hash, sizeof hash) == 0) {
+        const char *found = (const char *)sqlite3_column_text(stmt, 0);
+        snprintf(role, 8, "%s", found ? found : "");
+    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+        status = ordo__error(err, ORDO_NOTFOUND, "unknown or revoked token");
+    } else {
+        status = ordo__db_error(ledger, err, "checking a token");
+    }
+    sqlite3_finalize(stmt);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+static void copy_column(sqlite3_stmt *stmt, int column, char *out, size_t size)
+{
+    const char *text = (const char *)sqlite3_column_text(stmt, column);
+    snprintf(out, size, "%s", text ? text : "");
+}
+
+static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
+{
+    memset(t, 0, sizeof *t);
+    t->id = sqlite3_column_int64(stmt, 0);
+    copy_column(stmt, 1, t->name, sizeof t->name);
+    copy_column(stmt, 2, t->role, sizeof t->role);
+    copy_column(stmt, 3, t->created_at, sizeof t->created_at);
+    copy_column(stmt, 4, t->revoked_at, sizeof t->revoked_at);
+    const unsigned char *hash = sqlite3_column_blob(stmt, 5);
+    if (hash && sqlite3_column_bytes(stmt, 5) == ORDO_DIGEST_SIZE)
+        for (int i = 0; i < 6; i++)
+            snprintf(t->fingerprint + 2 * i, 3, "%02x", hash[i]);
+}
+
+/* Lists the stored tokens; see ordo.h. */
+ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                            ordo_error *err)
+{
+    *tokens = NULL;
+    *count = 0;
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "SELECT id, name, role, created_at, revoked_at, token_hash FROM api_tokens "
+                "ORDER BY id", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    size_t cap = 0;
+    int rc = SQLITE_DONE;
+    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (*count == cap) {
+            cap = cap ? 2 * cap : 16;
+            ordo_token_info *grown = realloc(*tokens, cap * sizeof **tokens);
+            if (!grown) {
+                status = ordo__error(err, ORDO_NOMEM, "out of memory listing tokens");
+                break;
+            }
+            *tokens = grown;
+        }
+        read_token(stmt, &(*tokens)[(*count)++]);
+    }
+    if (status == ORDO_OK && rc != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "listing tokens");
+    sqlite3_finalize(stmt);
+    if (status != ORDO_OK) {
+        free(*tokens);
+        *tokens = NULL;
+        *count = 0;
+        return status;
+    }
+    return ordo__ok(err);
+}
+
+/* Revokes a token by id; see ordo.h. */
+ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger, "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, "
+                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, id);
+    if (sqlite3_step(stmt) != SQLITE_DONE)
+        status = ordo__db_error(ledger, err, "revoking a token");
+    else if (sqlite3_changes(ledger->db) == 0)
+        status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger",
+                             (long long)id);
+    sqlite3_finalize(stmt);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}

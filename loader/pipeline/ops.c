@@ -1,0 +1,92 @@
+/* The stateless operators run by the worker pools: read and tokenize. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "shards/shards.h"
+
+static int keep_doc(void *context, const char *text, size_t len)
+{
+    ordo__work *w = context;
+    if (w->text_len + len > w->text_cap) {
+        size_t cap = w->text_cap ? w->text_cap : 4096;
+        while (cap < w->text_len + len)
+            cap *= 2;
+        char *grown = realloc(w->text, cap);
+        if (!grown)
+            return 1;
+        w->text = grown;
+        w->text_cap = cap;
+    }
+    if (w->doc_count == w->doc_cap) {
+        size_t cap = w->doc_cap ? 2 * w->doc_cap : 64;
+        size_t *grown = realloc(w->doc_len, cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        w->doc_len = grown;
+        w->doc_cap = cap;
+    }
+    memcpy(w->text + w->text_len, text, len);
+    w->text_len += len;
+    w->doc_len[w->doc_count++] = len;
+    return 0;
+}
+
+/* Read: fetch and decompress the chunk, split records, extract texts. */
+void ordo__op_read(const ordo_recipe *r, ordo__work *w)
+{
+    const ordo__source *src = &r->sources[w->source];
+    const ordo__shard *shard = &src->shards[w->ref.shard];
+    const ordo__chunk *chunk = &shard->chunks[w->ref.chunk];
+    w->text_len = 0;
+    w->doc_count = 0;
+    char *path = ordo__shard_path(r, shard), *data = NULL;
+    size_t len = 0;
+    w->status = path ? ordo__chunk_load(path, shard->format, chunk, w->ref.chunk, &data,
+                                        &len, &w->err)
+                     : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
+    uint64_t kept = 0;
+    if (w->status == ORDO_OK) {
+        int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
+        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset,
+                               0};
+        w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin,
+                                       keep_doc, w, &kept, NULL, &w->err);
+    }
+    if (w->status == ORDO_OK && kept != w->doc_count)
+        w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
+    if (w->status == ORDO_OK && kept != chunk->records)
+        w->status = ordo__error(&w->err, ORDO_CONFLICT,
+                                "shard '%s': chunk at byte %llu has %llu documents, its index "
+                                "says %u (the file changed)", path,
+                                (unsigned long long)chunk->offset, (unsigned long long)kept,
+                                chunk->records);
+    free(data);
+    free(path);
+}
+
+/* Tokenize: every document's tokens followed by end-of-text. */
+void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
+{
+    w->tokens.count = 0;
+    if (w->status != ORDO_OK)
+        return;
+    if (w->doc_count > w->offset_cap) {
+        size_t *grown = realloc(w->doc_offset, w->doc_count * sizeof *grown);
+        if (!grown) {
+            w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory tokenizing");
+            return;
+        }
+        w->doc_offset = grown;
+        w->offset_cap = w->doc_count;
+    }
+    uint32_t eot = ordo__eot_id(r);
+    size_t at = 0;
+    for (size_t d = 0; d < w->doc_count && w->status == ORDO_OK; d++) {
+        w->doc_offset[d] = w->tokens.count;
+        w->status = ordo__tokenize(r, w->text + at, w->doc_len[d], &w->tokens, &w->err);
+        if (w->status == ORDO_OK)
+            w->status = ordo__tokens_push(&w->tokens, eot, &w->err);
+        at += w->doc_len[d];
+    }
+}

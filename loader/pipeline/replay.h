@@ -1,0 +1,16 @@
+/* Self-verifying resume (docs/reliability.md), internal. */
+#ifndef ORDO_REPLAY_H
+#define ORDO_REPLAY_H
+
+#include "lane_state.h"
+
+/* Refuses a lane record the recipe cannot have produced by `step`, naming
+ * the step, the lane and the numbers: delivered samples outside
+ * per_lane..step*per_lane (0 before any step), a flush epoch beyond what the
+ * delivered tokens allow, or chunks taken / tokens estimated that differ
+ * from the lane's work source replayed to the start of that epoch. */
+ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride,
+                                      const ordo__stream *streams, int per_lane, int64_t step,
+                                      const ordo__lane_record *rec, ordo_error *err);
+
+#endif

@@ -1,0 +1,84 @@
+/* TokenEstimation (design §4): tokens per byte of each source, measured by
+ * tokenizing whole chunks taken in a seeded order until the sample holds
+ * estimate_records documents (or the source is exhausted). */
+#include <stdlib.h>
+
+#include "estimate.h"
+#include "shards/shards.h"
+#include "core/core.h"
+
+typedef struct {
+    const ordo_recipe *recipe;
+    ordo__tokens tokens;
+    uint64_t count;
+    ordo_status status;
+    ordo_error *err;
+} count_context;
+
+static int count_doc(void *context, const char *text, size_t len)
+{
+    count_context *c = context;
+    c->tokens.count = 0;
+    c->status = ordo__tokenize(c->recipe, text, len, &c->tokens, c->err);
+    c->count += c->tokens.count + 1; /* + end-of-text */
+    return c->status != ORDO_OK;
+}
+
+static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint32_t index,
+                                count_context *counter, ordo_error *err)
+{
+    const ordo__chunk_ref ref = source->chunks[index];
+    const ordo__shard *shard = &source->shards[ref.shard];
+    const ordo__chunk *chunk = &shard->chunks[ref.chunk];
+    char *path = ordo__shard_path(r, shard), *data = NULL;
+    size_t len = 0;
+    ordo_status status = path ? ordo__chunk_load(path, shard->format, chunk, ref.chunk, &data,
+                                                 &len, err)
+                              : ordo__error(err, ORDO_NOMEM, "out of memory");
+    uint64_t kept = 0;
+    ordo__origin origin = {path, shard->format == ORDO_FORMAT_JSONL_ZST ? chunk->offset
+                                                                        : UINT64_MAX,
+                           shard->format == ORDO_FORMAT_JSONL_ZST ? 0 : chunk->offset, 0};
+    if (status == ORDO_OK)
+        status = ordo__scan_records(shard->format, data, len, source->text_field, &origin,
+                                    count_doc, counter, &kept, NULL, err);
+    if (status == ORDO_OK)
+        status = counter->status;
+    if (status == ORDO_OK) {
+        source->sample_records += kept;
+        source->sample_bytes += len;
+    }
+    free(data);
+    free(path);
+    return status;
+}
+
+/* Measures one source; see estimate.h. */
+ordo_status ordo__estimate_source(const ordo_recipe *r, uint32_t index, ordo_error *err)
+{
+    ordo__source *source = &r->sources[index];
+    if (source->chunk_count == 0)
+        return ordo__error(err, ORDO_INVALID, "source '%s' has no documents", source->name);
+    uint32_t *order = malloc(source->chunk_count * sizeof *order);
+    if (!order)
+        return ordo__error(err, ORDO_NOMEM, "out of memory estimating tokens");
+    for (uint32_t i = 0; i < source->chunk_count; i++)
+        order[i] = i;
+    ordo__rng rng;
+    ordo__rng_seed(&rng, r->seed, "token-estimate", index, 0);
+    ordo__rng_permute(&rng, order, source->chunk_count);
+    count_context counter = {r, {0}, 0, ORDO_OK, err};
+    source->sample_records = source->sample_bytes = 0;
+    ordo_status status = ORDO_OK;
+    for (uint32_t i = 0; status == ORDO_OK && i < source->chunk_count &&
+                         source->sample_records < (uint64_t)r->estimate_records;
+         i++)
+        status = sample_chunk(r, source, order[i], &counter, err);
+    source->sample_tokens = counter.count;
+    free(counter.tokens.ids);
+    free(order);
+    if (status == ORDO_OK && source->sample_bytes == 0)
+        status = ordo__error(err, ORDO_INVALID, "source '%s' has no bytes to estimate from",
+                             source->name);
+    return status;
+}

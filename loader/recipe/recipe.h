@@ -1,0 +1,96 @@
+/* recipe: the parsed recipe and its plan (chunk tables, token estimates),
+ * its canonical id, tokenizing its documents (internal, not installed).
+ * Depends on core, tokenizer, shards and ledger's SQLite-free face. */
+#ifndef ORDO_RECIPE_H
+#define ORDO_RECIPE_H
+
+#include <stdint.h>
+
+#include "core/core.h"
+#include "ledger/ledger.h"
+#include "shards/shards.h"
+#include "tokenizer/tokenizer.h"
+
+enum ordo__tokenizer_kind { ORDO_TOKENIZER_BYTES, ORDO_TOKENIZER_TIKTOKEN };
+
+/* A source's chunk, by shard and chunk index. */
+typedef struct ordo__chunk_ref {
+    uint32_t shard;
+    uint32_t chunk;
+} ordo__chunk_ref;
+
+typedef struct ordo__source {
+    char *name;
+    double weight;
+    char *text_field;
+    ordo__shard *shards;
+    uint32_t shard_count;
+    /* plan: */
+    ordo__chunk_ref *chunks; /* every chunk of every shard, in recipe order */
+    uint32_t chunk_count;
+    uint64_t sample_records, sample_bytes, sample_tokens; /* token estimation */
+    uint64_t share; /* weight / total weight in units of 2^-30 */
+} ordo__source;
+
+struct ordo_recipe {
+    char *data_root; /* absolute folder the relative paths are resolved in */
+    char *name;
+    uint64_t seed;
+    int seq_len, global_batch, lanes, flush_every, shuffle_window;
+    int chunk_records;    /* lines per chunk of a plain .jsonl shard */
+    int estimate_records; /* records sampled per source for token estimation */
+    enum ordo__tokenizer_kind tokenizer;
+    struct ordo__bpe *bpe;    /* the tiktoken tokenizer, owned */
+    char *tokenizer_path;     /* its rank file as written (relative to data_root) */
+    unsigned char tokenizer_sha256[ORDO_DIGEST_SIZE];
+    ordo__source *sources;
+    uint32_t source_count;
+    char *canonical;
+    char id[ORDO_DIGEST_HEX_SIZE];
+    int planned; /* chunk tables and estimates are present */
+    int indexed_shards; /* shards the last ordo_recipe_index read (not from a ledger) */
+    int hashed_shards;     /* shard files hashed whole since it was opened */
+    uint64_t hashed_bytes; /* and their bytes */
+    ordo_ledger *known;    /* while parsing: the ledger that may know shard digests */
+};
+
+#define ORDO__SHARE_ONE ((uint64_t)1 << 30)
+
+/* The most bytes one chunk of the recipe may hold (see ORDO__CHUNK_MAX). */
+uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
+
+/* Resolves a shard's SHA-256 at open (see shard_known.c). With `recorded`
+ * the recipe holds its digest and size: a file of another size is refused,
+ * one the ledger (r->known) saw with the same size, time and digest is
+ * taken as it is (its chunks are checked as they are read), any other is
+ * hashed and refused when it differs. Without, the digest comes from the
+ * ledger when the file's size and time match what it recorded, else from
+ * hashing the file. */
+ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded,
+                                ordo_error *err);
+
+/* Hashes a shard whose digest was not computed from its bytes and refuses
+ * it, naming both digests, when they differ (an index is about to be made
+ * from the file's bytes under that digest). */
+ordo_status ordo__shard_check_whole(ordo_recipe *r, ordo__shard *shard, ordo_error *err);
+
+/* Records what a hashed shard's file was (size, time, digest) in the
+ * ledger, so the next open takes its digest from there. */
+ordo_status ordo__shard_remember(ordo_ledger *ledger, const ordo_recipe *r,
+                                 const ordo__shard *shard, ordo_error *err);
+
+/* Full path of a shard (data root joined with its path); caller frees. */
+char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
+
+/* Builds every source's flat chunk list and integer shares (plan done). */
+ordo_status ordo__recipe_finish_plan(ordo_recipe *recipe, ordo_error *err);
+
+/* Appends the tokens of `text` (no end-of-text) to `out`. */
+ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
+                           ordo__tokens *out, ordo_error *err);
+
+/* End-of-text and pad ids of the recipe's tokenizer. */
+uint32_t ordo__eot_id(const ordo_recipe *recipe);
+uint32_t ordo__pad_id(const ordo_recipe *recipe);
+
+#endif

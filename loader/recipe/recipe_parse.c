@@ -1,0 +1,633 @@
+/* Recipe JSON: validation, glob resolution, canonical resolved form. */
+#define _DEFAULT_SOURCE /* realpath */
+#include <errno.h>
+#include <glob.h>
+#include <jansson.h>
+#include <limits.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tokenizer/tokenizer.h"
+#include "recipe.h"
+
+#define RECIPE_MAX_BYTES (16u << 20)
+#define MAX_SOURCES 1024
+
+static const char *const top_keys[] = {"name", "seed", "seq_len", "global_batch", "lanes",
+                                       "flush_every", "shuffle_window", "tokenizer", "sources",
+                                       "chunk_records", "estimate_records", NULL};
+static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field",
+                                          NULL};
+static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
+static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
+
+static ordo_status check_keys(json_t *object, const char *const *allowed, const char *where,
+                              ordo_error *err)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach(object, key, value) {
+        int known = 0;
+        for (size_t i = 0; allowed[i] && !known; i++)
+            known = strcmp(key, allowed[i]) == 0;
+        if (!known)
+            return ordo__error(err, ORDO_INVALID, "recipe: unknown key '%s' in %s", key, where);
+    }
+    return ORDO_OK;
+}
+
+/* An integer field in [min, max]; `fallback` < min means required. */
+static ordo_status get_int(json_t *object, const char *key, long long min, long long max,
+                           long long fallback, long long *out, ordo_error *err)
+{
+    json_t *value = json_object_get(object, key);
+    if (!value) {
+        if (fallback < min)
+            return ordo__error(err, ORDO_INVALID, "recipe: '%s' is missing", key);
+        *out = fallback;
+        return ORDO_OK;
+    }
+    if (!json_is_integer(value))
+        return ordo__error(err, ORDO_INVALID, "recipe: '%s' must be an integer", key);
+    long long v = json_integer_value(value);
+    if (v < min || v > max)
+        return ordo__error(err, ORDO_INVALID, "recipe: '%s' (%lld) must be between %lld and %lld",
+                           key, v, min, max);
+    *out = v;
+    return ORDO_OK;
+}
+
+static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
+{
+    long long v[8];
+    ordo_status status = ORDO_OK;
+    if (status == ORDO_OK)
+        status = get_int(root, "seed", 0, LLONG_MAX, -1, &v[0], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "seq_len", 2, 1 << 20, -1, &v[1], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "global_batch", 1, 1 << 24, -1, &v[2], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "lanes", 1, 65536, -1, &v[3], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "flush_every", 1, 1 << 24, 16, &v[4], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "shuffle_window", 0, 1 << 24, 0, &v[5], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "chunk_records", 1, 1 << 24, 256, &v[6], err);
+    if (status == ORDO_OK)
+        status = get_int(root, "estimate_records", 1, 1 << 24, 1024, &v[7], err);
+    if (status != ORDO_OK)
+        return status;
+    r->seed = (uint64_t)v[0];
+    r->seq_len = (int)v[1], r->global_batch = (int)v[2], r->lanes = (int)v[3];
+    r->flush_every = (int)v[4], r->shuffle_window = (int)v[5];
+    r->chunk_records = (int)v[6], r->estimate_records = (int)v[7];
+    if (r->global_batch % r->lanes != 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: global_batch (%d) must be divisible by lanes (%d)",
+                           r->global_batch, r->lanes);
+    return ORDO_OK;
+}
+
+/* The tokenizer's rank file is not a shard: a missing one is named as what
+ * it is. */
+static ordo_status rank_file_readable(const char *path, ordo_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ordo__error(err, ORDO_IO, "recipe: cannot open the tokenizer rank file '%s' "
+                                         "(the .tiktoken file its tokenizer 'path' names): %s",
+                           path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+    fclose(f);
+    return ORDO_OK;
+}
+
+static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
+{
+    const char *name = json_string_value(json_object_get(tokenizer, "encoding"));
+    const char *path = json_string_value(json_object_get(tokenizer, "path"));
+    const char *sha = json_string_value(json_object_get(tokenizer, "sha256"));
+    const ordo__encoding *encoding = ordo__encoding_find(name);
+    char names[256];
+    ordo_tokenizer_encodings(names, sizeof names);
+    if (!encoding)
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be %s",
+                           name ? name : "", names);
+    if (!path || !*path)
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'path' (the .tiktoken rank "
+                                              "file) must be a non-empty string");
+    if (!(r->tokenizer_path = ordo__strdup(path)))
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    ordo__shard probe = {.path = r->tokenizer_path};
+    char *full = ordo__shard_path(r, &probe);
+    uint64_t size = 0;
+    ordo_status status = full ? rank_file_readable(full, err)
+                              : ordo__error(err, ORDO_NOMEM, "out of memory");
+    if (status == ORDO_OK)
+        status = ordo__sha256_file(full, r->tokenizer_sha256, &size, err);
+    unsigned char recorded[ORDO_DIGEST_SIZE];
+    ordo_error hex_err;
+    if (status == ORDO_OK && sha && (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||
+                                     memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
+        status = ordo__error(err, ORDO_CONFLICT, "tokenizer rank file '%s' is not the one the "
+                                                 "recipe names (SHA-256 %s)", full, sha);
+    if (status == ORDO_OK)
+        status = ordo__bpe_load(full, encoding, &r->bpe, err);
+    free(full);
+    return status;
+}
+
+static ordo_status parse_tokenizer(json_t *root, ordo_recipe *r, ordo_error *err)
+{
+    json_t *tokenizer = json_object_get(root, "tokenizer");
+    if (!tokenizer) {
+        r->tokenizer = ORDO_TOKENIZER_BYTES;
+        return ORDO_OK;
+    }
+    if (!json_is_object(tokenizer))
+        return ordo__error(err, ORDO_INVALID, "recipe: 'tokenizer' must be an object");
+    ordo_status status = check_keys(tokenizer, tokenizer_keys, "tokenizer", err);
+    if (status != ORDO_OK)
+        return status;
+    const char *kind = json_string_value(json_object_get(tokenizer, "kind"));
+    if (!kind)
+        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'kind' must be a string");
+    if (strcmp(kind, "bytes") == 0) {
+        r->tokenizer = ORDO_TOKENIZER_BYTES;
+        return json_object_size(tokenizer) == 1
+                   ? ORDO_OK
+                   : ordo__error(err, ORDO_INVALID, "recipe: the bytes tokenizer takes no "
+                                                    "settings besides 'kind'");
+    }
+    if (strcmp(kind, "tiktoken") == 0) {
+        r->tokenizer = ORDO_TOKENIZER_TIKTOKEN;
+        return load_bpe(r, tokenizer, err);
+    }
+    return ordo__error(err, ORDO_INVALID, "recipe: tokenizer kind '%s' is not supported "
+                                          "(supported: bytes, tiktoken)", kind);
+}
+
+static json_t *canonical_tokenizer(const ordo_recipe *r)
+{
+    if (r->tokenizer == ORDO_TOKENIZER_BYTES)
+        return json_pack("{s:s}", "kind", "bytes");
+    char hex[ORDO_DIGEST_HEX_SIZE];
+    ordo_digest_to_hex(r->tokenizer_sha256, hex);
+    return json_pack("{s:s, s:s, s:s, s:s}", "kind", "tiktoken", "encoding",
+                     ordo__bpe_encoding(r->bpe)->name, "path", r->tokenizer_path, "sha256", hex);
+}
+
+static int format_of(const char *path, enum ordo__format *format)
+{
+    size_t n = strlen(path);
+    struct {
+        const char *suffix;
+        enum ordo__format format;
+    } known[] = {{".jsonl.zst", ORDO_FORMAT_JSONL_ZST},
+                 {".jsonl", ORDO_FORMAT_JSONL},
+                 {".txt", ORDO_FORMAT_TXT}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t m = strlen(known[i].suffix);
+        if (n > m && strcmp(path + n - m, known[i].suffix) == 0) {
+            *format = known[i].format;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Joins the data root and a relative path; absolute paths stay. */
+char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard)
+{
+    if (shard->path[0] == '/' || !recipe->data_root)
+        return ordo__strdup(shard->path);
+    size_t n = strlen(recipe->data_root) + strlen(shard->path) + 2;
+    char *full = malloc(n);
+    if (full)
+        snprintf(full, n, "%s/%s", recipe->data_root, shard->path);
+    return full;
+}
+
+static ordo_status add_shard(ordo__source *source, const char *path, ordo_error *err)
+{
+    for (uint32_t i = 0; i < source->shard_count; i++)
+        if (strcmp(source->shards[i].path, path) == 0)
+            return ordo__error(err, ORDO_INVALID, "recipe: source '%s' lists shard '%s' twice",
+                               source->name, path);
+    ordo__shard *grown = realloc(source->shards, (source->shard_count + 1) * sizeof *grown);
+    if (!grown)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    source->shards = grown;
+    ordo__shard *shard = &grown[source->shard_count];
+    memset(shard, 0, sizeof *shard);
+    if (format_of(path, &shard->format) != 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: shard '%s' of source '%s' has an unsupported format "
+                           "(expected .jsonl, .jsonl.zst or .txt)", path, source->name);
+    if (!(shard->path = ordo__strdup(path)))
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    source->shard_count++;
+    return ORDO_OK;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Escapes glob metacharacters of the data root so only the pattern globs. */
+static char *escaped_root(const char *root)
+{
+    char *out = malloc(2 * strlen(root) + 2);
+    char *p = out;
+    for (const char *c = root; out && *c; c++) {
+        if (strchr("*?[]\\", *c))
+            *p++ = '\\';
+        *p++ = *c;
+    }
+    if (out)
+        *p = '\0';
+    return out;
+}
+
+static ordo_status expand_glob(ordo_recipe *r, ordo__source *source, const char *pattern,
+                               ordo_error *err)
+{
+    char *root = pattern[0] == '/' ? ordo__strdup("") : escaped_root(r->data_root);
+    size_t n = (root ? strlen(root) : 0) + strlen(pattern) + 2;
+    char *full = root ? malloc(n) : NULL;
+    if (!full) {
+        free(root);
+        return ordo__error(err, ORDO_NOMEM, "out of memory expanding a glob");
+    }
+    snprintf(full, n, "%s%s%s", root, pattern[0] == '/' ? "" : "/", pattern);
+    size_t prefix = pattern[0] == '/' ? 0 : strlen(r->data_root) + 1;
+    glob_t matches;
+    int rc = glob(full, GLOB_NOSORT, NULL, &matches);
+    free(root);
+    free(full);
+    if (rc == GLOB_NOMATCH)
+        return ordo__error(err, ORDO_INVALID, "recipe: source '%s': path '%s' matches no file",
+                           source->name, pattern);
+    if (rc != 0)
+        return ordo__error(err, ORDO_IO, "recipe: source '%s': cannot expand '%s'",
+                           source->name, pattern);
+    /* Bytewise order, never the locale's. */
+    qsort(matches.gl_pathv, matches.gl_pathc, sizeof *matches.gl_pathv, compare_paths);
+    ordo_status status = ORDO_OK;
+    for (size_t i = 0; status == ORDO_OK && i < matches.gl_pathc; i++) {
+        struct stat st;
+        const char *match = matches.gl_pathv[i];
+        if (stat(match, &st) != 0 || !S_ISREG(st.st_mode))
+            status = ordo__error(err, ORDO_INVALID,
+                                 "recipe: source '%s': '%s' is not a regular file",
+                                 source->name, match + prefix);
+        else
+            status = add_shard(source, match + prefix, err);
+    }
+    globfree(&matches);
+    return status;
+}
+
+static ordo_status hash_shards(ordo_recipe *r, ordo__source *source, ordo_error *err)
+{
+    for (uint32_t i = 0; i < source->shard_count; i++) {
+        ordo_status status = ordo__shard_resolve(r, &source->shards[i], 0, err);
+        if (status != ORDO_OK)
+            return status;
+    }
+    return ORDO_OK;
+}
+
+static ordo_status parse_paths(ordo_recipe *r, ordo__source *source, json_t *paths,
+                               ordo_error *err)
+{
+    if (!json_is_array(paths) || json_array_size(paths) == 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s': 'paths' must be a non-empty array of globs",
+                           source->name);
+    size_t i;
+    json_t *pattern;
+    json_array_foreach(paths, i, pattern) {
+        if (!json_is_string(pattern) || json_string_length(pattern) == 0)
+            return ordo__error(err, ORDO_INVALID,
+                               "recipe: source '%s': paths[%zu] must be a non-empty string",
+                               source->name, i);
+        ordo_status status = expand_glob(r, source, json_string_value(pattern), err);
+        if (status != ORDO_OK)
+            return status;
+    }
+    return hash_shards(r, source, err);
+}
+
+static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *shards,
+                                unsigned flags, ordo_error *err)
+{
+    if (!json_is_array(shards) || json_array_size(shards) == 0)
+        return ordo__error(err, ORDO_INVALID, "recipe: source '%s': 'shards' must be a non-empty "
+                                              "array", source->name);
+    size_t i;
+    json_t *entry;
+    json_array_foreach(shards, i, entry) {
+        const char *path = json_string_value(json_object_get(entry, "path"));
+        const char *hex = json_string_value(json_object_get(entry, "sha256"));
+        json_t *bytes = json_object_get(entry, "bytes");
+        ordo_error hex_err;
+        if (!json_is_object(entry) || check_keys(entry, shard_keys, "a shard", err) != ORDO_OK ||
+            !path || !*path || !hex || !json_is_integer(bytes) || json_integer_value(bytes) < 0)
+            return ordo__error(err, ORDO_INVALID,
+                               "recipe: source '%s': shards[%zu] needs path, sha256 and bytes",
+                               source->name, i);
+        ordo_status status = add_shard(source, path, err);
+        if (status != ORDO_OK)
+            return status;
+        ordo__shard *shard = &source->shards[source->shard_count - 1];
+        if (ordo_digest_from_hex(hex, shard->sha256, &hex_err) != ORDO_OK)
+            return ordo__error(err, ORDO_INVALID, "recipe: shard '%s': sha256: %s", path,
+                               hex_err.message);
+        shard->size = (uint64_t)json_integer_value(bytes);
+        if ((flags & ORDO_RECIPE_VERIFY_SHARDS) &&
+            (status = ordo__shard_resolve(r, shard, 1, err)) != ORDO_OK)
+            return status;
+    }
+    return ORDO_OK;
+}
+
+static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, unsigned flags,
+                                ordo_error *err)
+{
+    char where[64];
+    snprintf(where, sizeof where, "sources[%zu]", index);
+    if (!json_is_object(entry))
+        return ordo__error(err, ORDO_INVALID, "recipe: %s must be an object", where);
+    ordo_status status = check_keys(entry, source_keys, where, err);
+    if (status != ORDO_OK)
+        return status;
+    ordo__source *source = &r->sources[index];
+    const char *name = json_string_value(json_object_get(entry, "name"));
+    const char *field = json_string_value(json_object_get(entry, "text_field"));
+    json_t *weight = json_object_get(entry, "weight");
+    if (!name || !*name)
+        return ordo__error(err, ORDO_INVALID, "recipe: %s needs a non-empty 'name'", where);
+    for (size_t i = 0; i < index; i++)
+        if (strcmp(r->sources[i].name, name) == 0)
+            return ordo__error(err, ORDO_INVALID, "recipe: source name '%s' is used twice", name);
+    if (!(source->name = ordo__strdup(name)) ||
+        !(source->text_field = ordo__strdup(field ? field : "text")))
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    if (json_object_get(entry, "text_field") && (!field || !*field))
+        return ordo__error(err, ORDO_INVALID, "recipe: source '%s': 'text_field' must be a "
+                                              "non-empty string", name);
+    source->weight = json_number_value(weight);
+    if (!json_is_number(weight) || !isfinite(source->weight) || source->weight <= 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s': 'weight' must be a positive finite number", name);
+    json_t *paths = json_object_get(entry, "paths"), *shards = json_object_get(entry, "shards");
+    if ((paths != NULL) == (shards != NULL))
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s' needs either 'paths' (globs) or 'shards'", name);
+    return paths ? parse_paths(r, source, paths, err)
+                 : parse_shards(r, source, shards, flags, err);
+}
+
+static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, ordo_error *err)
+{
+    json_t *sources = json_object_get(root, "sources");
+    if (!json_is_array(sources) || json_array_size(sources) == 0)
+        return ordo__error(err, ORDO_INVALID, "recipe: 'sources' must be a non-empty array");
+    if (json_array_size(sources) > MAX_SOURCES)
+        return ordo__error(err, ORDO_INVALID, "recipe: more than %d sources", MAX_SOURCES);
+    r->sources = calloc(json_array_size(sources), sizeof *r->sources);
+    if (!r->sources)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    size_t i;
+    json_t *entry;
+    json_array_foreach(sources, i, entry) {
+        r->source_count = (uint32_t)i + 1;
+        ordo_status status = parse_source(r, entry, i, flags, err);
+        if (status != ORDO_OK)
+            return status;
+    }
+    double total = 0;
+    for (uint32_t s = 0; s < r->source_count; s++)
+        total += r->sources[s].weight;
+    if (!isfinite(total))
+        return ordo__error(err, ORDO_INVALID, "recipe: the sources' weights add up to more "
+                                              "than the largest number (%g); scale them down",
+                           DBL_MAX);
+    return ORDO_OK;
+}
+
+static json_t *canonical_source(const ordo__source *source)
+{
+    json_t *shards = json_array();
+    for (uint32_t i = 0; shards && i < source->shard_count; i++) {
+        char hex[ORDO_DIGEST_HEX_SIZE];
+        ordo_digest_to_hex(source->shards[i].sha256, hex);
+        json_array_append_new(shards, json_pack("{s:s, s:s, s:I}", "path", source->shards[i].path,
+                                                "sha256", hex, "bytes",
+                                                (json_int_t)source->shards[i].size));
+    }
+    return json_pack("{s:s, s:f, s:s, s:o}", "name", source->name, "weight", source->weight,
+                     "text_field", source->text_field, "shards", shards);
+}
+
+static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
+{
+    json_t *sources = json_array();
+    for (uint32_t i = 0; sources && i < r->source_count; i++)
+        json_array_append_new(sources, canonical_source(&r->sources[i]));
+    json_t *root = json_pack(
+        "{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "name", r->name, "seed",
+        (json_int_t)r->seed, "seq_len", r->seq_len, "global_batch", r->global_batch, "lanes",
+        r->lanes, "flush_every", r->flush_every, "shuffle_window", r->shuffle_window,
+        "chunk_records", r->chunk_records, "estimate_records", r->estimate_records, "tokenizer",
+        canonical_tokenizer(r), "sources", sources);
+    r->canonical = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(root);
+    if (!r->canonical)
+        return ordo__error(err, ORDO_NOMEM, "out of memory writing a recipe");
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    ordo_sha256(r->canonical, strlen(r->canonical), digest);
+    ordo_digest_to_hex(digest, r->id);
+    return ORDO_OK;
+}
+
+static ordo_status parse_root(json_t *root, ordo_recipe *r, unsigned flags, ordo_error *err)
+{
+    if (!json_is_object(root))
+        return ordo__error(err, ORDO_INVALID, "recipe JSON must be an object");
+    ordo_status status = check_keys(root, top_keys, "the recipe", err);
+    json_t *name = json_object_get(root, "name");
+    if (status == ORDO_OK && name && !json_is_string(name))
+        status = ordo__error(err, ORDO_INVALID, "recipe: 'name' must be a string");
+    if (status == ORDO_OK && !(r->name = ordo__strdup(name ? json_string_value(name) : "")))
+        status = ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    if (status == ORDO_OK)
+        status = parse_numbers(root, r, err);
+    if (status == ORDO_OK)
+        status = parse_tokenizer(root, r, err);
+    if (status == ORDO_OK)
+        status = parse_sources(root, r, flags, err);
+    if (status == ORDO_OK)
+        status = build_canonical(r, err);
+    return status;
+}
+
+/* Parses and validates recipe JSON; see ordo.h. */
+ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
+                              unsigned flags, ordo_recipe **out, ordo_error *err)
+{
+    return ordo_recipe_parse_with(json, len, data_root, flags, NULL, out, err);
+}
+
+/* Parses recipe JSON, taking shard digests the ledger knows; see ordo.h. */
+ordo_status ordo_recipe_parse_with(const char *json, size_t len, const char *data_root,
+                                   unsigned flags, ordo_ledger *ledger, ordo_recipe **out,
+                                   ordo_error *err)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe JSON is malformed at line %d, column %d (byte %d): %s",
+                           jerr.line, jerr.column, jerr.position, jerr.text);
+    ordo_recipe *r = calloc(1, sizeof *r);
+    ordo_status status = ORDO_OK;
+    if (!r || !(r->data_root = ordo__strdup(data_root ? data_root : ".")))
+        status = ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    if (status == ORDO_OK) {
+        r->known = ledger;
+        status = parse_root(root, r, flags, err);
+        r->known = NULL;
+    }
+    json_decref(root);
+    if (status != ORDO_OK) {
+        ordo_recipe_free(r);
+        return status;
+    }
+    *out = r;
+    return ordo__ok(err);
+}
+
+/* Reads a recipe file; paths resolve in its folder. */
+ordo_status ordo_recipe_load(const char *path, ordo_recipe **out, ordo_error *err)
+{
+    return ordo_recipe_load_with(path, NULL, out, err);
+}
+
+/* Reads a recipe file, taking shard digests the ledger knows; see ordo.h. */
+ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_recipe **out,
+                                  ordo_error *err)
+{
+    *out = NULL;
+    char *text = NULL, *real = NULL;
+    size_t size = 0;
+    int pipe = 0;
+    /* A recipe is small and read whole: one from a pipe (<(...)) is read
+     * up to the same limit, and its paths resolve in the current folder. */
+    ordo_status status = ordo__read_file_or_pipe(path, RECIPE_MAX_BYTES, &text, &size, &pipe,
+                                                 err);
+    if (status == ORDO_OK && pipe && !(real = realpath(".", NULL)))
+        status = ordo__error(err, ORDO_IO, "cannot resolve the current folder");
+    else if (status == ORDO_OK && !pipe && !(real = realpath(path, NULL)))
+        status = ordo__error(err, ORDO_IO, "cannot resolve '%s'", path);
+    char *slash = status == ORDO_OK && !pipe ? strrchr(real, '/') : NULL;
+    if (slash == real && slash)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    if (status == ORDO_OK)
+        status = ordo_recipe_parse_with(text, size, real, 0, ledger, out, err);
+    if (status != ORDO_OK && err && status == ORDO_INVALID && strncmp(err->message, "recipe", 6) == 0) {
+        char message[2 * ORDO_ERROR_MESSAGE_SIZE + 4096]; /* truncated by the copy */
+        snprintf(message, sizeof message, "%.4000s: %s", path, err->message);
+        ordo__copy(err->message, sizeof err->message, message);
+    }
+    free(text);
+    free(real);
+    return status;
+}
+
+/* Frees a recipe and its plan. */
+void ordo_recipe_free(ordo_recipe *r)
+{
+    if (!r)
+        return;
+    for (uint32_t i = 0; r->sources && i < r->source_count; i++) {
+        ordo__source *source = &r->sources[i];
+        for (uint32_t j = 0; j < source->shard_count; j++) {
+            free(source->shards[j].path);
+            free(source->shards[j].chunks);
+        }
+        free(source->shards);
+        free(source->chunks);
+        free(source->name);
+        free(source->text_field);
+    }
+    free(r->sources);
+    ordo__bpe_free(r->bpe);
+    free(r->tokenizer_path);
+    free(r->data_root);
+    free(r->name);
+    free(r->canonical);
+    free(r);
+}
+
+/* Accessors. */
+const char *ordo_recipe_id(const ordo_recipe *r) { return r->id; }
+const char *ordo_recipe_canonical(const ordo_recipe *r) { return r->canonical; }
+
+/* The folder shard paths resolve in; owned by the recipe. */
+const char *ordo_recipe_data_root(const ordo_recipe *r) { return r->data_root; }
+
+const char *ordo_recipe_source_name(const ordo_recipe *r, int index)
+{
+    return index >= 0 && (uint32_t)index < r->source_count ? r->sources[index].name : NULL;
+}
+
+/* The numbers that fix the data. */
+void ordo_recipe_describe(const ordo_recipe *r, ordo_recipe_info *info)
+{
+    info->name = r->name;
+    info->seed = r->seed;
+    info->seq_len = r->seq_len;
+    info->global_batch = r->global_batch;
+    info->lanes = r->lanes;
+    info->flush_every = r->flush_every;
+    info->shuffle_window = r->shuffle_window;
+    info->source_count = (int)r->source_count;
+    info->vocab_size = r->bpe ? (int)ordo__bpe_encoding(r->bpe)->vocab_size : 258;
+    info->eot_id = ordo__eot_id(r);
+    info->pad_id = ordo__pad_id(r);
+}
+
+/* What a source holds. */
+ordo_status ordo_recipe_source(const ordo_recipe *r, int index, ordo_source_info *info,
+                               ordo_error *err)
+{
+    if (index < 0 || (uint32_t)index >= r->source_count)
+        return ordo__error(err, ORDO_INVALID, "source %d does not exist (%u sources)", index,
+                           r->source_count);
+    const ordo__source *src = &r->sources[index];
+    memset(info, 0, sizeof *info);
+    info->name = src->name;
+    info->weight = src->weight;
+    info->shards = (int)src->shard_count;
+    for (uint32_t i = 0; i < src->shard_count; i++) {
+        info->bytes += src->shards[i].size;
+        info->chunks += src->shards[i].chunk_count;
+        info->records += src->shards[i].records;
+        info->skipped += src->shards[i].skipped;
+    }
+    info->sample_records = src->sample_records;
+    info->tokens_per_byte =
+        src->sample_bytes ? (double)src->sample_tokens / (double)src->sample_bytes : 0;
+    return ORDO_OK;
+}

@@ -95,6 +95,12 @@ void ordo_digest_to_hex(const unsigned char digest[ORDO_DIGEST_SIZE],
 ordo_status ordo_digest_from_hex(const char *hex, unsigned char digest[ORDO_DIGEST_SIZE],
                                  ordo_error *err);
 
+/* Decodes `len` characters of padded base64 (RFC 4648, no blanks), the form
+ * checkpoint states take in JSON, into *out (the caller's, ordo_free) of
+ * *size bytes; anything else, or nothing, is ORDO_INVALID. */
+ordo_status ordo_base64_decode(const char *text, size_t len, unsigned char **out, size_t *size,
+                               ordo_error *err);
+
 /* Batch digest of a step (design §7): SHA-256 over the `lanes` lane digests
  * (32 bytes each, lane order) concatenated. */
 void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
@@ -756,6 +762,30 @@ ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run, int wor
 
 /* Checks that a manifest is well-formed and its SHA-256 matches. */
 ordo_status ordo_recovery_manifest_check(const char *json, size_t len, ordo_error *err);
+
+/* A recovery manifest read back against a ledger (ordo_recovery_manifest_read). */
+typedef struct ordo_manifest {
+    ordo_run_info run;          /* the manifest's run, as this ledger holds it */
+    ordo_recipe *recipe;        /* its recipe, shards verified and indexed; owned */
+    ordo_checkpoint checkpoint; /* the checkpoint to resume from; state owned */
+    int world_size;             /* the world size the manifest was made for */
+    unsigned char *expected;    /* expected_count × 32 bytes, owned: the batch
+                                 * digests of the steps after checkpoint.step */
+    size_t expected_count;
+} ordo_manifest;
+
+/* Checks a manifest (ordo_recovery_manifest_check) and reads it against
+ * `ledger`, which must hold its run with the same recipe id: the recipe is
+ * parsed with its shards resolved under `data_root` (NULL: the manifest's),
+ * verified and indexed. Every refusal says why, starting "manifest:" (what
+ * the manifest holds is wrong) or "refused:" (the check, the recipe or its
+ * shards). *manifest is the caller's (ordo_manifest_free). */
+ordo_status ordo_recovery_manifest_read(ordo_ledger *ledger, const char *json, size_t len,
+                                        const char *data_root, ordo_manifest **manifest,
+                                        ordo_error *err);
+
+/* Frees a manifest ordo_recovery_manifest_read returned (NULL accepted). */
+void ordo_manifest_free(ordo_manifest *manifest);
 
 /* ---- API tokens -------------------------------------------------------- */
 

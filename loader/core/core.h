@@ -72,4 +72,13 @@ ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, siz
 ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
                               uint64_t *size, ordo_error *err);
 
+/* Decodes exactly `len` characters of padded base64 (no blanks) into `out`
+ * (room for len / 4 * 3 bytes); returns the decoded length, -1 when the
+ * text is not padded base64. */
+int ordo__base64_decode_into(const char *text, size_t len, unsigned char *out);
+
+/* `size` bytes as padded base64, NUL-terminated, the caller's (free);
+ * NULL when out of memory. */
+char *ordo__base64_encode(const unsigned char *data, size_t size);
+
 #endif

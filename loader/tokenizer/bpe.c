@@ -1,7 +1,6 @@
 /* A tiktoken-compatible byte-level BPE tokenizer: rank files, the
  * encodings' split patterns (PCRE2 JIT), merges by lowest rank. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include <openssl/evp.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,12 +184,9 @@ static int parse_line(const char *line, size_t len, unsigned char *out, uint64_t
     if (!space || space == line || (size_t)(space - line) > 400)
         return -1;
     size_t b64 = (size_t)(space - line);
-    if (b64 % 4 != 0)
-        return -1;
-    int n = EVP_DecodeBlock(out, (const unsigned char *)line, (int)b64);
+    int n = ordo__base64_decode_into(line, b64, out);
     if (n < 0)
         return -1;
-    n -= (line[b64 - 1] == '=') + (b64 > 1 && line[b64 - 2] == '=');
     char *end = NULL;
     char number[24];
     size_t digits = len - b64 - 1;

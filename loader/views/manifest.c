@@ -1,20 +1,11 @@
 /* Recovery manifests: everything a restarted job needs to resume a run at
  * a new world size, and the digests its first steps must have. */
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ledger/sql.h"
 #include "pipeline/pipeline.h"
-
-static char *base64(const unsigned char *data, size_t n)
-{
-    char *out = malloc(4 * ((n + 2) / 3) + 1);
-    if (out)
-        EVP_EncodeBlock((unsigned char *)out, data, (int)n);
-    return out;
-}
 
 static json_t *rank_lanes(int lanes, int world)
 {
@@ -83,7 +74,7 @@ static ordo_status build(ordo_ledger *ledger, const ordo_run_info *run, int worl
     json_t *recipe = json_loads(canonical, 0, NULL);
     ordo_free(canonical);
     json_t *lanes = lane_states(c, err);
-    char *state = base64(c->state, c->state_size);
+    char *state = ordo__base64_encode(c->state, c->state_size);
     expected_scan e = {json_array()};
     if (lanes && state)
         status = ordo_steps_scan(ledger, run->id, c->step + 1, c->step + expected, add_expected,

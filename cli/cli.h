@@ -44,13 +44,9 @@ int cli_option_error(const char *command, char **argv);
  * Returns EXIT_OK, or EXIT_FAILURE_ when it could not be written. */
 int cli_print_json(json_t *value);
 
-/* JSON for a run, a segment, a checkpoint, an event (new references). */
-json_t *cli_run_json(const ordo_run_info *run);
-json_t *cli_segment_json(const ordo_segment_info *segment);
-json_t *cli_checkpoint_json(const ordo_checkpoint *checkpoint);
-json_t *cli_event_json(const ordo_event *event);
-json_t *cli_step_json(const ordo_step *step);
-json_t *cli_compare_json(const char *a, const char *b, const ordo_compare_result *result);
+/* The value of one of the library's JSON views (ordo_run_info_json, ...;
+ * ordo.h), which it frees; NULL when `text` is NULL. A new reference. */
+json_t *cli_view(char *text);
 
 /* Subcommands. */
 int cmd_migrate(int argc, char **argv);

@@ -89,7 +89,7 @@ int cmd_compare(int argc, char **argv)
         return cli_fail("compare", &err);
     int rc = EXIT_OK;
     if (json)
-        rc = cli_print_json(cli_compare_json(a, b, &r));
+        rc = cli_print_json(cli_view(ordo_compare_result_json(a, b, &r)));
     else
         print_text(a, b, &r);
     int diverged = r.diverged > 0 || !r.comparable || r.conflicts_a > 0 || r.conflicts_b > 0;

@@ -68,7 +68,7 @@ int cmd_runs(int argc, char **argv)
     if (json) {
         json_t *array = json_array();
         for (size_t i = 0; i < count; i++)
-            json_array_append_new(array, cli_run_json(&runs[i]));
+            json_array_append_new(array, cli_view(ordo_run_info_json(&runs[i])));
         rc = cli_print_json(array);
     } else {
         print_table(runs, count);

@@ -137,20 +137,20 @@ static int print_step_text(const ordo_step *s, void *context)
 
 static int append_step_json(const ordo_step *s, void *context)
 {
-    return json_array_append_new((json_t *)context, cli_step_json(s));
+    return json_array_append_new((json_t *)context, cli_view(ordo_step_json(s)));
 }
 
 static json_t *view_json(const run_view *v)
 {
     json_t *segments = json_array(), *checkpoints = json_array(), *events = json_array();
     for (size_t i = 0; i < v->segment_count; i++)
-        json_array_append_new(segments, cli_segment_json(&v->segments[i]));
+        json_array_append_new(segments, cli_view(ordo_segment_info_json(&v->segments[i])));
     for (size_t i = 0; i < v->checkpoint_count; i++)
-        json_array_append_new(checkpoints, cli_checkpoint_json(&v->checkpoints[i]));
+        json_array_append_new(checkpoints, cli_view(ordo_checkpoint_json(&v->checkpoints[i])));
     for (size_t i = 0; i < v->event_count; i++)
-        json_array_append_new(events, cli_event_json(&v->events[i]));
-    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_run_json(&v->run), "segments", segments,
-                     "checkpoints", checkpoints, "events", events);
+        json_array_append_new(events, cli_view(ordo_event_json(&v->events[i])));
+    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
+                     "segments", segments, "checkpoints", checkpoints, "events", events);
 }
 
 static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *range)

@@ -142,6 +142,22 @@ void heavy_stop(void);
 response json_ok(int status, json_t *body);
 response json_error(int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The value of one of the library's JSON views (ordo_step_json, ...;
+ * ordo.h), which it frees; NULL when `text` is NULL. A new reference. */
+json_t *view_json(char *text);
+/* A JSON answer built as text from the library's views (json_text.c):
+ * json_text_raw appends JSON text, json_text_item a view (stolen; NULL is
+ * left out) with a comma before all but the first item of a list, and
+ * json_text_ok hands the text over as the response (a 500 when memory ran
+ * out). Start from (json_text){0}; items counts what json_text_item added. */
+typedef struct json_text {
+    char *data;
+    size_t len, cap;
+    int items, failed;
+} json_text;
+void json_text_raw(json_text *t, const char *text);
+void json_text_item(json_text *t, char *view);
+response json_text_ok(json_text *t, int status);
 /* An error response for a library status (404 not found, 409 conflict, ...). */
 response status_error(const ordo_error *err);
 /* Parses the request body as a JSON object within the limits above; on

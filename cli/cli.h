@@ -60,6 +60,6 @@ int cmd_recipe(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_tokens(int argc, char **argv);
 int cmd_token(int argc, char **argv);
-int cmd_serve(int argc, char **argv); /* server/serve.c */
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ordo.h"
+#include "server_run.h"
 
 #define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
 #define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
@@ -32,17 +33,6 @@
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
 #define SERVER_PER_ADDRESS 256             /* connections from one address */
-
-/* How the server was started. */
-typedef struct server_config {
-    const char *db;
-    int loopback;    /* bound to a loopback address */
-    int public_read; /* reads need no token even off loopback */
-    int threads;
-    int insecure;    /* tokens accepted over plain HTTP off loopback */
-    const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
-    double header_deadline; /* seconds a connection has to send a request's headers */
-} server_config;
 
 /* Counters for /metrics (updated with atomics from every thread). */
 typedef struct server_metrics {
@@ -244,8 +234,5 @@ long long guard_dropped(void);
 /* Runs a steps body's bytes through the body limits, the key checks and
  * the steps and lane-report parsers without a ledger (for the fuzzer). */
 void server_fuzz_bodies(const char *bytes, size_t size);
-
-/* `ordo serve`. */
-int cmd_serve(int argc, char **argv);
 
 #endif

@@ -30,6 +30,7 @@ BUILD="$build" scripts/peers.sh || echo "run.sh: could not fetch the rank files"
 run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test_ordo" "$@"
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
+  run_suite layout tests/layout.sh
   run_suite demo env BUILD="$build" tests/demo.sh
   run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite python env BUILD="$build" tests/python/run.sh

@@ -1,6 +1,5 @@
 /* ordo serve: its options; the service itself is server/ (server_run). */
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,45 +81,26 @@ static int load_pem(const char *what, const char *path, const char **out)
 /* Entry point of `ordo serve`. */
 int cmd_serve(int argc, char **argv)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"listen", required_argument, NULL, 'l'},
-                                            {"threads", required_argument, NULL, 't'},
-                                            {"public-read", no_argument, NULL, 'p'},
-                                            {"tls-cert", required_argument, NULL, 'c'},
-                                            {"tls-key", required_argument, NULL, 'k'},
-                                            {"insecure", no_argument, NULL, 'i'},
-                                            {"header-deadline", required_argument, NULL, 'H'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *db = NULL, *listen = "127.0.0.1:8765", *cert_file = NULL, *key_file = NULL,
-               *deadline = NULL;
+               *deadline = NULL, *threads = NULL;
     server_config config = {.threads = 4, .header_deadline = 10};
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'l')
-            listen = optarg;
-        else if (opt == 't')
-            config.threads = atoi(optarg);
-        else if (opt == 'p')
-            config.public_read = 1;
-        else if (opt == 'c')
-            cert_file = optarg;
-        else if (opt == 'k')
-            key_file = optarg;
-        else if (opt == 'i')
-            config.insecure = 1;
-        else if (opt == 'H')
-            deadline = optarg;
-        else if (opt == 'h')
-            return fputs(serve_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("serve", argv);
-    }
-    if (optind != argc)
-        return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+    const cli_option options[] = {{"db", 1, .text = &db},
+                                  {"listen", 1, .text = &listen},
+                                  {"threads", 1, .text = &threads},
+                                  {"public-read", 0, .flag = &config.public_read},
+                                  {"tls-cert", 1, .text = &cert_file},
+                                  {"tls-key", 1, .text = &key_file},
+                                  {"insecure", 0, .flag = &config.insecure},
+                                  {"header-deadline", 1, .text = &deadline},
+                                  {0}};
+    const cli_parser parser = {.command = "serve", .help = serve_help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first != argc)
+        return cli_usage_error("serve", "unexpected argument '%s'", argv[first]);
+    if (threads)
+        config.threads = atoi(threads);
     if (parse_listen(listen, &config.address) != 0)
         return cli_usage_error("serve", "--listen '%s' must be IPV4-ADDRESS:PORT", listen);
     if (config.threads < 1 || config.threads > 256)

@@ -66,6 +66,47 @@ int cli_option_error(const char *command, char **argv)
     return cli_usage_error(command, "unknown option '%s'", arg);
 }
 
+#define CLI_MAX_OPTIONS 32
+
+/* getopt_long's table for `options`: option i answers 256 + i, --help 'h'. */
+static void long_options(const cli_option *options, struct option *out)
+{
+    size_t n = 0;
+    for (; options[n].name && n < CLI_MAX_OPTIONS; n++)
+        out[n] = (struct option){options[n].name,
+                                 options[n].takes_value ? required_argument : no_argument, NULL,
+                                 256 + (int)n};
+    out[n] = (struct option){"help", no_argument, NULL, 'h'};
+    out[n + 1] = (struct option){0, 0, 0, 0};
+}
+
+/* The options of argv, in order, by the parser's table. */
+int cli_parse(const cli_parser *parser, int argc, char **argv, int *first)
+{
+    struct option longs[CLI_MAX_OPTIONS + 2];
+    long_options(parser->options, longs);
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+        if (opt == 'h')
+            return fputs(parser->help, stdout), EXIT_OK;
+        const cli_option *o = opt >= 256 ? &parser->options[opt - 256] : NULL;
+        int rc = 0;
+        if (o && o->text)
+            *o->text = optarg;
+        else if (o && o->flag)
+            *o->flag = 1;
+        else if (o && o->key)
+            rc = parser->handle(o->key, optarg, parser->context);
+        else
+            return cli_option_error(parser->command, argv);
+        if (rc != 0)
+            return rc;
+    }
+    *first = optind;
+    return CLI_PARSED;
+}
+
 /* Prints JSON to stdout; steals `value`. */
 int cli_print_json(json_t *value)
 {

@@ -12,7 +12,7 @@ enum {
     EXIT_OK = 0,      /* success */
     EXIT_FAILURE_ = 1, /* the command failed */
     EXIT_USAGE = 2,   /* the command line was wrong */
-    EXIT_DIVERGED = 3 /* compare: the runs diverge */
+    EXIT_DIVERGED = 3 /* compare: the runs disagree (divergent step, other digest kind, conflict) */
 };
 
 /* One subcommand: its name, entry point and one-line summary. */

@@ -36,14 +36,16 @@ TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 .PHONY: all deps test check asan tsan bench demo install clean schema fuzz soak
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
-# Dependencies: scripts/deps.sh installs missing Debian packages as root (or
-# names them); the pkg-config flags are then cached in config.mk, which make
-# regenerates before anything else.
+# Dependencies: when pkg-config does not find every package of PKGS (or is
+# not installed itself, as on a fresh machine), $(DEPS) installs the missing
+# Debian packages as root (or names them); the pkg-config flags are then
+# cached in config.mk, which make regenerates before anything else.
+DEPS ?= scripts/deps.sh
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 -include $(BUILD)/config.mk
 endif
 $(BUILD)/config.mk: scripts/deps.sh Makefile
-	@scripts/deps.sh
+	@pkg-config --exists $(PKGS) 2>/dev/null || $(DEPS)
 	@mkdir -p $(@D)
 	@{ echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))"; \
 	   echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; } > $@

@@ -12,7 +12,7 @@ enum {
     EXIT_OK = 0,      /* success */
     EXIT_FAILURE_ = 1, /* the command failed */
     EXIT_USAGE = 2,   /* the command line was wrong */
-    EXIT_DIVERGED = 3 /* compare: the runs diverge */
+    EXIT_DIVERGED = 3 /* compare: the runs disagree (divergent step, other digest kind, conflict) */
 };
 
 /* One subcommand: its name, entry point and one-line summary. */
@@ -36,6 +36,38 @@ int cli_fail(const char *command, const ordo_error *err);
 int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* One option of a command, for cli_parse. What it does: its value goes
+ * to *text, or *flag is set to 1, or (key != 0) the parser's handler is
+ * called with the key; with none of them it is refused as unknown. */
+typedef struct cli_option {
+    const char *name; /* without "--"; NULL ends a table */
+    int takes_value;  /* 1: --name VALUE or --name=VALUE */
+    const char **text;
+    int *flag;
+    int key;
+} cli_option;
+
+/* A command's options: its table (-h and --help are added), the help they
+ * print, and the handler of options with a key, which returns 0 to go on
+ * or the exit code, having printed why. */
+typedef struct cli_parser {
+    const char *command; /* as in "ordo COMMAND: ..." */
+    const char *help;
+    const cli_option *options;
+    int (*handle)(int key, const char *value, void *context);
+    void *context;
+} cli_parser;
+
+/* cli_parse's answer when the command goes on with its operands. */
+#define CLI_PARSED (-1)
+
+/* Parses argv's options (argv[0] is the command's name; GNU order: options
+ * and operands may mix) in order: returns CLI_PARSED with *first the index
+ * of the first operand in the permuted argv, or the exit code the command
+ * returns: EXIT_OK after printing the help, EXIT_USAGE after naming an
+ * option it refused, or what a handler returned. */
+int cli_parse(const cli_parser *parser, int argc, char **argv, int *first);
+
 /* Usage error for the option getopt_long refused (unknown, or missing its
  * value), naming it as typed; returns EXIT_USAGE. */
 int cli_option_error(const char *command, char **argv);
@@ -44,13 +76,9 @@ int cli_option_error(const char *command, char **argv);
  * Returns EXIT_OK, or EXIT_FAILURE_ when it could not be written. */
 int cli_print_json(json_t *value);
 
-/* JSON for a run, a segment, a checkpoint, an event (new references). */
-json_t *cli_run_json(const ordo_run_info *run);
-json_t *cli_segment_json(const ordo_segment_info *segment);
-json_t *cli_checkpoint_json(const ordo_checkpoint *checkpoint);
-json_t *cli_event_json(const ordo_event *event);
-json_t *cli_step_json(const ordo_step *step);
-json_t *cli_compare_json(const char *a, const char *b, const ordo_compare_result *result);
+/* The value of one of the library's JSON views (ordo_run_info_json, ...;
+ * ordo.h), which it frees; NULL when `text` is NULL. A new reference. */
+json_t *cli_view(char *text);
 
 /* Subcommands. */
 int cmd_migrate(int argc, char **argv);
@@ -64,6 +92,6 @@ int cmd_recipe(int argc, char **argv);
 int cmd_shard(int argc, char **argv);
 int cmd_tokens(int argc, char **argv);
 int cmd_token(int argc, char **argv);
-int cmd_serve(int argc, char **argv); /* server/serve.c */
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -1,6 +1,4 @@
 /* ordo compare A B: step-by-step agreement of two runs. */
-#include <getopt.h>
-
 #include "cli.h"
 
 static const char compare_help[] =
@@ -58,26 +56,16 @@ static void print_body(const char *a, const char *b, const ordo_compare_result *
 /* Entry point of `ordo compare`. */
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *db = NULL;
-    int json = 0, opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'j')
-            json = 1;
-        else if (opt == 'h')
-            return fputs(compare_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("compare", argv);
-    }
-    if (argc - optind != 2)
+    int json = 0;
+    const cli_option options[] = {{"db", 1, .text = &db}, {"json", 0, .flag = &json}, {0}};
+    const cli_parser parser = {.command = "compare", .help = compare_help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (argc - first != 2)
         return cli_usage_error("compare", "needs two runs (ordo compare A B)");
-    const char *a = argv[optind], *b = argv[optind + 1];
+    const char *a = argv[first], *b = argv[first + 1];
     ordo_ledger *ledger = cli_open("compare", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
@@ -87,9 +75,9 @@ int cmd_compare(int argc, char **argv)
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("compare", &err);
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     if (json)
-        rc = cli_print_json(cli_compare_json(a, b, &r));
+        rc = cli_print_json(cli_view(ordo_compare_result_json(a, b, &r)));
     else
         print_text(a, b, &r);
     int diverged = r.diverged > 0 || !r.comparable || r.conflicts_a > 0 || r.conflicts_b > 0;

@@ -1,5 +1,4 @@
 /* ordo index RECIPE and ordo recipe check FILE. */
-#include <getopt.h>
 #include <string.h>
 
 #include "job.h"
@@ -72,40 +71,32 @@ static void progress(uint64_t done, uint64_t total, void *context)
     job_progress("indexing", done, total);
 }
 
+/* The options of both; without `db` (recipe check) --db is refused. On
+ * success *recipe is the recipe file's argument. */
 static int parse(const char *command, const char *help, int argc, char **argv, const char **db,
-                 int *json)
+                 int *json, const char **recipe)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd' && db)
-            *db = optarg;
-        else if (opt == 'j')
-            *json = 1;
-        else if (opt == 'h')
-            return fputs(help, stdout), -1;
-        else
-            return cli_option_error(command, argv);
-    }
-    if (argc - optind != 1)
+    const cli_option options[] = {{"db", 1, .text = db}, {"json", 0, .flag = json}, {0}};
+    const cli_parser parser = {.command = command, .help = help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (argc - first != 1)
         return cli_usage_error(command, "needs exactly one recipe file");
-    return 0;
+    *recipe = argv[first];
+    return CLI_PARSED;
 }
 
 /* Entry point of `ordo index`. */
 int cmd_index(int argc, char **argv)
 {
-    const char *db = NULL;
-    int json = 0, rc = parse("index", index_help, argc, argv, &db, &json);
-    if (rc != 0)
-        return rc < 0 ? EXIT_OK : rc;
+    const char *db = NULL, *file = NULL;
+    int json = 0, rc = parse("index", index_help, argc, argv, &db, &json, &file);
+    if (rc != CLI_PARSED)
+        return rc;
     ordo_recipe *recipe = NULL;
     ordo_error err;
-    if (ordo_recipe_load(argv[optind], &recipe, &err) != ORDO_OK)
+    if (ordo_recipe_load(file, &recipe, &err) != ORDO_OK)
         return cli_fail("index", &err);
     ordo_ledger *ledger = cli_open("index", db, 0);
     rc = ledger ? EXIT_OK : EXIT_FAILURE_;
@@ -127,12 +118,13 @@ int cmd_recipe(int argc, char **argv)
         return fputs(recipe_help, stdout), EXIT_OK;
     if (argc < 2 || strcmp(argv[1], "check") != 0)
         return cli_usage_error("recipe", "the subcommand is 'check' (ordo recipe check FILE)");
-    int json = 0, rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, &json);
-    if (rc != 0)
-        return rc < 0 ? EXIT_OK : rc;
+    const char *file = NULL;
+    int json = 0, rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, &json, &file);
+    if (rc != CLI_PARSED)
+        return rc;
     ordo_recipe *recipe = NULL;
     ordo_error err;
-    if (ordo_recipe_load(argv[optind + 1], &recipe, &err) != ORDO_OK)
+    if (ordo_recipe_load(file, &recipe, &err) != ORDO_OK)
         return cli_fail("recipe check", &err);
     rc = json ? cli_print_json(recipe_json(recipe)) : (print_recipe(recipe, 0), EXIT_OK);
     ordo_recipe_free(recipe);

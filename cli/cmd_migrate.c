@@ -1,6 +1,4 @@
 /* ordo migrate: create the ledger or bring its schema up to date. */
-#include <getopt.h>
-
 #include "cli.h"
 
 static const char migrate_help[] =
@@ -14,21 +12,14 @@ static const char migrate_help[] =
 /* Entry point of `ordo migrate`. */
 int cmd_migrate(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"db", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
     const char *db = NULL;
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'h')
-            return fputs(migrate_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("migrate", argv);
-    }
-    if (optind < argc)
-        return cli_usage_error("migrate", "unexpected argument '%s'", argv[optind]);
+    const cli_option options[] = {{"db", 1, .text = &db}, {0}};
+    const cli_parser parser = {.command = "migrate", .help = migrate_help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first < argc)
+        return cli_usage_error("migrate", "unexpected argument '%s'", argv[first]);
     ordo_ledger *ledger = cli_open("migrate", db, ORDO_OPEN_NO_MIGRATE);
     if (!ledger)
         return EXIT_FAILURE_;

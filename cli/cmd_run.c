@@ -1,7 +1,6 @@
 /* ordo run / ordo resume: the job simulator's commands. */
 #define _DEFAULT_SOURCE /* realpath */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,21 +70,21 @@ static int parse_count(const char *text, int64_t max, int64_t *value)
     return 0;
 }
 
-static const struct option run_options[] = {
-        {"db", required_argument, NULL, 'd'},        {"name", required_argument, NULL, 'n'},
-        {"world-size", required_argument, NULL, 'w'}, {"steps", required_argument, NULL, 's'},
-        {"checkpoint-every", required_argument, NULL, 'k'},
-        {"workers", required_argument, NULL, 'W'},   {"lane-binding", required_argument, NULL, 'b'},
-        {"group", required_argument, NULL, 'g'},     {"baseline", required_argument, NULL, 'B'},
-        {"from-step", required_argument, NULL, 'f'}, {"as", required_argument, NULL, 'a'},
-        {"manifest", required_argument, NULL, 'M'}, {"data-root", required_argument, NULL, 'D'},
-        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
+/* Both commands' options, each handled by run_option (by its key). */
+static const cli_option run_options[] = {
+    {"db", 1, .key = 'd'},         {"name", 1, .key = 'n'},
+    {"world-size", 1, .key = 'w'}, {"steps", 1, .key = 's'},
+    {"checkpoint-every", 1, .key = 'k'},
+    {"workers", 1, .key = 'W'},    {"lane-binding", 1, .key = 'b'},
+    {"group", 1, .key = 'g'},      {"baseline", 1, .key = 'B'},
+    {"from-step", 1, .key = 'f'},  {"as", 1, .key = 'a'},
+    {"manifest", 1, .key = 'M'},   {"data-root", 1, .key = 'D'},
+    {"quiet", 0, .key = 'q'},      {0}};
 
 static const char *option_name(int opt)
 {
-    for (const struct option *o = run_options; o->name; o++)
-        if (o->val == opt)
+    for (const cli_option *o = run_options; o->name; o++)
+        if (o->key == opt)
             return o->name;
     return "?";
 }
@@ -97,64 +96,81 @@ static int option_scope(int opt)
 }
 
 /* A count option's value; a bad one is a usage error naming the range. */
-static int count_option(const char *command, int opt, int64_t max, int64_t *value)
+static int count_option(const char *command, int opt, const char *text, int64_t max,
+                        int64_t *value)
 {
-    if (parse_count(optarg, max, value) == 0)
+    if (parse_count(text, max, value) == 0)
         return 0;
     return cli_usage_error(command, "--%s '%s' must be a whole number from 1 to %lld%s",
-                           option_name(opt), optarg, (long long)max,
+                           option_name(opt), text, (long long)max,
                            opt == 'w' ? " that divides the recipe's lanes (or, with "
                                         "--lane-binding rank, its global batch)"
                                       : "");
 }
 
+typedef struct {
+    const char *command;
+    int resume;
+    run_args *a;
+} run_parse;
+
+/* One option of ordo run or ordo resume: an option of the other command is
+ * a usage error naming it. */
+static int run_option(int opt, const char *value, void *context)
+{
+    run_parse *p = context;
+    const char *command = p->command;
+    run_args *a = p->a;
+    int64_t world = 0;
+    int bad = 0;
+    if (option_scope(opt) == (p->resume ? -1 : 1))
+        return cli_usage_error(command, "--%s does not apply to ordo %s", option_name(opt),
+                               command);
+    switch (opt) {
+    case 'd': a->db = value; break;
+    case 'n': a->name = value; break;
+    case 'w':
+        bad = count_option(command, opt, value, 65536, &world);
+        a->world_size = (int)world;
+        break;
+    case 's': bad = count_option(command, opt, value, ORDO_STEP_MAX, &a->steps); break;
+    case 'k': bad = count_option(command, opt, value, ORDO_STEP_MAX, &a->checkpoint_every); break;
+    case 'f': bad = count_option(command, opt, value, ORDO_STEP_MAX, &a->from_step); break;
+    case 'W':
+        if (job_parse_workers(value, &a->read_workers, &a->tokenize_workers))
+            bad = cli_usage_error(command, "--workers has a bad value '%s'", value);
+        break;
+    case 'b': a->binding = value; break;
+    case 'g': a->group = value; break;
+    case 'B': a->baseline = value; break;
+    case 'a': a->as = value; break;
+    case 'M': a->manifest = value; break;
+    case 'D': a->data_root = value; break;
+    default: a->quiet = 1; break; /* 'q' */
+    }
+    return bad;
+}
+
+/* CLI_PARSED when the job goes on, else the exit code. */
 static int parse_args(const char *command, int argc, char **argv, run_args *a)
 {
-    int resume = strcmp(command, "resume") == 0, opt;
-    int64_t world = 0;
+    int resume = strcmp(command, "resume") == 0, first;
     memset(a, 0, sizeof *a);
     a->read_workers = a->tokenize_workers = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
-        int bad = 0;
-        if (option_scope(opt) == (resume ? -1 : 1))
-            return cli_usage_error(command, "--%s does not apply to ordo %s", option_name(opt),
-                                   command);
-        switch (opt) {
-        case 'd': a->db = optarg; break;
-        case 'n': a->name = optarg; break;
-        case 'w':
-            bad = count_option(command, opt, 65536, &world);
-            a->world_size = (int)world;
-            break;
-        case 's': bad = count_option(command, opt, ORDO_STEP_MAX, &a->steps); break;
-        case 'k': bad = count_option(command, opt, ORDO_STEP_MAX, &a->checkpoint_every); break;
-        case 'f': bad = count_option(command, opt, ORDO_STEP_MAX, &a->from_step); break;
-        case 'W':
-            if (job_parse_workers(optarg, &a->read_workers, &a->tokenize_workers))
-                bad = cli_usage_error(command, "--workers has a bad value '%s'", optarg);
-            break;
-        case 'b': a->binding = optarg; break;
-        case 'g': a->group = optarg; break;
-        case 'B': a->baseline = optarg; break;
-        case 'a': a->as = optarg; break;
-        case 'M': a->manifest = optarg; break;
-        case 'D': a->data_root = optarg; break;
-        case 'q': a->quiet = 1; break;
-        case 'h': fputs(resume ? resume_help : run_help, stdout); return -1;
-        default:
-            return cli_option_error(command, argv);
-        }
-        if (bad)
-            return bad;
-    }
-    if (a->manifest && optind < argc)
+    run_parse context = {command, resume, a};
+    const cli_parser parser = {.command = command, .help = resume ? resume_help : run_help,
+                               .options = run_options, .handle = run_option,
+                               .context = &context};
+    int rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (a->manifest && first < argc)
         return cli_usage_error(command, "unexpected argument '%s' (the manifest names the run)",
-                               argv[optind]);
-    if (!a->manifest && optind + 1 != argc)
-        return cli_usage_error(command, optind >= argc ? "which %s?" : "unexpected argument '%s'",
-                               optind >= argc ? (resume ? "run" : "recipe") : argv[optind + 1]);
-    a->target = a->manifest ? NULL : argv[optind];
+                               argv[first]);
+    if (!a->manifest && first + 1 != argc)
+        return cli_usage_error(command, first >= argc ? "which %s?" : "unexpected argument '%s'",
+                               first >= argc ? (resume ? "run" : "recipe") : argv[first + 1]);
+    a->target = a->manifest ? NULL : argv[first];
     if (!resume && !a->name)
         return cli_usage_error(command, "--name is required");
     if ((!a->world_size && !a->manifest) || !a->steps)
@@ -164,7 +180,7 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
                                         "checkpoint");
     if (a->binding && strcmp(a->binding, "logical") && strcmp(a->binding, "rank"))
         return cli_usage_error(command, "--lane-binding must be 'logical' or 'rank'");
-    return 0;
+    return CLI_PARSED;
 }
 
 static void index_progress(uint64_t done, uint64_t total, void *context)
@@ -237,8 +253,8 @@ int cmd_run(int argc, char **argv)
 {
     run_args a;
     int rc = parse_args("run", argc, argv, &a);
-    if (rc != 0)
-        return rc < 0 ? EXIT_OK : rc;
+    if (rc != CLI_PARSED)
+        return rc;
     ordo_recipe *recipe = NULL;
     ordo_error err;
     /* Shards the ledger already hashed are not hashed again (their chunks
@@ -395,8 +411,8 @@ int cmd_resume(int argc, char **argv)
 {
     run_args a;
     int rc = parse_args("resume", argc, argv, &a);
-    if (rc != 0)
-        return rc < 0 ? EXIT_OK : rc;
+    if (rc != CLI_PARSED)
+        return rc;
     ordo_ledger *ledger = cli_open("resume", a.db, 0);
     resume_source src = {0};
     rc = !ledger ? EXIT_FAILURE_

@@ -1,5 +1,4 @@
 /* ordo runs: list the runs in the ledger. */
-#include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
@@ -35,25 +34,15 @@ static void print_table(const ordo_run_info *runs, size_t count)
 /* Entry point of `ordo runs`. */
 int cmd_runs(int argc, char **argv)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *db = NULL;
-    int json = 0, opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'j')
-            json = 1;
-        else if (opt == 'h')
-            return fputs(runs_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("runs", argv);
-    }
-    if (optind < argc)
-        return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);
+    int json = 0;
+    const cli_option options[] = {{"db", 1, .text = &db}, {"json", 0, .flag = &json}, {0}};
+    const cli_parser parser = {.command = "runs", .help = runs_help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first < argc)
+        return cli_usage_error("runs", "unexpected argument '%s'", argv[first]);
     ordo_ledger *ledger = cli_open("runs", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
@@ -64,11 +53,11 @@ int cmd_runs(int argc, char **argv)
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("runs", &err);
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     if (json) {
         json_t *array = json_array();
         for (size_t i = 0; i < count; i++)
-            json_array_append_new(array, cli_run_json(&runs[i]));
+            json_array_append_new(array, cli_view(ordo_run_info_json(&runs[i])));
         rc = cli_print_json(array);
     } else {
         print_table(runs, count);

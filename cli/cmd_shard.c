@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -332,41 +331,37 @@ static int parse_long(const char *text, long max, long *out)
     return 0;
 }
 
+/* --docs-per-frame, --docs-per-shard, --level. */
+static int count_value(int key, const char *value, void *context)
+{
+    sharder *s = context;
+    long level = s->level;
+    int bad = key == 'f'   ? parse_long(value, 1 << 24, &s->per_frame)
+              : key == 's' ? parse_long(value, 1L << 40, &s->per_shard)
+                           : parse_long(value, 19, &level);
+    s->level = (int)level;
+    if (bad)
+        return cli_usage_error("shard", "bad value '%s' (a positive whole number in range)",
+                               value);
+    return 0;
+}
+
 /* Entry point of `ordo shard`. */
 int cmd_shard(int argc, char **argv)
 {
-    static const struct option options[] = {{"out", required_argument, NULL, 'o'},
-                                            {"docs-per-frame", required_argument, NULL, 'f'},
-                                            {"docs-per-shard", required_argument, NULL, 's'},
-                                            {"level", required_argument, NULL, 'l'},
-                                            {"text-field", required_argument, NULL, 't'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     sharder s = {.per_frame = 64, .per_shard = 65536, .level = 3, .text_field = "text"};
-    long level = 3;
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        int bad = 0;
-        if (opt == 'o')
-            s.out_dir = optarg;
-        else if (opt == 'f')
-            bad = parse_long(optarg, 1 << 24, &s.per_frame);
-        else if (opt == 's')
-            bad = parse_long(optarg, 1L << 40, &s.per_shard);
-        else if (opt == 't')
-            s.text_field = optarg;
-        else if (opt == 'l')
-            bad = parse_long(optarg, 19, &level), s.level = (int)level;
-        else if (opt == 'h')
-            return fputs(shard_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("shard", argv);
-        if (bad)
-            return cli_usage_error("shard", "bad value '%s' (a positive whole number in range)",
-                                   optarg);
-    }
-    if (!s.out_dir || optind >= argc)
+    const cli_option options[] = {{"out", 1, .text = &s.out_dir},
+                                  {"docs-per-frame", 1, .key = 'f'},
+                                  {"docs-per-shard", 1, .key = 's'},
+                                  {"level", 1, .key = 'l'},
+                                  {"text-field", 1, .text = &s.text_field},
+                                  {0}};
+    const cli_parser parser = {.command = "shard", .help = shard_help, .options = options,
+                               .handle = count_value, .context = &s};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (!s.out_dir || first >= argc)
         return cli_usage_error("shard", "needs --out DIR and at least one INPUT");
     if (mkdir(s.out_dir, 0755) != 0 && errno != EEXIST)
         return fprintf(stderr, "ordo shard: cannot create '%s': %s\n", s.out_dir,
@@ -374,7 +369,7 @@ int cmd_shard(int argc, char **argv)
     if (has_shards(s.out_dir))
         return fprintf(stderr, "ordo shard: '%s' already holds shards; choose an empty folder\n",
                        s.out_dir), EXIT_FAILURE_;
-    int rc = collect(argc - optind, argv + optind) == 0 ? EXIT_OK : EXIT_FAILURE_;
+    rc = collect(argc - first, argv + first) == 0 ? EXIT_OK : EXIT_FAILURE_;
     if (rc == EXIT_OK && inputs.count == 0)
         rc = (fprintf(stderr, "ordo shard: no .txt or .jsonl files in the inputs\n"), EXIT_FAILURE_);
     for (size_t i = 0; rc == EXIT_OK && i < inputs.count; i++)

@@ -1,6 +1,5 @@
 /* ordo show RUN: one run with its segments, checkpoints, events, steps. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,20 +136,20 @@ static int print_step_text(const ordo_step *s, void *context)
 
 static int append_step_json(const ordo_step *s, void *context)
 {
-    return json_array_append_new((json_t *)context, cli_step_json(s));
+    return json_array_append_new((json_t *)context, cli_view(ordo_step_json(s)));
 }
 
 static json_t *view_json(const run_view *v)
 {
     json_t *segments = json_array(), *checkpoints = json_array(), *events = json_array();
     for (size_t i = 0; i < v->segment_count; i++)
-        json_array_append_new(segments, cli_segment_json(&v->segments[i]));
+        json_array_append_new(segments, cli_view(ordo_segment_info_json(&v->segments[i])));
     for (size_t i = 0; i < v->checkpoint_count; i++)
-        json_array_append_new(checkpoints, cli_checkpoint_json(&v->checkpoints[i]));
+        json_array_append_new(checkpoints, cli_view(ordo_checkpoint_json(&v->checkpoints[i])));
     for (size_t i = 0; i < v->event_count; i++)
-        json_array_append_new(events, cli_event_json(&v->events[i]));
-    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_run_json(&v->run), "segments", segments,
-                     "checkpoints", checkpoints, "events", events);
+        json_array_append_new(events, cli_view(ordo_event_json(&v->events[i])));
+    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
+                     "segments", segments, "checkpoints", checkpoints, "events", events);
 }
 
 static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *range)
@@ -183,41 +182,44 @@ static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *
     return json ? cli_print_json(root) : EXIT_OK;
 }
 
+typedef struct {
+    int64_t range[2];
+    int has_range;
+} steps_option;
+
+/* --steps FROM:TO or N. */
+static int steps_value(int key, const char *value, void *context)
+{
+    (void)key;
+    steps_option *steps = context;
+    if (parse_range(value, &steps->range[0], &steps->range[1]) != 0)
+        return cli_usage_error("show", "--steps '%s' must be FROM:TO or N with 1 <= FROM <= TO",
+                               value);
+    steps->has_range = 1;
+    return 0;
+}
+
 /* Entry point of `ordo show`. */
 int cmd_show(int argc, char **argv)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"steps", required_argument, NULL, 's'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *db = NULL;
-    int json = 0, opt, has_range = 0;
-    int64_t range[2] = {0, 0};
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'j')
-            json = 1;
-        else if (opt == 's' && parse_range(optarg, &range[0], &range[1]) == 0)
-            has_range = 1;
-        else if (opt == 's')
-            return cli_usage_error("show", "--steps '%s' must be FROM:TO or N with 1 <= FROM <= TO",
-                                   optarg);
-        else if (opt == 'h')
-            return fputs(show_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("show", argv);
-    }
-    if (optind >= argc)
+    int json = 0;
+    steps_option steps = {{0, 0}, 0};
+    const cli_option options[] = {
+        {"db", 1, .text = &db}, {"json", 0, .flag = &json}, {"steps", 1, .key = 's'}, {0}};
+    const cli_parser parser = {.command = "show", .help = show_help, .options = options,
+                               .handle = steps_value, .context = &steps};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (first >= argc)
         return cli_usage_error("show", "which run? (ordo show RUN)");
-    if (optind + 1 < argc)
-        return cli_usage_error("show", "unexpected argument '%s'", argv[optind + 1]);
+    if (first + 1 < argc)
+        return cli_usage_error("show", "unexpected argument '%s'", argv[first + 1]);
     ordo_ledger *ledger = cli_open("show", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
-    int rc = show(ledger, argv[optind], json, has_range ? range : NULL);
+    rc = show(ledger, argv[first], json, steps.has_range ? steps.range : NULL);
     ordo_ledger_close(ledger);
     return rc;
 }

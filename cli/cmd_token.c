@@ -1,5 +1,4 @@
 /* ordo token create | list | revoke: API tokens for the service. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,36 +106,24 @@ static int token_revoke(const char *db, const char *id_text)
 /* Entry point of `ordo token`. */
 int cmd_token(int argc, char **argv)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"role", required_argument, NULL, 'r'},
-                                            {"name", required_argument, NULL, 'n'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *db = NULL, *role = NULL, *name = NULL;
-    int opt, as_json = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'r')
-            role = optarg;
-        else if (opt == 'n')
-            name = optarg;
-        else if (opt == 'j')
-            as_json = 1;
-        else if (opt == 'h')
-            return fputs(token_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("token", argv);
-    }
-    const char *sub = optind < argc ? argv[optind] : "";
-    int rest = argc - optind - 1;
+    int as_json = 0;
+    const cli_option options[] = {{"db", 1, .text = &db},
+                                  {"role", 1, .text = &role},
+                                  {"name", 1, .text = &name},
+                                  {"json", 0, .flag = &as_json},
+                                  {0}};
+    const cli_parser parser = {.command = "token", .help = token_help, .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    const char *sub = first < argc ? argv[first] : "";
+    int rest = argc - first - 1;
     if (!strcmp(sub, "create") && rest == 0)
         return token_create(db, role, name);
     if (!strcmp(sub, "list") && rest == 0)
         return token_list(db, as_json);
     if (!strcmp(sub, "revoke") && rest <= 1)
-        return token_revoke(db, rest == 1 ? argv[optind + 1] : NULL);
+        return token_revoke(db, rest == 1 ? argv[first + 1] : NULL);
     return cli_usage_error("token", "the subcommands are 'create', 'list' and 'revoke ID'");
 }

@@ -1,5 +1,4 @@
 /* ordo tokens: a file's token ids (or count) under a BPE encoding. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,11 +29,13 @@ static const char *default_ranks(const char *encoding, char *buffer, size_t size
     return buffer;
 }
 
-static void print_help(void)
+/* The help, with the encodings' names, into `buffer`. */
+static const char *help_text(char *buffer, size_t size)
 {
     char names[256];
     ordo_tokenizer_encodings(names, sizeof names);
-    printf("%s%s%s", tokens_help_head, names, tokens_help);
+    snprintf(buffer, size, "%s%s%s", tokens_help_head, names, tokens_help);
+    return buffer;
 }
 
 /* Opens the tokenizer; a default rank file that cannot be read says how to
@@ -124,41 +125,31 @@ static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int 
 /* Entry point of `ordo tokens`. */
 int cmd_tokens(int argc, char **argv)
 {
-    static const struct option options[] = {{"encoding", required_argument, NULL, 'e'},
-                                            {"path", required_argument, NULL, 'p'},
-                                            {"count", no_argument, NULL, 'c'},
-                                            {"jsonl", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
     const char *encoding = NULL, *path = NULL;
-    int count = 0, jsonl = 0, opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'e')
-            encoding = optarg;
-        else if (opt == 'p')
-            path = optarg;
-        else if (opt == 'c')
-            count = 1;
-        else if (opt == 'j')
-            jsonl = 1;
-        else if (opt == 'h')
-            return print_help(), EXIT_OK;
-        else
-            return cli_option_error("tokens", argv);
-    }
-    if (!encoding || argc - optind != 1)
+    int count = 0, jsonl = 0;
+    const cli_option options[] = {{"encoding", 1, .text = &encoding},
+                                  {"path", 1, .text = &path},
+                                  {"count", 0, .flag = &count},
+                                  {"jsonl", 0, .flag = &jsonl},
+                                  {0}};
+    char help[sizeof tokens_help_head + 256 + sizeof tokens_help];
+    const cli_parser parser = {.command = "tokens", .help = help_text(help, sizeof help),
+                               .options = options};
+    int first, rc = cli_parse(&parser, argc, argv, &first);
+    if (rc != CLI_PARSED)
+        return rc;
+    if (!encoding || argc - first != 1)
         return cli_usage_error("tokens", "needs --encoding NAME and one FILE");
     ordo_tokenizer *t = NULL;
     if (open_tokenizer(encoding, path, &t) != EXIT_OK)
         return EXIT_FAILURE_;
-    const char *file = argv[optind];
+    const char *file = argv[first];
     FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
     size_t len = 0;
     char *data = in ? slurp(in, &len) : NULL;
     if (in && in != stdin)
         fclose(in);
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     if (!data)
         rc = (fprintf(stderr, "ordo tokens: cannot read '%s'\n", file), EXIT_FAILURE_);
     else if (jsonl)

@@ -31,7 +31,9 @@ static void print_help(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\nEvery command answers --help. The ledger is --db PATH, else $ORDO_DB,\n"
-            "else ./ordo.db. Exit codes: 0 ok, 1 failure, 2 usage error.\n");
+            "else ./ordo.db. Exit codes: 0 ok, 1 failure, 2 usage error, 3 the runs\n"
+            "compared disagree (ordo compare: a divergent step, digests of different\n"
+            "kinds, or a conflict).\n");
 }
 
 int main(int argc, char **argv)

@@ -824,6 +824,44 @@ ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_
  * is not in the ledger. */
 ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
 
+/* ---- JSON views -------------------------------------------------------- */
+
+/* The JSON objects the CLI (`ordo show --json`, `ordo runs --json`, `ordo
+ * compare --json`) and the service's API print for what the functions
+ * above read back, so the two cannot disagree. Each returns compact text on
+ * one line, non-ASCII characters escaped (\uXXXX), so it can be embedded
+ * as is in a larger JSON document or parsed back; the caller owns it
+ * (ordo_free). NULL when memory runs out or a string is not UTF-8. JSON
+ * held in the structs (lane plans, workers, event details, metrics) is
+ * embedded as JSON, not as strings; absent values are null. */
+
+/* {"id", "name", "recipe_id", "recipe_name", "group", "baseline", "lanes",
+ * "world_size", "digest_kind", "segments", "steps", "first_step",
+ * "last_step", "checkpoints", "conflicts", "created_at"} */
+char *ordo_run_info_json(const ordo_run_info *run);
+
+/* {"id", "ordinal", "world_size", "lanes", "lane_binding", "start_step",
+ * "end_step", "open", "resumed_from", "lane_plan", "workers", "host",
+ * "created_at"} */
+char *ordo_segment_info_json(const ordo_segment_info *segment);
+
+/* {"step", "lanes", "state_bytes", "created_at", "held"} (not the state) */
+char *ordo_checkpoint_json(const ordo_checkpoint *checkpoint);
+
+/* {"id", "step", "kind", "detail", "created_at"} */
+char *ordo_event_json(const ordo_event *event);
+
+/* {"step", "batch_digest", "lane_digests", "tokens", "pad_tokens",
+ * "source_tokens", "loss", "metrics"}; digests as 64 hex characters. */
+char *ordo_step_json(const ordo_step *step);
+
+/* {"a", "b", "comparable", "steps_compared", "matched", "diverged",
+ * "first_divergent_step", "only_a", "only_b", "divergent_ranges" ([from,
+ * to] pairs), "lanes_differ", "conflicts_a", "conflicts_b",
+ * "first_conflict_step"} for the comparison of runs `a` and `b`. */
+char *ordo_compare_result_json(const char *a, const char *b,
+                               const ordo_compare_result *result);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

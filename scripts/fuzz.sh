@@ -17,7 +17,7 @@ make -s --no-print-directory BUILD="$fuzz" CC=clang OPT=-O1 SANITIZE="$flags" \
 . "$fuzz/config.mk" 2>/dev/null || true
 PKG_CFLAGS=$(pkg-config --cflags sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8)
 PKG_LIBS=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8)
-server_objs=$(ls "$fuzz"/server/*.o "$fuzz"/cli/common.o "$fuzz"/gen/web.o)
+server_objs=$(ls "$fuzz"/server/*.o "$fuzz"/gen/web.o)
 passed=0 failed=0
 for target in recipe records tokenizer state api path; do
   extra=""

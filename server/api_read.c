@@ -4,7 +4,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../cli/cli.h"
 #include "server.h"
 
 /* How two recipes differ: their top-level keys with different values. */
@@ -55,7 +54,7 @@ response api_compare(request *req)
         ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
         ordo_compare_runs(ledger, a, b, &r, &err) != ORDO_OK)
         return status_error(&err);
-    json_t *body = cli_compare_json(a, b, &r);
+    json_t *body = view_json(ordo_compare_result_json(a, b, &r));
     ordo_compare_result_free(&r);
     json_object_set_new(body, "recipes", recipe_diff(ledger, ra.recipe_id, rb.recipe_id));
     return json_ok(200, body);

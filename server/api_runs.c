@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/cli.h"
 #include "server.h"
 
 #define LEDGER_OR_RETURN(ledger)                  \
@@ -275,13 +274,15 @@ response api_runs_list(request *req)
     if (ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
         return status_error(&err);
     const char *recipe = query(req, "recipe"), *group = query(req, "group");
-    json_t *list = json_array();
+    json_text list = {0};
+    json_text_raw(&list, "{\"runs\":[");
     for (size_t i = 0; i < count; i++)
         if ((!recipe || strcmp(recipe, runs[i].recipe_id) == 0) &&
             (!group || strcmp(group, runs[i].group_tag) == 0))
-            json_array_append_new(list, cli_run_json(&runs[i]));
+            json_text_item(&list, ordo_run_info_json(&runs[i]));
     ordo_free(runs);
-    return json_ok(200, json_pack("{s:o}", "runs", list));
+    json_text_raw(&list, "]}");
+    return json_text_ok(&list, 200);
 }
 
 /* GET /api/runs/{run}: the run, its segments and events. */
@@ -294,9 +295,9 @@ response api_run_get(const char *name)
     if (ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
         ordo_segments_list(ledger, run.id, &segments, &count, &err) != ORDO_OK)
         return status_error(&err);
-    json_t *body = cli_run_json(&run), *list = json_array();
+    json_t *body = view_json(ordo_run_info_json(&run)), *list = json_array();
     for (size_t i = 0; i < count; i++)
-        json_array_append_new(list, cli_segment_json(&segments[i]));
+        json_array_append_new(list, view_json(ordo_segment_info_json(&segments[i])));
     ordo_segments_free(segments, count);
     json_object_set_new(body, "segments", list);
     ordo_event *events = NULL;
@@ -304,7 +305,7 @@ response api_run_get(const char *name)
         json_t *evs = json_array();
         size_t first = count > SERVER_MAX_EVENTS ? count - SERVER_MAX_EVENTS : 0;
         for (size_t i = first; i < count; i++) /* the latest ones */
-            json_array_append_new(evs, cli_event_json(&events[i]));
+            json_array_append_new(evs, view_json(ordo_event_json(&events[i])));
         ordo_events_free(events, count);
         json_object_set_new(body, "events", evs);
         json_object_set_new(body, "events_total", json_integer((json_int_t)count));

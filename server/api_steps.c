@@ -1,9 +1,9 @@
 /* Steps and checkpoints: ingest and read back. */
 #include <openssl/evp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/cli.h"
 #include "server.h"
 
 typedef struct {
@@ -333,18 +333,18 @@ response api_steps_post(request *req, const char *name)
 }
 
 typedef struct {
-    json_t *list;
+    json_text list;
     int64_t limit, next;
 } page;
 
 static int add_step(const ordo_step *s, void *context)
 {
     page *p = context;
-    if ((int64_t)json_array_size(p->list) == p->limit) {
+    if (p->list.items == p->limit) {
         p->next = s->step;
         return 1;
     }
-    json_array_append_new(p->list, cli_step_json(s));
+    json_text_item(&p->list, ordo_step_json(s));
     return 0;
 }
 
@@ -362,13 +362,19 @@ response api_steps_get(request *req, const char *name)
     ordo_run_info run;
     if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         return status_error(&err);
-    page p = {json_array(), limit, 0};
+    page p = {{0}, limit, 0};
+    json_text_raw(&p.list, "{\"steps\":[");
     if (ordo_steps_scan(ledger, run.id, from, to, add_step, &p, &err) != ORDO_OK) {
-        json_decref(p.list);
+        free(p.list.data);
         return status_error(&err);
     }
-    return json_ok(200, json_pack("{s:o, s:o}", "steps", p.list, "next",
-                                  p.next ? json_integer(p.next) : json_null()));
+    char next[32] = "null";
+    if (p.next)
+        snprintf(next, sizeof next, "%lld", (long long)p.next);
+    json_text_raw(&p.list, "],\"next\":");
+    json_text_raw(&p.list, next);
+    json_text_raw(&p.list, "}");
+    return json_text_ok(&p.list, 200);
 }
 
 /* 201 for a checkpoint of a complete step; 202 with "held" for one whose
@@ -453,7 +459,7 @@ response api_checkpoints_get(const char *name)
         return status_error(&err);
     json_t *out = json_array();
     for (size_t i = 0; i < count; i++)
-        json_array_append_new(out, cli_checkpoint_json(&list[i]));
+        json_array_append_new(out, view_json(ordo_checkpoint_json(&list[i])));
     ordo_free(list);
     return json_ok(200, json_pack("{s:o}", "checkpoints", out));
 }

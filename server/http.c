@@ -392,6 +392,14 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
 
 /* ---- helpers for handlers ---- */
 
+/* Parses a library JSON view and frees its text. */
+json_t *view_json(char *text)
+{
+    json_t *value = text ? json_loads(text, 0, NULL) : NULL;
+    ordo_free(text);
+    return value;
+}
+
 response json_ok(int status, json_t *body)
 {
     if (!body) /* a body that could not be built is a server error, never "{}" */

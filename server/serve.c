@@ -1,88 +1,13 @@
-/* ordo serve: the HTTP service over the ledger. */
+/* server_run: the service's life — the ledger, binding, signals, the drain. */
 #include <arpa/inet.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/cli.h"
 #include "server.h"
-
-static const char serve_help[] =
-    "usage: ordo serve [--db PATH] [--listen HOST:PORT] [--threads N] [--public-read]\n"
-    "                  [--tls-cert FILE --tls-key FILE] [--header-deadline S] [--insecure]\n\n"
-    "Serves the ledger over HTTP (docs/api.md): training jobs report steps and\n"
-    "checkpoints, fetch recovery manifests; compare, audit and the dashboard\n"
-    "read. Port 0 picks a free port; the address bound is printed on stdout.\n"
-    "Writes need a writer token (ordo token create); reads are open on a\n"
-    "loopback address or with --public-read, else need a token. SIGTERM or\n"
-    "SIGINT lets requests in flight finish, then closes the ledger.\n\n"
-    "  --db PATH          the ledger (default: $ORDO_DB, else ./ordo.db)\n"
-    "  --listen HOST:PORT address to bind (default 127.0.0.1:8765; IPv4)\n"
-    "  --threads N        worker threads, each with its own connection (default 4)\n"
-    "  --public-read      reads need no token on a non-loopback address\n"
-    "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain)\n"
-    "  --tls-key FILE     and this PEM private key\n"
-    "  --header-deadline S seconds a connection has to send a request's headers,\n"
-    "                     however slowly it trickles them (default 10)\n"
-    "  --insecure         accept tokens over plain HTTP on a non-loopback address\n"
-    "                     (refused otherwise: they would cross the network in clear)\n"
-    "  -h, --help         this help\n";
-
-static int parse_listen(const char *text, struct sockaddr_in *addr)
-{
-    char host[64];
-    const char *colon = strrchr(text, ':');
-    if (!colon || (size_t)(colon - text) >= sizeof host || colon == text)
-        return -1;
-    memcpy(host, text, (size_t)(colon - text));
-    host[colon - text] = '\0';
-    char *end = NULL;
-    long port = strtol(colon + 1, &end, 10);
-    if (!colon[1] || *end || port < 0 || port > 65535)
-        return -1;
-    memset(addr, 0, sizeof *addr);
-    addr->sin_family = AF_INET;
-    addr->sin_port = htons((uint16_t)port);
-    if (strcmp(host, "localhost") == 0)
-        strcpy(host, "127.0.0.1");
-    return inet_pton(AF_INET, host, &addr->sin_addr) == 1 ? 0 : -1;
-}
-
-static int parse_seconds(const char *text, double *out)
-{
-    char *end = NULL;
-    double v = strtod(text, &end);
-    if (end == text || *end || !(v >= 0.1 && v <= 300))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-/* Reads a PEM file (at most 1 MiB) into a NUL-terminated string. */
-static int load_pem(const char *what, const char *path, const char **out)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = f ? malloc((1 << 20) + 1) : NULL;
-    size_t n = text ? fread(text, 1, 1 << 20, f) : 0;
-    if (f)
-        fclose(f);
-    if (text)
-        text[n] = '\0';
-    if (!text || n == 0 || n == (1 << 20) || !strstr(text, "-----BEGIN ")) {
-        free(text);
-        fprintf(stderr, "ordo serve: %s '%s' is missing, empty, too large or not PEM\n", what,
-                path);
-        return -1;
-    }
-    *out = text;
-    return 0;
-}
 
 static int bound_port(struct MHD_Daemon *d)
 {
@@ -114,71 +39,29 @@ static void drain(struct MHD_Daemon *d)
         close(listening);
 }
 
-/* Entry point of `ordo serve`. */
-int cmd_serve(int argc, char **argv)
+/* Creates and migrates the ledger before any request can open it. */
+static int prepare_ledger(const char *db)
 {
-    static const struct option options[] = {{"db", required_argument, NULL, 'd'},
-                                            {"listen", required_argument, NULL, 'l'},
-                                            {"threads", required_argument, NULL, 't'},
-                                            {"public-read", no_argument, NULL, 'p'},
-                                            {"tls-cert", required_argument, NULL, 'c'},
-                                            {"tls-key", required_argument, NULL, 'k'},
-                                            {"insecure", no_argument, NULL, 'i'},
-                                            {"header-deadline", required_argument, NULL, 'H'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {0, 0, 0, 0}};
-    const char *db = NULL, *listen = "127.0.0.1:8765", *cert_file = NULL, *key_file = NULL,
-               *deadline = NULL;
-    static server_config config = {.threads = 4, .header_deadline = 10};
-    int opt;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-        if (opt == 'd')
-            db = optarg;
-        else if (opt == 'l')
-            listen = optarg;
-        else if (opt == 't')
-            config.threads = atoi(optarg);
-        else if (opt == 'p')
-            config.public_read = 1;
-        else if (opt == 'c')
-            cert_file = optarg;
-        else if (opt == 'k')
-            key_file = optarg;
-        else if (opt == 'i')
-            config.insecure = 1;
-        else if (opt == 'H')
-            deadline = optarg;
-        else if (opt == 'h')
-            return fputs(serve_help, stdout), EXIT_OK;
-        else
-            return cli_option_error("serve", argv);
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    if (ordo_ledger_open(db, 0, &ledger, &err) != ORDO_OK) {
+        fprintf(stderr, "ordo serve: %s\n", err.message);
+        return -1;
     }
-    if (optind != argc)
-        return cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
-    struct sockaddr_in addr;
-    if (parse_listen(listen, &addr) != 0)
-        return cli_usage_error("serve", "--listen '%s' must be IPV4-ADDRESS:PORT", listen);
-    if (config.threads < 1 || config.threads > 256)
-        return cli_usage_error("serve", "--threads must be 1 to 256");
-    if (deadline && parse_seconds(deadline, &config.header_deadline) != 0)
-        return cli_usage_error("serve", "--header-deadline '%s' must be 0.1 to 300 seconds",
-                               deadline);
-    if (!cert_file != !key_file)
-        return cli_usage_error("serve", "--tls-cert and --tls-key go together");
-    if (cert_file && load_pem("certificate", cert_file, &config.tls_cert) != 0)
-        return EXIT_FAILURE_;
-    if (key_file && load_pem("private key", key_file, &config.tls_key) != 0)
-        return EXIT_FAILURE_;
-    if (cert_file && !MHD_is_feature_supported(MHD_FEATURE_TLS))
-        return fprintf(stderr, "ordo serve: this libmicrohttpd has no TLS support\n"),
-               EXIT_FAILURE_;
-    config.db = cli_db_path(db);
-    config.loopback = (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
-    ordo_ledger *ledger = cli_open("serve", db, 0); /* creates and migrates */
-    if (!ledger)
-        return EXIT_FAILURE_;
     ordo_ledger_close(ledger);
+    return 0;
+}
+
+/* Runs the service (server_run.h). */
+int server_run(const server_config *options)
+{
+    static server_config config; /* read by every request's thread */
+    config = *options;
+    config.loopback = (ntohl(config.address.sin_addr.s_addr) >> 24) == 127;
+    if (config.tls_cert && !MHD_is_feature_supported(MHD_FEATURE_TLS))
+        return fprintf(stderr, "ordo serve: this libmicrohttpd has no TLS support\n"), -1;
+    if (prepare_ledger(config.db) != 0)
+        return -1;
     server = &config;
     sigset_t stop;
     sigemptyset(&stop);
@@ -186,14 +69,14 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* the daemon's threads inherit it */
     signal(SIGPIPE, SIG_IGN);
-    struct MHD_Daemon *d = server_start((const struct sockaddr *)&addr, &config);
+    struct MHD_Daemon *d = server_start((const struct sockaddr *)&config.address, &config);
     if (!d)
-        return fprintf(stderr, "ordo serve: cannot listen on %s%s\n", listen,
-                       cert_file ? " (or the certificate and key do not fit)" : ""),
-               EXIT_FAILURE_;
+        return fprintf(stderr, "ordo serve: cannot listen on %s%s\n", config.listen,
+                       config.tls_cert ? " (or the certificate and key do not fit)" : ""),
+               -1;
     char host[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
-    printf("ordo serve: listening on %s://%s:%d (ledger %s)\n", cert_file ? "https" : "http",
+    inet_ntop(AF_INET, &config.address.sin_addr, host, sizeof host);
+    printf("ordo serve: listening on %s://%s:%d (ledger %s)\n", config.tls_cert ? "https" : "http",
            host, bound_port(d), config.db);
     fflush(stdout);
     int sig = 0;
@@ -202,5 +85,5 @@ int cmd_serve(int argc, char **argv)
             sig == SIGTERM ? "SIGTERM" : "SIGINT");
     drain(d);
     fprintf(stderr, "ordo serve: stopped\n");
-    return EXIT_OK;
+    return 0;
 }

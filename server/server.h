@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ordo.h"
+#include "server_run.h"
 
 #define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
 #define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
@@ -32,17 +33,6 @@
 #define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
 #define SERVER_PER_ADDRESS 256             /* connections from one address */
-
-/* How the server was started. */
-typedef struct server_config {
-    const char *db;
-    int loopback;    /* bound to a loopback address */
-    int public_read; /* reads need no token even off loopback */
-    int threads;
-    int insecure;    /* tokens accepted over plain HTTP off loopback */
-    const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
-    double header_deadline; /* seconds a connection has to send a request's headers */
-} server_config;
 
 /* Counters for /metrics (updated with atomics from every thread). */
 typedef struct server_metrics {
@@ -142,6 +132,22 @@ void heavy_stop(void);
 response json_ok(int status, json_t *body);
 response json_error(int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The value of one of the library's JSON views (ordo_step_json, ...;
+ * ordo.h), which it frees; NULL when `text` is NULL. A new reference. */
+json_t *view_json(char *text);
+/* A JSON answer built as text from the library's views (json_text.c):
+ * json_text_raw appends JSON text, json_text_item a view (stolen; NULL is
+ * left out) with a comma before all but the first item of a list, and
+ * json_text_ok hands the text over as the response (a 500 when memory ran
+ * out). Start from (json_text){0}; items counts what json_text_item added. */
+typedef struct json_text {
+    char *data;
+    size_t len, cap;
+    int items, failed;
+} json_text;
+void json_text_raw(json_text *t, const char *text);
+void json_text_item(json_text *t, char *view);
+response json_text_ok(json_text *t, int status);
 /* An error response for a library status (404 not found, 409 conflict, ...). */
 response status_error(const ordo_error *err);
 /* Parses the request body as a JSON object within the limits above; on
@@ -228,8 +234,5 @@ long long guard_dropped(void);
 /* Runs a steps body's bytes through the body limits, the key checks and
  * the steps and lane-report parsers without a ledger (for the fuzzer). */
 void server_fuzz_bodies(const char *bytes, size_t size);
-
-/* `ordo serve`. */
-int cmd_serve(int argc, char **argv);
 
 #endif

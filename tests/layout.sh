@@ -30,6 +30,10 @@ broken "cli/ reaching an internal header" cli/cmd_runs.c '#include "../loader/le
   'cli/cmd_runs.c:[0-9]* includes "../loader/ledger/sql.h"'
 broken "server/ reaching an internal header" server/auth.c '#include "core/core.h"' \
   'server/auth.c:[0-9]* includes "core/core.h"'
+broken "server/ reaching into cli/" server/routes.c '#include "../cli/cli.h"' \
+  'server/routes.c:[0-9]* includes "../cli/cli.h"'
+broken "cli/ reaching past the service's entry" cli/cmd_serve.c '#include "../server/server.h"' \
+  'cli/cmd_serve.c:[0-9]* includes "../server/server.h"'
 broken "the pipeline reaching SQL" loader/pipeline/pool.c '#include "ledger/sql.h"' \
   'pipeline/pool.c:[0-9]* includes "ledger/sql.h"'
 broken "the tokenizer seeing SQLite" loader/tokenizer/tokens.c '#include <sqlite3.h>' \

@@ -148,6 +148,9 @@
     X(changed_shard_is_caught_without_hashing_the_corpus) \
     X(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again) \
     X(manifest_and_shard_inputs_refuse_fifos_and_devices) \
-    X(recipe_from_a_pipe_is_read_whole_and_bounded)
+    X(recipe_from_a_pipe_is_read_whole_and_bounded) \
+    /* JSON views shared by the CLI and the service */ \
+    X(json_views_are_compact_ascii_and_embed_json) \
+    X(json_view_of_a_name_that_is_not_utf8_is_null)
 
 #endif

@@ -31,6 +31,7 @@ run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite layout env BUILD="$build" tests/layout.sh
+  run_suite make-deps tests/make_deps.sh
   run_suite demo env BUILD="$build" tests/demo.sh
   run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite python env BUILD="$build" tests/python/run.sh

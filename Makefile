@@ -79,6 +79,12 @@ $(BUILD)/libordo.so: $(LOADER_OBJ)
 	$(CC) -shared -Wl,-soname,libordo.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 $(BUILD)/ordo: $(CLI_OBJ) $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
+# The unit suite's list of tests, generated from the TEST(name) definitions
+# (the folder is a prerequisite too, so adding or removing a file counts).
+$(BUILD)/gen/test_list.h: $(TEST_SRC) tests tests/harness.h scripts/test_list.sh $(BUILD)/config.mk
+	CC="$(CC)" CPPFLAGS="$(PKG_CFLAGS) -Iloader -Itests" scripts/test_list.sh $@ $(TEST_SRC)
+$(BUILD)/tests/main.o: $(BUILD)/gen/test_list.h
+$(BUILD)/tests/main.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/test_ordo: $(TEST_OBJ) $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a

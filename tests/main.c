@@ -1,4 +1,8 @@
-/* The test runner: forks each test, reports, prints "N passed, N failed". */
+/* The test runner: forks each test, reports, prints "N passed, N failed".
+ * The tests are every TEST(name) of the test files, listed at build time by
+ * scripts/test_list.sh (test_list.h); arguments keep the tests whose name
+ * holds one of them, --list prints the names. tests/README.md says how
+ * the tests are organised and how to add one. */
 #define _GNU_SOURCE /* nftw's FTW_DEPTH|FTW_PHYS flags */
 #include <errno.h>
 #include <grp.h>

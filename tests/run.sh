@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite and prints the total as its closing line:
-# "N passed, N failed"; exits non-zero when anything failed.
+# "N passed, N failed"; exits non-zero when anything failed. Arguments
+# filter the unit tests and the CLI cases by name (then only those run).
+# How the tests are organised and how to add one: tests/README.md.
 #   BUILD=dir      the build to test (default build)
 #   SANITIZED=1    skip suites that link outside the sanitized build
 #   SKIP_SANITIZERS=1  skip the ASan and TSan runs of the unit suite

@@ -82,7 +82,8 @@ $(BUILD)/ordo: $(CLI_OBJ) $(BUILD)/libordo.a
 # The unit suite's list of tests, generated from the TEST(name) definitions
 # (the folder is a prerequisite too, so adding or removing a file counts).
 $(BUILD)/gen/test_list.h: $(TEST_SRC) tests tests/harness.h scripts/test_list.sh $(BUILD)/config.mk
-	CC="$(CC)" CPPFLAGS="$(PKG_CFLAGS) -Iloader -Itests" scripts/test_list.sh $@ $(TEST_SRC)
+	@echo "scripts/test_list.sh $@ tests/*.c"
+	@CC="$(CC)" CPPFLAGS="$(PKG_CFLAGS) -Iloader -Itests" scripts/test_list.sh $@ $(TEST_SRC)
 $(BUILD)/tests/main.o: $(BUILD)/gen/test_list.h
 $(BUILD)/tests/main.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/test_ordo: $(TEST_OBJ) $(BUILD)/libordo.a

@@ -1,7 +1,7 @@
 # ordo — build, test, bench, install.
 #   make            build build/ordo, build/libordo.a, build/libordo.so
 #   make test       build and run every test suite (the CI command)
-#   make check      quick edit-compile-test loop: unit suite only, TEST=name filters
+#   make check      quick edit-compile-test loop: unit suite and CLI cases, TEST=name filters
 #   make asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make tsan       the suite under ThreadSanitizer
 #   make bench      benchmarks (figures go to docs/benchmarks.md)
@@ -92,6 +92,13 @@ $(BUILD)/libordo.so: $(LOADER_OBJ)
 	$(CC) -shared -Wl,-soname,libordo.so.0 $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 $(BUILD)/ordo: $(CLI_OBJ) $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
+# The unit suite's list of tests, generated from the TEST(name) definitions
+# (the folder is a prerequisite too, so adding or removing a file counts).
+$(BUILD)/gen/test_list.h: $(TEST_SRC) tests tests/harness.h scripts/test_list.sh $(BUILD)/config.mk
+	@echo "scripts/test_list.sh $@ tests/*.c"
+	@CC="$(CC)" CPPFLAGS="$(PKG_CFLAGS) -Iloader -Itests" scripts/test_list.sh $@ $(TEST_SRC)
+$(BUILD)/tests/main.o: $(BUILD)/gen/test_list.h
+$(BUILD)/tests/main.o: CFLAGS += -I$(BUILD)/gen
 $(BUILD)/test_ordo: $(TEST_OBJ) $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libordo.a $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a
@@ -111,6 +118,7 @@ test: all $(BUILD)/test_ordo
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh
 	ORDO_BIN=$(BUILD)/ordo ORDO_VOCAB=$(BUILD)/vocab $(BUILD)/test_ordo $(TEST)
+	BUILD=$(BUILD) tests/cli/run.sh $(TEST)
 asan:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test

@@ -1,7 +1,9 @@
 /*
- * A small test harness: one TEST per behaviour, registered in tests/list.h,
- * each run in its own forked process with its own temporary directory.
- * Assertions print both sides and are never compiled out.
+ * A small test harness: one TEST per behaviour, each run in its own forked
+ * process with its own temporary directory. The list of tests is generated
+ * at build time from the TEST(name) definitions (scripts/test_list.sh), so
+ * defining a test is registering it. Assertions print both sides and are
+ * never compiled out.
  */
 #ifndef ORDO_TEST_HARNESS_H
 #define ORDO_TEST_HARNESS_H
@@ -11,9 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef ORDO_TEST_SCAN
+/* scripts/test_list.sh preprocesses the test files: each definition leaves
+ * one marker line that comments and strings cannot imitate */
+#define TEST(name) ORDO_TEST_DEFINED name
+#else
 #define TEST(name)            \
     void test_##name(void); \
     void test_##name(void)
+#endif
 
 /* Stops the current test with a message (the process exits non-zero). */
 void test_fail(const char *file, int line, const char *fmt, ...)

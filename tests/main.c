@@ -1,4 +1,8 @@
-/* The test runner: forks each test, reports, prints "N passed, N failed". */
+/* The test runner: forks each test, reports, prints "N passed, N failed".
+ * The tests are every TEST(name) of the test files, listed at build time by
+ * scripts/test_list.sh (test_list.h); arguments keep the tests whose name
+ * holds one of them, --list prints the names. tests/README.md says how
+ * the tests are organised and how to add one. */
 #define _GNU_SOURCE /* nftw's FTW_DEPTH|FTW_PHYS flags */
 #include <errno.h>
 #include <grp.h>
@@ -13,7 +17,9 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "list.h"
+#ifndef ORDO_TEST_SCAN /* the list is generated from the files, this one too */
+#include "test_list.h"
+#endif
 
 #define TEST_TIMEOUT_SECONDS 120
 
@@ -218,8 +224,13 @@ int main(int argc, char **argv)
     char absolute[4096];
     if (bin && realpath(bin, absolute))
         setenv("ORDO_BIN", absolute, 1);
-    int passed = 0, failed = 0;
     size_t count = sizeof tests / sizeof tests[0];
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < count; i++)
+            printf("%s\n", tests[i].name);
+        return 0;
+    }
+    int passed = 0, failed = 0;
     for (size_t i = 0; i < count; i++) {
         int selected = argc < 2;
         for (int a = 1; a < argc; a++)

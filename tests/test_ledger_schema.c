@@ -1,9 +1,11 @@
-/* Migrations and schema/schema.sql; ledger identity and versions. */
+/* Migrations and schema/schema.sql; ledger identity and versions; released
+ * migrations frozen; the settings of every connection. */
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fixtures.h"
+#include "testing.h"
 
 /* Every object of a database as "type|name|tbl_name|sql" lines, sorted,
  * followed by its user_version and application_id. */
@@ -157,4 +159,63 @@ TEST(foreign_sqlite_database_is_refused)
     /* Nothing was added to it. */
     ASSERT_EQ_INT(fixture_int(test_path("other.db"), "SELECT count(*) FROM sqlite_schema"), 1);
     ASSERT_EQ_INT(fixture_int(test_path("other.db"), "PRAGMA user_version"), 0);
+}
+
+/* Released migrations never change: a ledger made by an earlier ordo has
+ * already applied them under their version number. A new schema change is
+ * a new migration file. */
+static const struct {
+    const char *file, *sha256;
+} released[] = {
+    {"migrations/0001_initial.sql", "945774845675dd0d4dcad79c80d88f4151e5a1e4a32205a4cfdf8bfb44a6a155"},
+    {"migrations/0002_lane_reports.sql",
+     "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
+    {"migrations/0003_step_blocks.sql",
+     "1f3ef37f919821a02b0db6e132f3aa9d1055785629a0451d5e1714618b80fb00"},
+    {"migrations/0004_chunk_digests.sql",
+     "31a9d54794f676853fb7bd552555e096dddf81334216ad6d24c17ce9f3b4e1b1"},
+    {"migrations/0005_shard_files_chunk_events.sql",
+     "fda4233c40d6a2dfa6b83c9daa1e09c2b974a4a40a341d38b7d96900c6614478"},
+};
+
+TEST(released_migrations_are_frozen)
+{
+    for (size_t i = 0; i < sizeof released / sizeof released[0]; i++) {
+        size_t size = 0;
+        char *text = test_read_file(released[i].file, &size);
+        ASSERT(text != NULL);
+        unsigned char digest[ORDO_DIGEST_SIZE];
+        char hex[ORDO_DIGEST_HEX_SIZE];
+        ordo_sha256(text, size, digest);
+        ordo_digest_to_hex(digest, hex);
+        free(text);
+        if (strcmp(hex, released[i].sha256) != 0)
+            test_fail(__FILE__, __LINE__, "%s was edited after release (SHA-256 %s); add a new "
+                                          "migration instead", released[i].file, hex);
+    }
+    ASSERT_EQ_INT(ordo_schema_version_latest(), (int)(sizeof released / sizeof released[0]));
+}
+
+static long long pragma(ordo_ledger *ledger, const char *sql)
+{
+    sqlite3_stmt *stmt = NULL;
+    ASSERT(sqlite3_prepare_v2(ledger->db, sql, -1, &stmt, NULL) == SQLITE_OK);
+    ASSERT(sqlite3_step(stmt) == SQLITE_ROW);
+    long long value = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return value;
+}
+
+TEST(every_connection_has_foreign_keys_and_busy_timeout)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    ordo_ledger_close(ledger);
+    unsigned modes[] = {0, ORDO_OPEN_READONLY, ORDO_OPEN_NO_CREATE};
+    for (size_t i = 0; i < 3; i++) {
+        ordo_error err;
+        ASSERT_OK(ordo_ledger_open(test_path("l.db"), modes[i], &ledger, &err), &err);
+        ASSERT_EQ_INT(pragma(ledger, "PRAGMA foreign_keys"), 1);
+        ASSERT(pragma(ledger, "PRAGMA busy_timeout") >= 1000);
+        ordo_ledger_close(ledger);
+    }
 }

@@ -1,4 +1,5 @@
-/* The BPE tokenizer: rank files, round trips, specials, bad input. Token
+/* The BPE tokenizer: rank files, round trips, specials, bad input, the
+ * table of encodings. Token
  * ids themselves are checked against tiktoken by the conformance suite. */
 #include "corpus.h"
 #include "fixtures.h"
@@ -233,4 +234,15 @@ static void scanner_matches_pattern(const char *encoding)
         free(reference_ends.ids);
     }
     ordo__bpe_free(bpe);
+}
+
+TEST(library_lists_every_encoding_from_its_table)
+{
+    char names[256], small[8];
+    size_t length = ordo_tokenizer_encodings(names, sizeof names);
+    ASSERT_EQ_STR(names, "gpt2, r50k_base, p50k_base, cl100k_base, o200k_base or llama3");
+    ASSERT_EQ_INT((int)length, (int)strlen(names));
+    /* a short buffer is cut and terminated; the length is still the whole */
+    ASSERT_EQ_INT((int)ordo_tokenizer_encodings(small, sizeof small), (int)length);
+    ASSERT_EQ_STR(small, "gpt2, r");
 }

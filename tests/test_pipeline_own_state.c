@@ -1,6 +1,5 @@
 /* What the Python face needs from the library: a rank resumed from its own
- * state at the same world size, and an index read from a ledger instead of
- * the shards. */
+ * state at the same world size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,21 +75,3 @@ TEST(loader_resumes_a_ranks_own_state_at_the_same_world_size)
     ordo_recipe_free(r);
 }
 
-TEST(recipe_index_counts_the_shards_it_read)
-{
-    corpus_jsonl("data", "doc", 3, 40, 5, 200, 32);
-    const char *path = corpus_recipe("r.json", 4, 8, 16, 2, 0,
-                                     "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
-                                     "\"weight\": 1}]");
-    ordo_ledger *ledger = fixture_open("index.db");
-    ordo_recipe *r = load(path, ledger);
-    ASSERT_EQ_INT(ordo_recipe_indexed_shards(r), 3);
-    ordo_recipe_free(r);
-    r = load(path, ledger);
-    ASSERT_EQ_INT(ordo_recipe_indexed_shards(r), 0);
-    ordo_recipe_free(r);
-    r = load(path, NULL);
-    ASSERT_EQ_INT(ordo_recipe_indexed_shards(r), 3);
-    ordo_recipe_free(r);
-    ordo_ledger_close(ledger);
-}

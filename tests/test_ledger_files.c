@@ -1,8 +1,11 @@
-/* Ledger files that are not what they should be. */
+/* Ledger files that are not what they should be: garbage, truncated,
+ * unwritable, not regular files, read-only, damaged rows. */
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "fixtures.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 TEST(garbage_file_is_not_a_ledger_and_is_left_alone)
 {
@@ -86,5 +89,64 @@ TEST(readonly_ledger_refuses_writes)
     ASSERT_CONTAINS(err.message, "read-only");
     char id[ORDO_DIGEST_HEX_SIZE];
     ASSERT_STATUS(ordo_recipe_put(ledger, "{}", 2, id, &err), ORDO_INVALID, &err);
+    ordo_ledger_close(ledger);
+}
+
+TEST(ledger_path_kinds_are_checked)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT(mkfifo(test_path("fifo"), 0600) == 0);
+    ASSERT_STATUS(ordo_ledger_open(test_path("fifo"), 0, &ledger, &err), ORDO_IO, &err);
+    ASSERT_CONTAINS(err.message, "not a regular file");
+    ASSERT_STATUS(ordo_ledger_open("/dev/null", ORDO_OPEN_READONLY, &ledger, &err), ORDO_IO, &err);
+    ASSERT_CONTAINS(err.message, "not a regular file");
+}
+
+TEST(read_only_ledgers_are_readable_and_refuse_writes)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    fixture_run(ledger, "r", 4, 2);
+    ordo_ledger_close(ledger);
+    /* A folder the reader cannot write: listing still works. */
+    ASSERT(chmod(test_path(""), 0755) == 0); /* reachable for the unprivileged user */
+    ASSERT(mkdir(test_path("ro"), 0755) == 0);
+    size_t size = 0;
+    char *bytes = test_read_file(test_path("l.db"), &size);
+    test_write_file(test_path("ro/l.db"), bytes, size);
+    free(bytes);
+    ASSERT(chmod(test_path("ro/l.db"), 0444) == 0);
+    ASSERT(chmod(test_path("ro"), 0555) == 0);
+    cli_result r = run_ordo_unprivileged(A("runs", "--db", test_path("ro/l.db")));
+    ASSERT_EQ_INT(r.code, 0);
+    ASSERT_CONTAINS(r.out, "r ");
+    cli_result_free(&r);
+    r = run_ordo_unprivileged(A("migrate", "--db", test_path("ro/l.db")));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "cannot be written");
+    cli_result_free(&r);
+    ASSERT(chmod(test_path("ro"), 0755) == 0);
+}
+
+TEST(damaged_rows_give_errors_not_crashes)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 2);
+    unsigned char lanes[4 * ORDO_DIGEST_SIZE], state[8] = {1};
+    ordo_step step;
+    fixture_step(&step, 1, 4, lanes, 1);
+    ordo_error err;
+    ASSERT_OK(ordo_steps_record(ledger, run, &step, 1, NULL, &err), &err);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 1, 4, state, sizeof state, &err), &err);
+    ordo_ledger_close(ledger);
+    fixture_sql(test_path("l.db"), "UPDATE steps SET batch_digest = x''; "
+                                   "UPDATE checkpoints SET lane_state = x''");
+    ledger = fixture_open("l.db");
+    ASSERT_STATUS(ordo_steps_record(ledger, run, &step, 1, NULL, &err), ORDO_NOTLEDGER, &err);
+    ASSERT_CONTAINS(err.message, "step 1 of run 1 is damaged");
+    ordo_checkpoint c;
+    ASSERT_OK(ordo_checkpoint_get(ledger, run, 1, &c, &err), &err);
+    ASSERT_EQ_INT(c.state_size, 0);
+    ordo_checkpoint_free(&c);
     ordo_ledger_close(ledger);
 }

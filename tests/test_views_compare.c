@@ -1,9 +1,14 @@
 /* Comparing runs through the step blocks: against a brute-force compare of
  * the steps themselves, on sparse runs across block boundaries; and the
- * blocks rebuilt by migration 0003 for steps recorded before it. */
+ * blocks rebuilt by migration 0003 for steps recorded before it; and the
+ * conflicting reports of a job restarted in place. */
+#include <jansson.h>
 #include <pthread.h>
 
+#include "corpus.h"
 #include "fixtures.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 typedef struct {
     int64_t steps[4000];
@@ -195,83 +200,6 @@ TEST(step_blocks_of_large_steps_stay_in_their_run)
     ordo_ledger_close(ledger);
 }
 
-static void lane_report(ordo_lane_report *r, int64_t step, int lane, unsigned seed)
-{
-    unsigned char lanes[4][ORDO_DIGEST_SIZE];
-    ordo_step s;
-    fixture_step(&s, step, 4, &lanes[0][0], seed);
-    memset(r, 0, sizeof *r);
-    r->step = step;
-    r->lane = lane;
-    r->rank = lane % 2; /* fixture_run's plan at world size 2 */
-    memcpy(r->digest, lanes[lane], ORDO_DIGEST_SIZE);
-}
-
-TEST(lane_reports_composing_several_steps_count_each_once)
-{
-    ordo_ledger *ledger = fixture_open("l.db");
-    int64_t a = fixture_run(ledger, "a", 4, 2), b = fixture_run(ledger, "b", 4, 2);
-    ordo_lane_report reports[12];
-    for (int64_t s = 1; s <= 3; s++) {
-        for (int lane = 0; lane < 4; lane++)
-            lane_report(&reports[(s - 1) * 4 + lane], s, lane, 1);
-        record_one_step(ledger, b, s, 1);
-    }
-    ordo_record_result result;
-    size_t completed = 0;
-    ordo_error err;
-    ASSERT_OK(ordo_lanes_record(ledger, a, reports, 12, &result, &completed, &err), &err);
-    ASSERT_EQ_INT(completed, 3);
-    ordo_run_info info;
-    ASSERT_OK(ordo_run_get(ledger, "a", &info, &err), &err);
-    ASSERT_EQ_INT(info.steps, 3);
-    ordo_compare_result r;
-    ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &r, &err), &err);
-    ASSERT_EQ_INT(r.matched, 3);
-    ASSERT_EQ_INT(r.only_a, 0);
-    ordo_compare_result_free(&r);
-    ordo_ledger_close(ledger);
-}
-
-/* Lanes reported before the step was recorded some other way are checked
- * against it when the next lane comes, and then go. */
-TEST(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise)
-{
-    ordo_ledger *ledger = fixture_open("l.db");
-    int64_t a = fixture_run(ledger, "a", 4, 2);
-    ordo_lane_report reports[3], last;
-    for (int lane = 0; lane < 3; lane++)
-        lane_report(&reports[lane], 1, lane, 1);
-    ordo_record_result result;
-    size_t completed;
-    ordo_error err;
-    ASSERT_OK(ordo_lanes_record(ledger, a, reports, 3, &result, &completed, &err), &err);
-    /* the whole step differs in every lane: its three pending lanes are
-     * conflicts at once, and nothing is left waiting for lane 3 */
-    static unsigned char lanes[4][ORDO_DIGEST_SIZE];
-    ordo_step whole;
-    fixture_step(&whole, 1, 4, &lanes[0][0], 2);
-    ASSERT_STATUS(ordo_steps_record(ledger, a, &whole, 1, &result, &err), ORDO_CONFLICT, &err);
-    ASSERT_EQ_INT(result.inserted, 1);
-    ASSERT_EQ_INT(result.conflicts, 3);
-    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", a), 0);
-    lane_report(&last, 1, 3, 1);
-    ASSERT_OK(ordo_lanes_record(ledger, a, &last, 1, &result, &completed, &err), &err);
-    ASSERT_EQ_INT(result.conflicts, 1);
-    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
-                                                 "'conflict'"), 4);
-    /* pending lanes that agree with the whole step go without a conflict */
-    int64_t b = fixture_run(ledger, "b", 4, 2);
-    ASSERT_OK(ordo_lanes_record(ledger, b, reports, 3, &result, &completed, &err), &err);
-    fixture_step(&whole, 1, 4, &lanes[0][0], 1);
-    ASSERT_OK(ordo_steps_record(ledger, b, &whole, 1, &result, &err), &err);
-    ASSERT_EQ_INT(result.conflicts, 0);
-    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", b), 0);
-    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
-                                                 "'conflict'"), 4);
-    ordo_ledger_close(ledger);
-}
-
 static int64_t writer_run;
 static volatile int writer_stop;
 
@@ -317,4 +245,78 @@ TEST(compare_reads_one_snapshot)
     writer_stop = 1;
     pthread_join(writer, NULL);
     ordo_ledger_close(ledger);
+}
+
+/* A copy of a test path that later test_path calls leave alone. */
+static const char *kept(const char *path)
+{
+    static char copies[8][512];
+    static int next;
+    char *copy = copies[next++ % 8];
+    snprintf(copy, sizeof copies[0], "%s", path);
+    return copy;
+}
+
+static const char *one_source(int lanes, int global_batch, int seq_len, int flush_every,
+                              int shuffle_window)
+{
+    return kept(corpus_recipe("recipe.json", lanes, global_batch, seq_len, flush_every,
+                              shuffle_window,
+                              "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                              "\"weight\": 1}]"));
+}
+
+/* Steps a job recorded after its last checkpoint before it crashed: made
+ * up here as the steps 61-65 of a 4-lane run. */
+static void crashed_after(const char *db, const char *name)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, name, &info, &err), &err);
+    unsigned char lanes[5][4 * ORDO_DIGEST_SIZE];
+    ordo_step steps[5];
+    for (int i = 0; i < 5; i++) {
+        memset(lanes[i], 0xA0 + i, sizeof lanes[i]);
+        ordo_step_init(&steps[i], 61 + i);
+        steps[i].lane_digests = lanes[i];
+        steps[i].lane_count = 4;
+        ordo_batch_digest(lanes[i], 4, steps[i].batch_digest);
+    }
+    ordo_record_result result;
+    ASSERT_OK(ordo_steps_record(ledger, info.id, steps, 5, &result, &err), &err);
+    ordo_ledger_close(ledger);
+}
+
+/* A rank-bound job restarted in place at another world size re-reports
+ * the steps it had recorded before its crash: compare says so. */
+TEST(compare_reports_conflicting_reports)
+{
+    corpus_jsonl("data", "doc", 2, 40, 5, 60, 17);
+    const char *recipe = one_source(4, 8, 16, 2, 2);
+    char db[512];
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "30"), 0));
+    free(ordo_ok(A("compare", "rank", "rank", "--db", db), 0));
+    crashed_after(db, "rank");
+    cli_result res = run_ordo(NULL, A("resume", "rank", "--db", db, "--world-size", "8",
+                                      "--steps", "80", "--quiet"));
+    ASSERT_EQ_INT(res.code, 0);
+    ASSERT_CONTAINS(res.err, "5 steps differ from what run 'rank' recorded before (first: "
+                             "step 61)");
+    cli_result_free(&res);
+    char *out = ordo_ok(A("compare", "rank", "rank", "--db", db, "--json"), 3);
+    json_t *r = json_loads(out, 0, NULL);
+    free(out);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "matched")), 80);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_a")), 5);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_b")), 5);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "first_conflict_step")), 61);
+    json_decref(r);
+    out = ordo_ok(A("compare", "rank", "rank", "--db", db), 3);
+    ASSERT_CONTAINS(out, "rank: 5 steps");
+    ASSERT_CONTAINS(out, "(first: step 61)");
+    free(out);
 }

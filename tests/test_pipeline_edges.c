@@ -1,5 +1,6 @@
 /* The loader at its edges: spent loaders, odd recipe shapes, the exact
- * tokens it packs, permutations, limits. */
+ * tokens it packs, permutations, resumes across epochs, checkpoint states
+ * that do not fit. */
 #include <jansson.h>
 #include <sys/stat.h>
 #include <openssl/evp.h>
@@ -290,115 +291,6 @@ TEST(loader_resume_spans_chunk_order_epochs)
     assert_agree(db, "base", "again", 83);
 }
 
-TEST(recipe_weights_must_add_up_to_a_finite_number)
-{
-    corpus_jsonl("data", "doc", 1, 5, 3, 20, 16);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308},"
-        " {\"name\": \"b\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308}]");
-    ordo_recipe *r = NULL;
-    ordo_error err;
-    ASSERT_STATUS(ordo_recipe_load(recipe, &r, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "weights add up");
-    ASSERT(r == NULL);
-}
-
-TEST(index_refuses_chunks_larger_than_the_limit)
-{
-    /* A frame whose content (257 MiB of zero bytes) exceeds 256 MiB, the
-     * most any chunk may hold (and 64 MiB, the most at 4 lanes). */
-    size_t big = (size_t)257 << 20;
-    char *zeros = calloc(big, 1);
-    ASSERT(zeros != NULL);
-    size_t cap = ZSTD_compressBound(big);
-    char *frame = malloc(cap);
-    size_t n = ZSTD_compress(frame, cap, zeros, big, 1);
-    ASSERT(!ZSTD_isError(n));
-    free(zeros);
-    mkdir(test_path("data"), 0755);
-    test_write_file(test_path("data/big.jsonl.zst"), frame, n);
-    free(frame);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]");
-    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
-    ASSERT_EQ_INT(res.code, 1);
-    ASSERT_CONTAINS(res.err, "big.jsonl.zst");
-    ASSERT_CONTAINS(res.err, "zstd frame at byte 0 holds 269484032 bytes");
-    ASSERT_CONTAINS(res.err, "with 4 lanes a chunk may hold at most 67108864");
-    cli_result_free(&res);
-}
-
-TEST(index_nul_line_is_an_error_not_a_blank)
-{
-    mkdir(test_path("data"), 0755);
-    test_write_file(test_path("data/nul.jsonl"), "{\"text\": \"ok\"}\n\0\n", 17);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
-    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
-    ASSERT_EQ_INT(res.code, 1);
-    ASSERT_CONTAINS(res.err, "nul.jsonl");
-    ASSERT_CONTAINS(res.err, "byte 15");
-    cli_result_free(&res);
-}
-
-/* Steps a job recorded after its last checkpoint before it crashed: made
- * up here as the steps 61-65 of a 4-lane run. */
-static void crashed_after(const char *db, const char *name)
-{
-    ordo_ledger *ledger = NULL;
-    ordo_error err;
-    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
-    ordo_run_info info;
-    ASSERT_OK(ordo_run_get(ledger, name, &info, &err), &err);
-    unsigned char lanes[5][4 * ORDO_DIGEST_SIZE];
-    ordo_step steps[5];
-    for (int i = 0; i < 5; i++) {
-        memset(lanes[i], 0xA0 + i, sizeof lanes[i]);
-        ordo_step_init(&steps[i], 61 + i);
-        steps[i].lane_digests = lanes[i];
-        steps[i].lane_count = 4;
-        ordo_batch_digest(lanes[i], 4, steps[i].batch_digest);
-    }
-    ordo_record_result result;
-    ASSERT_OK(ordo_steps_record(ledger, info.id, steps, 5, &result, &err), &err);
-    ordo_ledger_close(ledger);
-}
-
-/* A rank-bound job restarted in place at another world size re-reports
- * the steps it had recorded before its crash: compare says so. */
-TEST(compare_reports_conflicting_reports)
-{
-    corpus_jsonl("data", "doc", 2, 40, 5, 60, 17);
-    const char *recipe = one_source(4, 8, 16, 2, 2);
-    char db[512];
-    snprintf(db, sizeof db, "%s", test_path("l.db"));
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "30"), 0));
-    free(ordo_ok(A("compare", "rank", "rank", "--db", db), 0));
-    crashed_after(db, "rank");
-    cli_result res = run_ordo(NULL, A("resume", "rank", "--db", db, "--world-size", "8",
-                                      "--steps", "80", "--quiet"));
-    ASSERT_EQ_INT(res.code, 0);
-    ASSERT_CONTAINS(res.err, "5 steps differ from what run 'rank' recorded before (first: "
-                             "step 61)");
-    cli_result_free(&res);
-    char *out = ordo_ok(A("compare", "rank", "rank", "--db", db, "--json"), 3);
-    json_t *r = json_loads(out, 0, NULL);
-    free(out);
-    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "matched")), 80);
-    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_a")), 5);
-    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "conflicts_b")), 5);
-    ASSERT_EQ_INT(json_integer_value(json_object_get(r, "first_conflict_step")), 61);
-    json_decref(r);
-    out = ordo_ok(A("compare", "rank", "rank", "--db", db), 3);
-    ASSERT_CONTAINS(out, "rank: 5 steps");
-    ASSERT_CONTAINS(out, "(first: step 61)");
-    free(out);
-}
-
 TEST(resume_in_place_refuses_an_earlier_checkpoint)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 18);
@@ -527,4 +419,52 @@ TEST(checkpoint_parsers_survive_fuzzer_finds)
             ordo_free(merged);
         }
     }
+}
+
+TEST(loader_batches_pack_exactly)
+{
+    corpus_jsonl("data", "doc", 2, 60, 5, 120, 5);
+    const char *recipe = corpus_recipe("recipe.json", 4, 8, 48, 2, 4,
+                                       "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                                       "\"weight\": 1}]");
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(recipe, &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
+    ordo_recipe_info info;
+    ordo_recipe_describe(r, &info);
+    ordo_loader_options o = {.rank = 1, .world_size = 2, .read_workers = 2, .tokenize_workers = 3};
+    ordo_loader *l = NULL;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    for (int step = 1; step <= 50; step++) {
+        ordo_batch b;
+        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+        ASSERT_EQ_INT(b.step, step);
+        ASSERT_EQ_INT(b.rows, 4);
+        ASSERT_EQ_INT(b.lane_count, 2);
+        ASSERT_EQ_INT(b.lanes[0], 2);
+        ASSERT_EQ_INT(b.lanes[1], 3);
+        int64_t pad = 0;
+        for (int row = 0; row < b.rows; row++) {
+            const uint32_t *t = b.tokens + row * b.seq_len;
+            const uint8_t *start = b.doc_start + row * b.seq_len;
+            for (int i = 0; i < b.seq_len; i++) {
+                ASSERT(t[i] < (uint32_t)info.vocab_size);
+                if (t[i] == info.pad_id) {
+                    pad++;
+                    ASSERT(i + 1 == b.seq_len || t[i + 1] == info.pad_id);
+                }
+                if (i > 0 && t[i] != info.pad_id)
+                    ASSERT_EQ_INT(start[i], t[i - 1] == info.eot_id);
+            }
+        }
+        ASSERT_EQ_INT(b.pad_tokens, pad);
+        /* The lane digest is SHA-256 of the lane's rows as uint32 LE. */
+        unsigned char expect[ORDO_DIGEST_SIZE];
+        ordo_sha256(b.tokens, (size_t)2 * b.seq_len * 4, expect);
+        ASSERT(memcmp(expect, b.lane_digests, ORDO_DIGEST_SIZE) == 0);
+        ASSERT_EQ_INT(b.source_tokens[0] + b.pad_tokens, (int64_t)b.rows * b.seq_len);
+    }
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
 }

@@ -386,3 +386,22 @@ TEST(busy_ledger_waits_instead_of_failing)
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "steps", run), 10);
 }
+
+TEST(same_step_twice_in_one_batch)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 2);
+    unsigned char lanes[3][4 * ORDO_DIGEST_SIZE];
+    ordo_step steps[3];
+    fixture_step(&steps[0], 5, 4, lanes[0], 1);
+    fixture_step(&steps[1], 5, 4, lanes[1], 1); /* same data */
+    fixture_step(&steps[2], 5, 4, lanes[2], 2); /* other data */
+    ordo_record_result result;
+    ordo_error err;
+    ASSERT_STATUS(ordo_steps_record(ledger, run, steps, 3, &result, &err), ORDO_CONFLICT, &err);
+    ASSERT_EQ_INT(result.inserted, 1);
+    ASSERT_EQ_INT(result.unchanged, 1);
+    ASSERT_EQ_INT(result.conflicts, 1);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT step_count FROM runs"), 1);
+}

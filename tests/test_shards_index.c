@@ -1,5 +1,5 @@
 /* Shards: ordo shard, indexing, and bad data — each a clear error naming
- * file and byte offset, or a counted skip. */
+ * file and byte offset, or a counted skip; chunks over the limit. */
 #include <jansson.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -211,54 +211,6 @@ TEST(index_counts_empty_documents_and_handles_long_ones)
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps"), 30);
 }
 
-TEST(loader_batches_pack_exactly)
-{
-    corpus_jsonl("data", "doc", 2, 60, 5, 120, 5);
-    const char *recipe = corpus_recipe("recipe.json", 4, 8, 48, 2, 4,
-                                       "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
-                                       "\"weight\": 1}]");
-    ordo_recipe *r = NULL;
-    ordo_error err;
-    ASSERT_OK(ordo_recipe_load(recipe, &r, &err), &err);
-    ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
-    ordo_recipe_info info;
-    ordo_recipe_describe(r, &info);
-    ordo_loader_options o = {.rank = 1, .world_size = 2, .read_workers = 2, .tokenize_workers = 3};
-    ordo_loader *l = NULL;
-    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
-    for (int step = 1; step <= 50; step++) {
-        ordo_batch b;
-        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
-        ASSERT_EQ_INT(b.step, step);
-        ASSERT_EQ_INT(b.rows, 4);
-        ASSERT_EQ_INT(b.lane_count, 2);
-        ASSERT_EQ_INT(b.lanes[0], 2);
-        ASSERT_EQ_INT(b.lanes[1], 3);
-        int64_t pad = 0;
-        for (int row = 0; row < b.rows; row++) {
-            const uint32_t *t = b.tokens + row * b.seq_len;
-            const uint8_t *start = b.doc_start + row * b.seq_len;
-            for (int i = 0; i < b.seq_len; i++) {
-                ASSERT(t[i] < (uint32_t)info.vocab_size);
-                if (t[i] == info.pad_id) {
-                    pad++;
-                    ASSERT(i + 1 == b.seq_len || t[i + 1] == info.pad_id);
-                }
-                if (i > 0 && t[i] != info.pad_id)
-                    ASSERT_EQ_INT(start[i], t[i - 1] == info.eot_id);
-            }
-        }
-        ASSERT_EQ_INT(b.pad_tokens, pad);
-        /* The lane digest is SHA-256 of the lane's rows as uint32 LE. */
-        unsigned char expect[ORDO_DIGEST_SIZE];
-        ordo_sha256(b.tokens, (size_t)2 * b.seq_len * 4, expect);
-        ASSERT(memcmp(expect, b.lane_digests, ORDO_DIGEST_SIZE) == 0);
-        ASSERT_EQ_INT(b.source_tokens[0] + b.pad_tokens, (int64_t)b.rows * b.seq_len);
-    }
-    ordo_loader_close(l);
-    ordo_recipe_free(r);
-}
-
 TEST(txt_shards_are_one_document_each)
 {
     write_text("one.txt", "the first document, in plain text");
@@ -276,4 +228,44 @@ TEST(txt_shards_are_one_document_each)
     free(out);
     free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "t", "--world-size", "4",
                    "--steps", "10", "--quiet"), 0));
+}
+
+TEST(index_refuses_chunks_larger_than_the_limit)
+{
+    /* A frame whose content (257 MiB of zero bytes) exceeds 256 MiB, the
+     * most any chunk may hold (and 64 MiB, the most at 4 lanes). */
+    size_t big = (size_t)257 << 20;
+    char *zeros = calloc(big, 1);
+    ASSERT(zeros != NULL);
+    size_t cap = ZSTD_compressBound(big);
+    char *frame = malloc(cap);
+    size_t n = ZSTD_compress(frame, cap, zeros, big, 1);
+    ASSERT(!ZSTD_isError(n));
+    free(zeros);
+    mkdir(test_path("data"), 0755);
+    test_write_file(test_path("data/big.jsonl.zst"), frame, n);
+    free(frame);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]");
+    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
+    ASSERT_EQ_INT(res.code, 1);
+    ASSERT_CONTAINS(res.err, "big.jsonl.zst");
+    ASSERT_CONTAINS(res.err, "zstd frame at byte 0 holds 269484032 bytes");
+    ASSERT_CONTAINS(res.err, "with 4 lanes a chunk may hold at most 67108864");
+    cli_result_free(&res);
+}
+
+TEST(index_nul_line_is_an_error_not_a_blank)
+{
+    mkdir(test_path("data"), 0755);
+    test_write_file(test_path("data/nul.jsonl"), "{\"text\": \"ok\"}\n\0\n", 17);
+    const char *recipe = corpus_recipe(
+        "recipe.json", 4, 8, 16, 1, 2,
+        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
+    cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
+    ASSERT_EQ_INT(res.code, 1);
+    ASSERT_CONTAINS(res.err, "nul.jsonl");
+    ASSERT_CONTAINS(res.err, "byte 15");
+    cli_result_free(&res);
 }

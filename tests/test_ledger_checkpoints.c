@@ -1,4 +1,4 @@
-/* Checkpoints and events. */
+/* Checkpoints and events; a checkpoint's lanes follow its segment. */
 #include "fixtures.h"
 
 /* Records steps first..last of a run with `lanes` lanes (fixture digests). */
@@ -164,4 +164,15 @@ TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
     ordo_checkpoint_free(&c);
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM checkpoints"), 2);
+}
+
+TEST(checkpoint_lanes_follow_the_segment)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 2);
+    unsigned char state[16] = {0};
+    ordo_error err;
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 5, 999, state, 5, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "has 999 lanes, its segment has 4");
+    ordo_ledger_close(ledger);
 }

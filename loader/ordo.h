@@ -747,6 +747,36 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
 /* Frees what ordo_events_list returned. */
 void ordo_events_free(ordo_event *events, size_t count);
 
+/* ---- writing shards ---------------------------------------------------- */
+
+/* How ordo_shard_write writes shards; zero fields take the defaults. */
+typedef struct ordo_shard_options {
+    const char *out_dir;    /* output folder: created if missing, must hold no shard-* file */
+    const char *text_field; /* the JSON lines' text field; NULL: "text" */
+    long docs_per_frame;    /* documents per zstd frame (a chunk), 1 to 2^24; 0: 64 */
+    long docs_per_shard;    /* documents per shard file, 1 to 2^40; 0: 65536 */
+    int level;              /* zstd level, 1 to 19; 0: 3 */
+} ordo_shard_options;
+
+/* What ordo_shard_write wrote. */
+typedef struct ordo_shard_summary {
+    size_t files;             /* input files read */
+    long docs, skipped;       /* documents written; empty ones counted and left out */
+    long shards, frames;      /* shard files and frames written */
+} ordo_shard_summary;
+
+/* Reads .txt files (one document each) and .jsonl files (one JSON object
+ * per line, whose text field must be a string) from `inputs` (files, and
+ * folders walked recursively without following links), in bytewise order
+ * of their resolved paths, and writes out_dir/shard-00000.jsonl.zst, ...:
+ * every zstd frame holds docs_per_frame documents as JSON lines. A file
+ * reached twice, a link, anything but a regular file, a malformed line
+ * (named by file and byte offset) or a document over 256 MiB is refused;
+ * on any error no shard of this call is left behind. Not for two calls at
+ * once in one process (they take turns). */
+ordo_status ordo_shard_write(const ordo_shard_options *options, const char *const *inputs,
+                             size_t count, ordo_shard_summary *summary, ordo_error *err);
+
 /* ---- recovery manifests ------------------------------------------------ */
 
 /* The recovery manifest for resuming run `run` from its checkpoint at

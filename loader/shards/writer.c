@@ -1,0 +1,392 @@
+/* Writing shards (`ordo shard`): .txt and .jsonl inputs to multi-frame
+ * .jsonl.zst shards, each zstd frame a chunk the readers of this module can
+ * read on its own (docs/recipe.md). */
+#define _XOPEN_SOURCE 700 /* nftw */
+#define _DEFAULT_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "shards.h"
+
+typedef struct {
+    char **paths;
+    size_t count, capacity;
+} path_list;
+
+typedef struct {
+    ordo_error *err;
+    const char *out_dir, *text_field;
+    long per_frame, per_shard;
+    int level;
+    char *frame;            /* JSON lines of the frame being filled */
+    size_t frame_len, frame_cap;
+    long frame_docs, shard_docs, shards, frames, docs, skipped;
+    FILE *file;
+    char path[4096], temp[4200];
+} sharder;
+
+/* nftw has no context pointer: one walk at a time, under walk_lock. */
+static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
+static path_list inputs;
+static ordo_error *walk_err;
+
+/* The largest document (a .txt file or a JSON line) the loader can read as
+ * one chunk (256 MiB). */
+#define MAX_DOC_BYTES ((uint64_t)256 << 20)
+
+static int is_input(const char *path)
+{
+    size_t n = strlen(path);
+    return (n > 4 && strcmp(path + n - 4, ".txt") == 0) ||
+           (n > 6 && strcmp(path + n - 6, ".jsonl") == 0);
+}
+
+static int add_path(const char *path)
+{
+    if (inputs.count == inputs.capacity) {
+        size_t cap = inputs.capacity ? 2 * inputs.capacity : 64;
+        char **grown = realloc(inputs.paths, cap * sizeof *grown);
+        if (!grown)
+            return ordo__error(walk_err, ORDO_NOMEM, "out of memory"), -1;
+        inputs.paths = grown;
+        inputs.capacity = cap;
+    }
+    if (!(inputs.paths[inputs.count] = strdup(path)))
+        return ordo__error(walk_err, ORDO_NOMEM, "out of memory"), -1;
+    inputs.count++;
+    return 0;
+}
+
+static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag == FTW_SL || flag == FTW_SLN)
+        return ordo__error(walk_err, ORDO_INVALID, "'%s' is a symbolic link; give its target as an "
+                               "input instead", path), -1;
+    if (flag == FTW_DNR || flag == FTW_NS)
+        return ordo__error(walk_err, ORDO_IO, "cannot read '%s'", path), -1;
+    if (flag == FTW_F && is_input(path) && !S_ISREG(st->st_mode))
+        return ordo__error(walk_err, ORDO_INVALID, "input '%s' is not a regular file", path), -1;
+    return flag == FTW_F && is_input(path) ? add_path(path) : 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts the inputs and refuses a file reached twice (by any path). */
+static int no_duplicates(void)
+{
+    char why[ORDO__ERRNO_TEXT_SIZE];
+    char **real = calloc(inputs.count ? inputs.count : 1, sizeof *real);
+    int rc = real ? 0 : (ordo__error(walk_err, ORDO_NOMEM, "out of memory"), -1);
+    for (size_t i = 0; rc == 0 && i < inputs.count; i++)
+        if (!(real[i] = realpath(inputs.paths[i], NULL)))
+            rc = (ordo__error(walk_err, ORDO_IO, "cannot read '%s': %s", inputs.paths[i],
+                         ordo__errno_text(errno, why)), -1);
+    for (size_t i = 0; rc == 0 && i < inputs.count; i++) {
+        free(inputs.paths[i]);
+        inputs.paths[i] = real[i];
+        real[i] = NULL;
+    }
+    if (rc == 0)
+        qsort(inputs.paths, inputs.count, sizeof *inputs.paths, by_path);
+    for (size_t i = 1; rc == 0 && i < inputs.count; i++)
+        if (strcmp(inputs.paths[i - 1], inputs.paths[i]) == 0)
+            rc = (ordo__error(walk_err, ORDO_INVALID, "'%s' is given twice", inputs.paths[i]), -1);
+    for (size_t i = 0; real && i < inputs.count; i++)
+        free(real[i]);
+    free(real);
+    return rc;
+}
+
+static int collect(const char *const *argv, size_t argc)
+{
+    char why[ORDO__ERRNO_TEXT_SIZE];
+    for (size_t i = 0; i < argc; i++) {
+        struct stat st;
+        if (stat(argv[i], &st) != 0)
+            return ordo__error(walk_err, ORDO_IO, "cannot read '%s': %s", argv[i],
+                           ordo__errno_text(errno, why)), -1;
+        /* A FIFO or a device (a link to /dev/zero) is refused before any
+         * shard is written; opening checks again (ordo_open_regular). */
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+            return ordo__error(walk_err, ORDO_INVALID, "input '%s' is not a regular file", argv[i]),
+                   -1;
+        if (S_ISDIR(st.st_mode) ? nftw(argv[i], visit, 32, FTW_PHYS) != 0
+                                : (!is_input(argv[i]) ? (ordo__error(walk_err, ORDO_INVALID, "'%s' is "
+                                                         "neither .txt nor .jsonl", argv[i]), 1)
+                                                      : add_path(argv[i]) != 0))
+            return -1;
+    }
+    return no_duplicates();
+}
+
+static int finish_frame(sharder *s)
+{
+    if (s->frame_docs == 0)
+        return 0;
+    size_t bound = ZSTD_compressBound(s->frame_len);
+    char *out = malloc(bound);
+    size_t n = out ? ZSTD_compress(out, bound, s->frame, s->frame_len, s->level) : 0;
+    int failed = !out || ZSTD_isError(n) || fwrite(out, 1, n, s->file) != n;
+    free(out);
+    if (failed)
+        return ordo__error(s->err, ORDO_IO, "cannot write '%s'", s->temp), -1;
+    s->frames++;
+    s->frame_len = 0;
+    s->frame_docs = 0;
+    return 0;
+}
+
+static int close_shard(sharder *s)
+{
+    if (!s->file)
+        return 0;
+    int rc = finish_frame(s);
+    if (fclose(s->file) != 0 || rc != 0 || rename(s->temp, s->path) != 0)
+        return ordo__error(s->err, ORDO_IO, "cannot write '%s'", s->path), -1;
+    s->file = NULL;
+    s->shard_docs = 0;
+    s->shards++;
+    return 0;
+}
+
+static int add_line(sharder *s, const char *line, size_t len)
+{
+    char why[ORDO__ERRNO_TEXT_SIZE];
+    if (!s->file) {
+        snprintf(s->path, sizeof s->path, "%s/shard-%05ld.jsonl.zst", s->out_dir, s->shards);
+        snprintf(s->temp, sizeof s->temp, "%s.partial", s->path);
+        if (!(s->file = fopen(s->temp, "wb")))
+            return ordo__error(s->err, ORDO_IO, "cannot create '%s': %s", s->temp,
+                           ordo__errno_text(errno, why)), -1;
+    }
+    if (s->frame_len + len + 1 > s->frame_cap) {
+        size_t cap = s->frame_cap ? s->frame_cap : 1 << 16;
+        while (cap < s->frame_len + len + 1)
+            cap *= 2;
+        char *grown = realloc(s->frame, cap);
+        if (!grown)
+            return ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1;
+        s->frame = grown;
+        s->frame_cap = cap;
+    }
+    memcpy(s->frame + s->frame_len, line, len);
+    s->frame[s->frame_len + len] = '\n';
+    s->frame_len += len + 1;
+    s->docs++;
+    if (++s->frame_docs == s->per_frame && finish_frame(s) != 0)
+        return -1;
+    if (++s->shard_docs == s->per_shard)
+        return close_shard(s);
+    return 0;
+}
+
+static int add_text(sharder *s, const char *path, const char *data, size_t len)
+{
+    json_t *text = json_stringn(data, len);
+    if (!text)
+        return ordo__error(s->err, ORDO_INVALID, "'%s' is not valid UTF-8 text", path), -1;
+    json_t *doc = json_pack("{s:o}", "text", text);
+    char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    int rc = line ? add_line(s, line, strlen(line))
+                 : (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1);
+    free(line);
+    return rc;
+}
+
+/* One JSON line: an object whose text field is a string; empty texts
+ * are counted and left out. */
+static int add_record(sharder *s, const char *path, const char *line, size_t len,
+                      uint64_t offset)
+{
+    json_error_t jerr;
+    json_t *doc = json_loadb(line, len, 0, &jerr);
+    json_t *text = json_object_get(doc, s->text_field);
+    const char *problem = !doc                   ? jerr.text
+                          : !json_is_object(doc) ? "not a JSON object"
+                          : !text                ? "no text field"
+                          : !json_is_string(text) ? "its text field is not a string"
+                                                  : NULL;
+    int empty = !problem && json_string_length(text) == 0;
+    json_decref(doc);
+    if (problem)
+        return ordo__error(s->err, ORDO_INVALID, "'%s': line at byte %llu: %s%s%s%s", path,
+                       (unsigned long long)offset, problem,
+                       text || !doc ? "" : " ('", text || !doc ? "" : s->text_field,
+                       text || !doc ? "" : "')"),
+               -1;
+    if (empty)
+        return s->skipped++, 0;
+    return add_line(s, line, len);
+}
+
+/* .jsonl, a line at a time. */
+static int add_jsonl(sharder *s, const char *path, FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    uint64_t offset = 0;
+    ssize_t n;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+        size_t stop = (size_t)n;
+        while (stop > 0 && (line[stop - 1] == '\n' || line[stop - 1] == '\r' ||
+                            line[stop - 1] == ' ' || line[stop - 1] == '\t'))
+            stop--;
+        if ((uint64_t)stop > MAX_DOC_BYTES)
+            rc = (ordo__error(s->err, ORDO_INVALID, "'%s': line at byte %llu is longer than %llu "
+                                 "bytes", path, (unsigned long long)offset,
+                         (unsigned long long)MAX_DOC_BYTES), -1);
+        else if (stop > 0)
+            rc = add_record(s, path, line, stop, offset);
+        else
+            s->skipped++;
+        offset += (uint64_t)n;
+    }
+    free(line);
+    return rc;
+}
+
+/* .txt: the whole file is one document. */
+static int add_txt(sharder *s, const char *path, FILE *f)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_DOC_BYTES)
+        return ordo__error(s->err, ORDO_INVALID, "'%s' is larger than %llu bytes", path,
+                       (unsigned long long)MAX_DOC_BYTES), -1;
+    size_t size = (size_t)st.st_size;
+    char *data = malloc(size + 1);
+    size_t len = data ? fread(data, 1, size + 1, f) : 0;
+    int rc = !data ? (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1)
+             : len != size ? (ordo__error(s->err, ORDO_IO, "'%s' changed while being read",
+                                      path), -1)
+             : len ? add_text(s, path, data, len)
+                   : (s->skipped++, 0);
+    free(data);
+    return rc;
+}
+
+static int add_file(sharder *s, const char *path)
+{
+    int fd = -1;
+    if (ordo_open_regular(path, "input", &fd, s->err) != ORDO_OK)
+        return -1;
+    FILE *f = fdopen(fd, "rb");
+    if (!f)
+        return close(fd), ordo__error(s->err, ORDO_IO, "cannot read '%s'", path), -1;
+    size_t plen = strlen(path);
+    int txt = plen > 4 && strcmp(path + plen - 4, ".txt") == 0;
+    int rc = txt ? add_txt(s, path, f) : add_jsonl(s, path, f);
+    if (rc == 0 && ferror(f))
+        rc = (ordo__error(s->err, ORDO_IO, "cannot read '%s'", path), -1);
+    fclose(f);
+    return rc;
+}
+
+/* On failure: the shards this call wrote go, so nothing half-made stays. */
+static void remove_written(const sharder *s)
+{
+    char path[4200];
+    for (long i = 0; i < s->shards; i++) {
+        snprintf(path, sizeof path, "%s/shard-%05ld.jsonl.zst", s->out_dir, i);
+        remove(path);
+    }
+}
+
+static int has_shards(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+        found |= strncmp(e->d_name, "shard-", 6) == 0;
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static ordo_status check_options(const ordo_shard_options *o, ordo_error *err)
+{
+    if (!o || !o->out_dir || !*o->out_dir)
+        return ordo__error(err, ORDO_INVALID, "shards need an output folder");
+    if (o->docs_per_frame < 0 || o->docs_per_frame > 1 << 24)
+        return ordo__error(err, ORDO_INVALID, "documents per frame must be 1 to %d, not %ld",
+                           1 << 24, o->docs_per_frame);
+    if (o->docs_per_shard < 0 || o->docs_per_shard > 1L << 40)
+        return ordo__error(err, ORDO_INVALID, "documents per shard must be 1 to %ld, not %ld",
+                           1L << 40, o->docs_per_shard);
+    if (o->level < 0 || o->level > 19)
+        return ordo__error(err, ORDO_INVALID, "the zstd level must be 1 to 19, not %d", o->level);
+    return ORDO_OK;
+}
+
+/* Shards every input into the frames and files the options ask for; see
+ * ordo.h. On failure every shard this call wrote is removed. */
+static ordo_status write_all(sharder *s, const char *const *paths, size_t count,
+                             ordo_shard_summary *summary)
+{
+    int rc = collect(paths, count);
+    if (rc == 0 && inputs.count == 0)
+        rc = (ordo__error(s->err, ORDO_INVALID, "no .txt or .jsonl files in the inputs"), -1);
+    for (size_t i = 0; rc == 0 && i < inputs.count; i++)
+        rc = add_file(s, inputs.paths[i]);
+    if (rc == 0)
+        rc = close_shard(s);
+    if (rc == 0 && summary)
+        *summary = (ordo_shard_summary){.files = inputs.count, .docs = s->docs,
+                                        .skipped = s->skipped, .shards = s->shards,
+                                        .frames = s->frames};
+    if (rc != 0) {
+        if (s->file)
+            fclose(s->file), remove(s->temp);
+        remove_written(s);
+    }
+    for (size_t i = 0; i < inputs.count; i++)
+        free(inputs.paths[i]);
+    free(inputs.paths);
+    inputs = (path_list){0};
+    return rc == 0 ? ordo__ok(s->err) : s->err->status;
+}
+
+/* Writes shards from .txt/.jsonl files and folders; see ordo.h. */
+ordo_status ordo_shard_write(const ordo_shard_options *options, const char *const *inputs_given,
+                             size_t count, ordo_shard_summary *summary, ordo_error *err)
+{
+    ordo_error own;
+    err = err ? err : &own;
+    ordo_status status = check_options(options, err);
+    if (status != ORDO_OK)
+        return status;
+    sharder s = {.err = err, .out_dir = options->out_dir,
+                 .text_field = options->text_field ? options->text_field : "text",
+                 .per_frame = options->docs_per_frame ? options->docs_per_frame : 64,
+                 .per_shard = options->docs_per_shard ? options->docs_per_shard : 65536,
+                 .level = options->level ? options->level : 3};
+    char why[ORDO__ERRNO_TEXT_SIZE];
+    if (mkdir(s.out_dir, 0755) != 0 && errno != EEXIST)
+        return ordo__error(err, ORDO_IO, "cannot create '%s': %s", s.out_dir,
+                           ordo__errno_text(errno, why));
+    if (has_shards(s.out_dir))
+        return ordo__error(err, ORDO_INVALID,
+                           "'%s' already holds shards; choose an empty folder", s.out_dir);
+    pthread_mutex_lock(&walk_lock);
+    walk_err = err;
+    status = write_all(&s, inputs_given, count, summary);
+    walk_err = NULL;
+    pthread_mutex_unlock(&walk_lock);
+    free(s.frame);
+    return status;
+}

@@ -10,7 +10,7 @@ fail() { echo "dashboard: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 scripts/deps.sh chromium >&2 || fail "chromium is missing"
 BUILD="$build" scripts/peers.sh >&2 || fail "could not install playwright-core"
 if [ ! -f "$build/demo/ordo.db" ]; then
-  BUILD="$build" scripts/demo.sh >/dev/null 2>&1 || fail "scripts/demo.sh failed"
+  DEMO_SERVE=0 BUILD="$build" scripts/demo.sh >/dev/null 2>&1 || fail "scripts/demo.sh failed"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

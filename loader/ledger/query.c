@@ -1,6 +1,7 @@
 /* One-off statements in one call: prepare, bind, step, finalize; and the
  * write transaction around a unit of work. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sql.h"
 
@@ -79,6 +80,24 @@ ordo_status ordo__read_int64(sqlite3_stmt *row, void *context, ordo_error *err)
 {
     (void)err;
     *(int64_t *)context = sqlite3_column_int64(row, 0);
+    return ORDO_OK;
+}
+
+/* Column 0 as a digest; see sql.h. */
+ordo_status ordo__read_digest(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    if (sqlite3_column_bytes(row, 0) != ORDO_DIGEST_SIZE)
+        return ORDO_NOTFOUND;
+    memcpy(context, sqlite3_column_blob(row, 0), ORDO_DIGEST_SIZE);
+    return ORDO_OK;
+}
+
+/* Column 0 as a string of one's own; see sql.h. */
+ordo_status ordo__read_text(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    *(char **)context = ordo__strdup((const char *)sqlite3_column_text(row, 0));
     return ORDO_OK;
 }
 

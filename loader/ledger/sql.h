@@ -123,6 +123,14 @@ ordo_status ordo__sql_row(ordo_ledger *ledger, const char *sql, const ordo__valu
 /* A row function: column 0 into the int64_t `context` points to. */
 ordo_status ordo__read_int64(sqlite3_stmt *row, void *context, ordo_error *err);
 
+/* A row function: column 0 into the ORDO_DIGEST_SIZE bytes `context`
+ * points to when it is a digest; ORDO_NOTFOUND (err untouched) when not. */
+ordo_status ordo__read_digest(sqlite3_stmt *row, void *context, ordo_error *err);
+
+/* A row function: a copy of column 0's text into the char * `context`
+ * points to (the caller frees it; NULL when out of memory). */
+ordo_status ordo__read_text(sqlite3_stmt *row, void *context, ordo_error *err);
+
 /* Rows read into a growing array by ordo__sql_list. The caller sets the
  * first three fields; items and count are the result, which the caller
  * frees (with what each item owns) whatever the status. */

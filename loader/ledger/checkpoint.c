@@ -56,35 +56,24 @@ static ordo_status check_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step
     "FROM segments s WHERE s.run_id = " run " AND s.ordinal = 0 AND s.start_step = " step      \
     " + 1 AND s.resumed_from = " step "))"
 
-typedef struct {
-    int reached;
-    int64_t last;
-} reach;
-
-static ordo_status read_reach(sqlite3_stmt *row, void *context, ordo_error *err)
-{
-    (void)err;
-    *(reach *)context = (reach){sqlite3_column_int(row, 0), sqlite3_column_int64(row, 1)};
-    return ORDO_OK;
-}
-
 /* A report (whole step or lane) must have reached the checkpoint's step. */
 static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                  ordo_error *err)
 {
-    reach r = {0};
+    int64_t reached[2] = {0, 0}; /* the step is reached; the last recorded step */
     ordo_status status = ordo__sql_row(
         ledger,
         "SELECT " STEP_COMPLETE("?1", "?2") " OR EXISTS (SELECT 1 FROM steps WHERE key BETWEEN "
         "(?1 << 40) + ?2 AND (?1 << 40) + 1099511627775) OR EXISTS (SELECT 1 FROM "
         "lane_reports WHERE run_id = ?1 AND step >= ?2), (SELECT max(key) - (?1 << 40) FROM "
         "steps WHERE key BETWEEN (?1 << 40) AND (?1 << 40) + 1099511627775)",
-        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), read_reach, &r, "reading steps", err);
-    if (status == ORDO_OK && !r.reached)
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), ordo__read_int64_pair, reached, "reading steps",
+        err);
+    if (status == ORDO_OK && !reached[0])
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint at step %lld: no report has reached that step (the "
                            "last recorded step is %lld); report the steps first",
-                           (long long)step, (long long)r.last);
+                           (long long)step, (long long)reached[1]);
     return status == ORDO_NOTFOUND ? ordo__db_error(ledger, err, "reading steps") : status;
 }
 

@@ -83,6 +83,15 @@ ordo_status ordo__read_int64(sqlite3_stmt *row, void *context, ordo_error *err)
     return ORDO_OK;
 }
 
+/* Columns 0 and 1 as integers; see sql.h. */
+ordo_status ordo__read_int64_pair(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    ((int64_t *)context)[0] = sqlite3_column_int64(row, 0);
+    ((int64_t *)context)[1] = sqlite3_column_int64(row, 1);
+    return ORDO_OK;
+}
+
 /* Column 0 as a digest; see sql.h. */
 ordo_status ordo__read_digest(sqlite3_stmt *row, void *context, ordo_error *err)
 {

@@ -123,6 +123,9 @@ ordo_status ordo__sql_row(ordo_ledger *ledger, const char *sql, const ordo__valu
 /* A row function: column 0 into the int64_t `context` points to. */
 ordo_status ordo__read_int64(sqlite3_stmt *row, void *context, ordo_error *err);
 
+/* A row function: columns 0 and 1 into the int64_t[2] `context` is. */
+ordo_status ordo__read_int64_pair(sqlite3_stmt *row, void *context, ordo_error *err);
+
 /* A row function: column 0 into the ORDO_DIGEST_SIZE bytes `context`
  * points to when it is a digest; ORDO_NOTFOUND (err untouched) when not. */
 ordo_status ordo__read_digest(sqlite3_stmt *row, void *context, ordo_error *err);

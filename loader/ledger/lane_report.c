@@ -394,16 +394,14 @@ static ordo_status check_pending_bound(taking *t, ordo_error *err)
 {
     if (!t->pending_added)
         return ORDO_OK;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        t->ledger, "SELECT count(*) FROM lane_reports WHERE run_id = ?1", &stmt, err);
+    int64_t held = 0;
+    ordo_status status = ordo__sql_row(
+        t->ledger, "SELECT count(*) FROM lane_reports WHERE run_id = ?1",
+        ORDO__BIND(ORDO__INT(t->run_id)), ordo__read_int64, &held, "counting lane reports", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__db_error(t->ledger, err, "counting lane reports");
     if (status != ORDO_OK)
         return status;
-    sqlite3_bind_int64(stmt, 1, t->run_id);
-    long long held = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-    sqlite3_finalize(stmt);
-    if (held < 0)
-        return ordo__db_error(t->ledger, err, "counting lane reports");
     /* BUSY, not INVALID: the reports are good, the lanes they wait for are
      * late; a client tries again once those have come in */
     if (held > ORDO_LANE_REPORTS_PENDING_MAX)
@@ -411,7 +409,7 @@ static ordo_status check_pending_bound(taking *t, ordo_error *err)
                            "run %lld would hold %lld lane reports of incomplete steps; at most "
                            "%d are kept (the ranks owning the missing lanes must report them, "
                            "or a resume drops those of the steps it replays)",
-                           (long long)t->run_id, held, ORDO_LANE_REPORTS_PENDING_MAX);
+                           (long long)t->run_id, (long long)held, ORDO_LANE_REPORTS_PENDING_MAX);
     return ORDO_OK;
 }
 
@@ -483,6 +481,21 @@ static ordo_status record_lanes(ordo_ledger *ledger, int64_t run_id,
     return status;
 }
 
+/* What ordo_lanes_record records. */
+typedef struct {
+    int64_t run_id;
+    const ordo_lane_report *reports;
+    size_t count;
+    ordo_record_result *result;
+    size_t *completed;
+} lanes_recording;
+
+static ordo_status lanes_locked(ordo_ledger *ledger, void *context, ordo_error *err)
+{
+    const lanes_recording *r = context;
+    return record_lanes(ledger, r->run_id, r->reports, r->count, r->result, r->completed, err);
+}
+
 /* Records lane reports in one transaction; see ordo.h. */
 ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
                               const ordo_lane_report *reports, size_t count,
@@ -501,14 +514,8 @@ ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
         return status;
     if (count > 0 && !reports)
         return ordo__error(err, ORDO_INVALID, "lane reports are missing");
-    status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    status = record_lanes(ledger, run_id, reports, count, result, completed, err);
-    if (status == ORDO_OK)
-        status = ordo__commit(ledger, err);
-    else
-        ordo__rollback(ledger);
+    status = ordo__transaction(ledger, lanes_locked,
+                               &(lanes_recording){run_id, reports, count, result, completed}, err);
     if (status != ORDO_OK) {
         memset(result, 0, sizeof *result);
         *completed = 0;

@@ -330,17 +330,9 @@ static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_st
 static ordo_status add_step_count(ordo_ledger *ledger, int64_t run_id, int64_t inserted,
                                   ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "UPDATE runs SET step_count = step_count + ?2 WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, inserted);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "counting steps");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_exec(ledger, "UPDATE runs SET step_count = step_count + ?2 WHERE id = ?1",
+                          ORDO__BIND(ORDO__INT(run_id), ORDO__INT(inserted)), "counting steps",
+                          err);
 }
 
 static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
@@ -391,6 +383,24 @@ ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const
     return status;
 }
 
+/* What ordo_steps_record records. */
+typedef struct {
+    int64_t run_id;
+    const ordo_step *steps;
+    size_t count;
+    ordo_record_result *result;
+} steps_recording;
+
+static ordo_status steps_locked(ordo_ledger *ledger, void *context, ordo_error *err)
+{
+    const steps_recording *r = context;
+    ordo_status status =
+        ordo__steps_record_locked(ledger, r->run_id, r->steps, r->count, r->result, err);
+    if (status == ORDO_OK)
+        status = ordo__lanes_settle(ledger, r->run_id, r->steps, r->count, r->result, err);
+    return status;
+}
+
 /* Records a batch of steps in one transaction; see ordo.h. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                               size_t count, ordo_record_result *result, ordo_error *err)
@@ -401,16 +411,8 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
     memset(result, 0, sizeof *result);
     if (count > 0 && !steps)
         return ordo__error(err, ORDO_INVALID, "steps are missing");
-    ordo_status status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    status = ordo__steps_record_locked(ledger, run_id, steps, count, result, err);
-    if (status == ORDO_OK)
-        status = ordo__lanes_settle(ledger, run_id, steps, count, result, err);
-    if (status == ORDO_OK)
-        status = ordo__commit(ledger, err);
-    else
-        ordo__rollback(ledger);
+    ordo_status status = ordo__transaction(
+        ledger, steps_locked, &(steps_recording){run_id, steps, count, result}, err);
     if (status != ORDO_OK) {
         memset(result, 0, sizeof *result);
         return status;

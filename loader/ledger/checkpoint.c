@@ -1,4 +1,5 @@
-/* Checkpoints: the per-lane replay state after a consumed step (design §6). */
+/* Checkpoints: the per-lane replay state after a consumed step
+ * (docs/recipe.md, "Checkpoints"). */
 #include <stdlib.h>
 #include <string.h>
 

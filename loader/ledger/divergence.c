@@ -1,4 +1,6 @@
-/* Divergence as it happens (design §9): each new step of a run that names
+/* Divergence as it happens (docs/api.md, "POST /api/runs/{run}/steps";
+ * docs/reliability.md, "The write path: bodies, divergences, lane
+ * reports"): each new step of a run that names
  * a baseline is compared with the baseline's digest of the same step, in
  * the transaction that records it, so no divergence can be recorded
  * without its event or lost to a concurrent writer. */

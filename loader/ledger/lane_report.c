@@ -1,5 +1,6 @@
 /* Lane digests reported one lane at a time: kept until every lane of a
- * step is in, then composed into the step's batch digest (design §7).
+ * step is in, then composed into the step's batch digest (docs/recipe.md,
+ * "How a lane's data is decided").
  *
  * Cost: the reports are sorted by (step, lane) once and taken step by
  * step, each step reading its pending rows once, and every step a request

@@ -68,8 +68,8 @@ static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
         "(?1 << 40) + ?2 AND (?1 << 40) + 1099511627775) OR EXISTS (SELECT 1 FROM "
         "lane_reports WHERE run_id = ?1 AND step >= ?2), (SELECT max(key) - (?1 << 40) FROM "
         "steps WHERE key BETWEEN (?1 << 40) AND (?1 << 40) + 1099511627775)",
-        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), ordo__read_int64_pair, reached, "reading steps",
-        err);
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), ordo__read_int64_pair, reached,
+        "reading steps", err);
     if (status == ORDO_OK && !reached[0])
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint at step %lld: no report has reached that step (the "

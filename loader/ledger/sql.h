@@ -42,6 +42,17 @@ struct ordo_ledger {
 /* SQL for a run's whole key range, given the run id as `r`. */
 #define ORDO__SQL_STEP_KEYS(r) "BETWEEN (" r " << 40) + 1 AND (" r " << 40) + 1099511627775"
 
+/* SQL the compares share: a run's batch digests in step order between two
+ * step keys (?1, ?2), and the lane digests of two step keys. */
+#define ORDO__SQL_STEP_DIGESTS                                                                 \
+    "SELECT key & 1099511627775, batch_digest FROM steps WHERE key BETWEEN ?1 AND ?2 ORDER BY key"
+#define ORDO__SQL_LANE_PAIR "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)"
+/* ... and run ?1's step blocks ?2 to ?3 in order (step_blocks.h). */
+#define ORDO__SQL_BLOCKS                                                                       \
+    "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "         \
+    "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "?2") " AND " ORDO__SQL_BLOCK_KEY("?1", "?3")          \
+    " ORDER BY key"
+
 /* Fills `err` from the connection's last SQLite error, prefixed by `what`,
  * and returns the matching status (BUSY, NOTLEDGER, IO, DB). */
 ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *what);

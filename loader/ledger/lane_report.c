@@ -51,38 +51,30 @@ static int *owners_of(const char *text, int lanes)
     return owner;
 }
 
+static ordo_status read_plan(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    plans *out = context;
+    plan *grown = realloc(out->plans, (out->count + 1) * sizeof *grown);
+    if (!grown)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+    out->plans = grown;
+    plan *p = &grown[out->count];
+    p->start_step = sqlite3_column_int64(row, 0);
+    p->lanes = sqlite3_column_int(row, 1);
+    p->owner = p->lanes > 0 ? owners_of((const char *)sqlite3_column_text(row, 2), p->lanes) : NULL;
+    if (!p->owner)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+    out->count++;
+    return ORDO_OK;
+}
+
 static ordo_status load_plans(ordo_ledger *ledger, int64_t run_id, plans *out, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
-                "ORDER BY start_step",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        plan *grown = realloc(out->plans, (out->count + 1) * sizeof *grown);
-        if (!grown) {
-            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
-            break;
-        }
-        out->plans = grown;
-        plan *p = &grown[out->count];
-        p->start_step = sqlite3_column_int64(stmt, 0);
-        p->lanes = sqlite3_column_int(stmt, 1);
-        p->owner = p->lanes > 0 ? owners_of((const char *)sqlite3_column_text(stmt, 2), p->lanes)
-                                : NULL;
-        if (!p->owner)
-            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
-        else
-            out->count++;
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "reading lane plans");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_each(ledger,
+                          "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
+                          "ORDER BY start_step",
+                          ORDO__BIND(ORDO__INT(run_id)), read_plan, out, "reading lane plans",
+                          err);
 }
 
 /* The segment covering `step` (the latest starting at or before it). */

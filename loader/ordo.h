@@ -101,8 +101,8 @@ ordo_status ordo_digest_from_hex(const char *hex, unsigned char digest[ORDO_DIGE
 ordo_status ordo_base64_decode(const char *text, size_t len, unsigned char **out, size_t *size,
                                ordo_error *err);
 
-/* Batch digest of a step (design §7): SHA-256 over the `lanes` lane digests
- * (32 bytes each, lane order) concatenated. */
+/* Batch digest of a step: SHA-256 over the `lanes` lane digests (32 bytes
+ * each, lane order) concatenated (docs/recipe.md, "How a lane's data is decided"). */
 void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
                        unsigned char out[ORDO_DIGEST_SIZE]);
 
@@ -258,7 +258,7 @@ const char *ordo_recipe_canonical(const ordo_recipe *recipe);
  * data_root given to ordo_recipe_parse ("." for NULL). Owned by the recipe. */
 const char *ordo_recipe_data_root(const ordo_recipe *recipe);
 
-/* The numbers that fix the data (design §3). */
+/* The numbers that fix the data (docs/recipe.md, "Format"). */
 typedef struct ordo_recipe_info {
     const char *name;   /* owned by the recipe; "" when unnamed */
     uint64_t seed;
@@ -338,7 +338,8 @@ typedef struct ordo_loader_options {
     size_t resume_size;
     int unordered;          /* debug only: hand chunks on as they finish,
                                breaking determinism (for the benchmark) */
-    /* Self-verifying resume (design §6): the samples a resume regenerates
+    /* Self-verifying resume (docs/reliability.md, "Checkpoints and resume"):
+     * the samples a resume regenerates
      * and drops were delivered before; with a ledger, their lane digests
      * recorded for `run` (the run the resume state was recorded for) must
      * be reproduced, or the open is refused naming the step and the lane.
@@ -357,7 +358,7 @@ typedef struct ordo_batch {
     const uint8_t *doc_start;         /* [rows][seq_len]: 1 where a document starts */
     int lane_count;
     const int *lanes;                 /* global lane numbers, ascending */
-    const unsigned char *lane_digests; /* lane_count × 32 bytes (design §7) */
+    const unsigned char *lane_digests; /* lane_count × 32 bytes (docs/recipe.md) */
     int64_t pad_tokens;               /* padding tokens in this batch */
     int source_count;
     const int64_t *source_tokens;     /* tokens per recipe source in this batch */
@@ -484,7 +485,8 @@ typedef struct ordo_segment_info {
     char created_at[32];
 } ordo_segment_info;
 
-/* Adds a segment to a run and writes its id. Validates (design §3) that the
+/* Adds a segment to a run and writes its id. Validates (docs/ledger.md,
+ * "Recording guarantees", and docs/api.md, "POST /api/runs/{run}/segments") that the
  * lanes match the run (logical binding) or equal the world size (rank
  * binding), that L % W == 0, and that the plan gives every rank exactly L/W
  * lanes. start_step must be after the previous segment's start; the previous
@@ -555,7 +557,8 @@ typedef struct ordo_record_result {
  * value); with different digests it is kept as a conflict event and never
  * overwrites the first report. A new step of a run with a baseline whose
  * digest for that step differs is a divergence event, written in the same
- * transaction (design §9). When any step conflicted, the call returns
+ * transaction (docs/api.md, "POST /api/runs/{run}/steps"). When any step
+ * conflicted, the call returns
  * ORDO_CONFLICT after committing the rest of the batch and the events;
  * `result` tells how many and from which step. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
@@ -573,7 +576,8 @@ typedef struct ordo_lane_report {
 /* Records lane digests reported one lane at a time (ranks of a job that
  * does not link libordo) in one transaction, all or none: each is kept
  * until every lane of its step (the covering segment's L) is in; then the
- * batch digest is composed (design §7) and the step recorded as by
+ * batch digest is composed (docs/recipe.md, "How a lane's data is decided")
+ * and the step recorded as by
  * ordo_steps_record, and *completed counts such steps. The same report
  * again is a no-op; a different digest for a lane already reported is a
  * conflict event (counted in result) and never overwrites the first. A

@@ -1,5 +1,6 @@
 /* Opening a recipe whose shards the ledger indexed hashes no shard whole
- * (design §3): the digest comes from the ledger while a file keeps its size
+ * (docs/reliability.md, "Opening indexed recipes, chunk mismatches,
+ * pipes"): the digest comes from the ledger while a file keeps its size
  * and modification time, and the content is checked chunk by chunk as it is
  * read. A changed shard is still caught: another size at open, the same
  * size at the first changed chunk read. */

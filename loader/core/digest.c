@@ -1,4 +1,5 @@
-/* SHA-256 (OpenSSL libcrypto), hex forms, batch digests (design §7). */
+/* SHA-256 (OpenSSL libcrypto), hex forms, batch digests (docs/recipe.md,
+ * "How a lane's data is decided"). */
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <string.h>

@@ -1,4 +1,6 @@
-/* Divergence as it happens (design §9): each new step of a run that names
+/* Divergence as it happens (docs/api.md, "POST /api/runs/{run}/steps";
+ * docs/reliability.md, "The write path: bodies, divergences, lane
+ * reports"): each new step of a run that names
  * a baseline is compared with the baseline's digest of the same step, in
  * the transaction that records it, so no divergence can be recorded
  * without its event or lost to a concurrent writer. */
@@ -11,23 +13,14 @@
 static ordo_status baseline_of(ordo_ledger *ledger, int64_t run_id, int64_t *baseline,
                                ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
     *baseline = 0;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT b.id FROM runs r JOIN runs b ON b.id = r.baseline_id "
         "WHERE r.id = ?1 AND b.digest_kind = r.digest_kind",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *baseline = sqlite3_column_int64(stmt, 0);
-    else if (rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "reading a run's baseline");
-    sqlite3_finalize(stmt);
-    return status;
+        ORDO__BIND(ORDO__INT(run_id)), ordo__read_int64, baseline, "reading a run's baseline",
+        err);
+    return status == ORDO_NOTFOUND ? ORDO_OK : status;
 }
 
 static ordo_status diverged(ordo_ledger *ledger, int64_t run_id, const ordo__fresh_step *f,

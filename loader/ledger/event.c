@@ -78,52 +78,36 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
+static ordo_status read_event(sqlite3_stmt *stmt, void *item, ordo_error *err)
+{
+    ordo_event *e = item;
+    e->id = sqlite3_column_int64(stmt, 0);
+    e->step = sqlite3_column_int64(stmt, 1);
+    ordo__copy(e->kind, sizeof e->kind, (const char *)sqlite3_column_text(stmt, 2));
+    e->detail = ordo__strdup((const char *)sqlite3_column_text(stmt, 3));
+    ordo__copy(e->created_at, sizeof e->created_at, (const char *)sqlite3_column_text(stmt, 4));
+    return e->detail ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory listing events");
+}
+
 /* Lists a run's events (optionally of one kind) into a caller-owned array. */
 ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
                              ordo_event **events, size_t *count, ordo_error *err)
 {
     *events = NULL;
     *count = 0;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo__rows rows = {.item_size = sizeof **events, .read = read_event,
+                       .nomem = "out of memory listing events"};
+    ordo_status status = ordo__sql_list(
         ledger,
         "SELECT id, coalesce(step, 0), kind, detail, created_at FROM events "
         "WHERE run_id = ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY id",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_text(stmt, 2, kind, -1, SQLITE_STATIC);
-    size_t capacity = 0;
-    int rc = SQLITE_DONE;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (*count == capacity) {
-            capacity = capacity ? 2 * capacity : 8;
-            ordo_event *grown = realloc(*events, capacity * sizeof *grown);
-            if (!grown) {
-                status = ordo__error(err, ORDO_NOMEM, "out of memory listing events");
-                break;
-            }
-            *events = grown;
-        }
-        ordo_event *e = &(*events)[(*count)++];
-        e->id = sqlite3_column_int64(stmt, 0);
-        e->step = sqlite3_column_int64(stmt, 1);
-        ordo__copy(e->kind, sizeof e->kind, (const char *)sqlite3_column_text(stmt, 2));
-        e->detail = ordo__strdup((const char *)sqlite3_column_text(stmt, 3));
-        ordo__copy(e->created_at, sizeof e->created_at, (const char *)sqlite3_column_text(stmt, 4));
-        if (!e->detail)
-            status = ordo__error(err, ORDO_NOMEM, "out of memory listing events");
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "listing events");
-    sqlite3_finalize(stmt);
+        ORDO__BIND(ORDO__INT(run_id), ORDO__TEXT(kind)), &rows, "listing events", err);
     if (status != ORDO_OK) {
-        ordo_events_free(*events, *count);
-        *events = NULL;
-        *count = 0;
+        ordo_events_free(rows.items, rows.count);
         return status;
     }
+    *events = rows.items;
+    *count = rows.count;
     return ordo__ok(err);
 }
 

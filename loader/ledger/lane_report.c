@@ -1,5 +1,6 @@
 /* Lane digests reported one lane at a time: kept until every lane of a
- * step is in, then composed into the step's batch digest (design §7).
+ * step is in, then composed into the step's batch digest (docs/recipe.md,
+ * "How a lane's data is decided").
  *
  * Cost: the reports are sorted by (step, lane) once and taken step by
  * step, each step reading its pending rows once, and every step a request
@@ -50,38 +51,30 @@ static int *owners_of(const char *text, int lanes)
     return owner;
 }
 
+static ordo_status read_plan(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    plans *out = context;
+    plan *grown = realloc(out->plans, (out->count + 1) * sizeof *grown);
+    if (!grown)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+    out->plans = grown;
+    plan *p = &grown[out->count];
+    p->start_step = sqlite3_column_int64(row, 0);
+    p->lanes = sqlite3_column_int(row, 1);
+    p->owner = p->lanes > 0 ? owners_of((const char *)sqlite3_column_text(row, 2), p->lanes) : NULL;
+    if (!p->owner)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
+    out->count++;
+    return ORDO_OK;
+}
+
 static ordo_status load_plans(ordo_ledger *ledger, int64_t run_id, plans *out, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
-                "ORDER BY start_step",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        plan *grown = realloc(out->plans, (out->count + 1) * sizeof *grown);
-        if (!grown) {
-            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
-            break;
-        }
-        out->plans = grown;
-        plan *p = &grown[out->count];
-        p->start_step = sqlite3_column_int64(stmt, 0);
-        p->lanes = sqlite3_column_int(stmt, 1);
-        p->owner = p->lanes > 0 ? owners_of((const char *)sqlite3_column_text(stmt, 2), p->lanes)
-                                : NULL;
-        if (!p->owner)
-            status = ordo__error(err, ORDO_NOMEM, "out of memory reading lane plans");
-        else
-            out->count++;
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "reading lane plans");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_each(ledger,
+                          "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
+                          "ORDER BY start_step",
+                          ORDO__BIND(ORDO__INT(run_id)), read_plan, out, "reading lane plans",
+                          err);
 }
 
 /* The segment covering `step` (the latest starting at or before it). */
@@ -394,16 +387,14 @@ static ordo_status check_pending_bound(taking *t, ordo_error *err)
 {
     if (!t->pending_added)
         return ORDO_OK;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        t->ledger, "SELECT count(*) FROM lane_reports WHERE run_id = ?1", &stmt, err);
+    int64_t held = 0;
+    ordo_status status = ordo__sql_row(
+        t->ledger, "SELECT count(*) FROM lane_reports WHERE run_id = ?1",
+        ORDO__BIND(ORDO__INT(t->run_id)), ordo__read_int64, &held, "counting lane reports", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__db_error(t->ledger, err, "counting lane reports");
     if (status != ORDO_OK)
         return status;
-    sqlite3_bind_int64(stmt, 1, t->run_id);
-    long long held = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
-    sqlite3_finalize(stmt);
-    if (held < 0)
-        return ordo__db_error(t->ledger, err, "counting lane reports");
     /* BUSY, not INVALID: the reports are good, the lanes they wait for are
      * late; a client tries again once those have come in */
     if (held > ORDO_LANE_REPORTS_PENDING_MAX)
@@ -411,7 +402,7 @@ static ordo_status check_pending_bound(taking *t, ordo_error *err)
                            "run %lld would hold %lld lane reports of incomplete steps; at most "
                            "%d are kept (the ranks owning the missing lanes must report them, "
                            "or a resume drops those of the steps it replays)",
-                           (long long)t->run_id, held, ORDO_LANE_REPORTS_PENDING_MAX);
+                           (long long)t->run_id, (long long)held, ORDO_LANE_REPORTS_PENDING_MAX);
     return ORDO_OK;
 }
 
@@ -483,6 +474,21 @@ static ordo_status record_lanes(ordo_ledger *ledger, int64_t run_id,
     return status;
 }
 
+/* What ordo_lanes_record records. */
+typedef struct {
+    int64_t run_id;
+    const ordo_lane_report *reports;
+    size_t count;
+    ordo_record_result *result;
+    size_t *completed;
+} lanes_recording;
+
+static ordo_status lanes_locked(ordo_ledger *ledger, void *context, ordo_error *err)
+{
+    const lanes_recording *r = context;
+    return record_lanes(ledger, r->run_id, r->reports, r->count, r->result, r->completed, err);
+}
+
 /* Records lane reports in one transaction; see ordo.h. */
 ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
                               const ordo_lane_report *reports, size_t count,
@@ -501,14 +507,8 @@ ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
         return status;
     if (count > 0 && !reports)
         return ordo__error(err, ORDO_INVALID, "lane reports are missing");
-    status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    status = record_lanes(ledger, run_id, reports, count, result, completed, err);
-    if (status == ORDO_OK)
-        status = ordo__commit(ledger, err);
-    else
-        ordo__rollback(ledger);
+    status = ordo__transaction(ledger, lanes_locked,
+                               &(lanes_recording){run_id, reports, count, result, completed}, err);
     if (status != ORDO_OK) {
         memset(result, 0, sizeof *result);
         *completed = 0;

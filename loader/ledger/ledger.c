@@ -43,16 +43,12 @@ static ordo_status exec(ordo_ledger *ledger, const char *sql, ordo_error *err)
 /* Reads an integer pragma; NOTADB shows up here for a non-SQLite file. */
 static ordo_status pragma_int(ordo_ledger *ledger, const char *sql, int *value, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, sql, &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *value = sqlite3_column_int(stmt, 0);
-    else
-        status = ordo__db_error(ledger, err, sql);
-    sqlite3_finalize(stmt);
+    int64_t read = 0;
+    ordo_status status = ordo__sql_row(ledger, sql, NULL, ordo__read_int64, &read, sql, err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__db_error(ledger, err, sql);
+    if (status == ORDO_OK)
+        *value = (int)read;
     return status;
 }
 

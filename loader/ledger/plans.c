@@ -88,8 +88,7 @@ ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shar
         memcpy(digests + ORDO_DIGEST_SIZE * (size_t)i, shard->chunks[i].digest,
                ORDO_DIGEST_SIZE);
     }
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_exec(
         ledger,
         "INSERT INTO shards (path, sha256, text_field, chunk_records, size_bytes, records, "
         "skipped, chunks, chunk_table, chunk_digests) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
@@ -97,24 +96,13 @@ ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shar
         "records = excluded.records, skipped = excluded.skipped, chunks = excluded.chunks, "
         "chunk_table = excluded.chunk_table, chunk_digests = excluded.chunk_digests "
         "WHERE chunk_digests IS NULL",
-        &stmt, err);
-    if (status == ORDO_OK) {
-        sqlite3_bind_text(stmt, 1, shard->path, -1, SQLITE_STATIC);
-        sqlite3_bind_blob(stmt, 2, shard->sha256, ORDO_DIGEST_SIZE, SQLITE_STATIC);
-        sqlite3_bind_text(stmt, 3, text_field, -1, SQLITE_STATIC);
-        sqlite3_bind_int(stmt, 4, chunk_records);
-        sqlite3_bind_int64(stmt, 5, (int64_t)shard->size);
-        sqlite3_bind_int64(stmt, 6, (int64_t)shard->records);
-        sqlite3_bind_int64(stmt, 7, (int64_t)shard->skipped);
-        sqlite3_bind_int64(stmt, 8, shard->chunk_count);
-        sqlite3_bind_blob64(stmt, 9, table, (sqlite3_uint64)shard->chunk_count * 32,
-                            SQLITE_STATIC);
-        sqlite3_bind_blob64(stmt, 10, digests,
-                            (sqlite3_uint64)shard->chunk_count * ORDO_DIGEST_SIZE, SQLITE_STATIC);
-        if (sqlite3_step(stmt) != SQLITE_DONE)
-            status = ordo__db_error(ledger, err, "storing a shard index");
-    }
-    sqlite3_finalize(stmt);
+        ORDO__BIND(ORDO__TEXT(shard->path), ORDO__BLOB(shard->sha256, ORDO_DIGEST_SIZE),
+                   ORDO__TEXT(text_field), ORDO__INT(chunk_records), ORDO__INT(shard->size),
+                   ORDO__INT(shard->records), ORDO__INT(shard->skipped),
+                   ORDO__INT(shard->chunk_count),
+                   ORDO__BLOB(table, (uint64_t)shard->chunk_count * 32),
+                   ORDO__BLOB(digests, (uint64_t)shard->chunk_count * ORDO_DIGEST_SIZE)),
+        "storing a shard index", err);
     free(table);
     free(digests);
     return status;
@@ -125,75 +113,52 @@ ordo_status ordo__chunk_table_link(ordo_ledger *ledger, const char *recipe_id, c
                                    uint32_t position, const ordo__shard *shard,
                                    const char *text_field, int chunk_records, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    return ordo__sql_exec(
         ledger,
         "INSERT OR IGNORE INTO recipe_shards (recipe_id, source, position, shard_id) "
         "SELECT ?1, ?2, ?3, id FROM shards WHERE path = ?4 AND sha256 = ?5 AND "
         "text_field = ?6 AND chunk_records = ?7",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, recipe_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, 3, position);
-    sqlite3_bind_text(stmt, 4, shard->path, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(stmt, 5, shard->sha256, ORDO_DIGEST_SIZE, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 6, text_field, -1, SQLITE_STATIC);
-    sqlite3_bind_int(stmt, 7, chunk_records);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "linking a shard to its recipe");
-    sqlite3_finalize(stmt);
-    return status;
+        ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source), ORDO__INT(position),
+                   ORDO__TEXT(shard->path), ORDO__BLOB(shard->sha256, ORDO_DIGEST_SIZE),
+                   ORDO__TEXT(text_field), ORDO__INT(chunk_records)),
+        "linking a shard to its recipe", err);
+}
+
+static ordo_status read_estimate(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    ordo__estimate *sample = context;
+    sample->records = (uint64_t)sqlite3_column_int64(row, 0);
+    sample->bytes = (uint64_t)sqlite3_column_int64(row, 1);
+    sample->tokens = (uint64_t)sqlite3_column_int64(row, 2);
+    return ORDO_OK;
 }
 
 /* Loads a source's stored token estimate; see ledger.h. */
 ordo_status ordo__estimate_load(ordo_ledger *ledger, const char *recipe_id, const char *source,
                                 ordo__estimate *sample, int *found, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT sample_records, sample_bytes, sample_tokens FROM token_estimates "
         "WHERE recipe_id = ?1 AND source = ?2",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, recipe_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, source, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
-    *found = rc == SQLITE_ROW;
-    if (*found) {
-        sample->records = (uint64_t)sqlite3_column_int64(stmt, 0);
-        sample->bytes = (uint64_t)sqlite3_column_int64(stmt, 1);
-        sample->tokens = (uint64_t)sqlite3_column_int64(stmt, 2);
-    } else if (rc != SQLITE_DONE) {
-        status = ordo__db_error(ledger, err, "reading a token estimate");
-    }
-    sqlite3_finalize(stmt);
-    return status;
+        ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source)), read_estimate, sample,
+        "reading a token estimate", err);
+    *found = status == ORDO_OK;
+    return status == ORDO_NOTFOUND ? ORDO_OK : status;
 }
 
 /* Stores a source's token estimate; see ledger.h. */
 ordo_status ordo__estimate_store(ordo_ledger *ledger, const char *recipe_id, const char *source,
                                  const ordo__estimate *sample, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    return ordo__sql_exec(
         ledger,
         "INSERT OR IGNORE INTO token_estimates (recipe_id, source, tokens_per_byte, "
         "sample_records, sample_bytes, sample_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, recipe_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, source, -1, SQLITE_STATIC);
-    sqlite3_bind_double(stmt, 3, (double)sample->tokens / (double)sample->bytes);
-    sqlite3_bind_int64(stmt, 4, (int64_t)sample->records);
-    sqlite3_bind_int64(stmt, 5, (int64_t)sample->bytes);
-    sqlite3_bind_int64(stmt, 6, (int64_t)sample->tokens);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "storing a token estimate");
-    sqlite3_finalize(stmt);
-    return status;
+        ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source),
+                   ORDO__REAL((double)sample->tokens / (double)sample->bytes),
+                   ORDO__INT(sample->records), ORDO__INT(sample->bytes),
+                   ORDO__INT(sample->tokens)),
+        "storing a token estimate", err);
 }

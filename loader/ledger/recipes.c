@@ -41,30 +41,22 @@ ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
                             char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err)
 {
     char *canonical = NULL, *name = NULL;
-    sqlite3_stmt *stmt = NULL;
     ordo_status status = ordo__writable(ledger, err);
     if (status == ORDO_OK)
         status = ordo_recipe_canonicalize(json, len, &canonical, id, err);
     if (status != ORDO_OK)
         goto done;
     name = recipe_name(canonical);
-    status = ordo__prepare(ledger,
-                           "INSERT INTO recipes (id, name, canonical) VALUES (?1, ?2, ?3) "
-                           "ON CONFLICT (id) DO NOTHING",
-                           &stmt, err);
-    if (status != ORDO_OK)
-        goto done;
-    sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 3, canonical, -1, SQLITE_STATIC);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "storing recipe");
-    else if (sqlite3_changes(ledger->db) == 0)
+    status = ordo__sql_exec(ledger,
+                            "INSERT INTO recipes (id, name, canonical) VALUES (?1, ?2, ?3) "
+                            "ON CONFLICT (id) DO NOTHING",
+                            ORDO__BIND(ORDO__TEXT(id), ORDO__TEXT(name), ORDO__TEXT(canonical)),
+                            "storing recipe", err);
+    if (status == ORDO_OK && sqlite3_changes(ledger->db) == 0)
         status = check_same_body(ledger, id, canonical, err);
-    else
+    else if (status == ORDO_OK)
         status = ordo__ok(err);
 done:
-    sqlite3_finalize(stmt);
     free(canonical);
     free(name);
     return status;
@@ -81,22 +73,12 @@ ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonica
     if (ordo_digest_from_hex(id, digest, &hex_err) != ORDO_OK)
         return ordo__error(err, ORDO_INVALID, "recipe id: %s", hex_err.message);
     ordo_digest_to_hex(digest, normalized);
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status =
-        ordo__prepare(ledger, "SELECT canonical FROM recipes WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, normalized, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        *canonical = ordo__strdup((const char *)sqlite3_column_text(stmt, 0));
-        status = *canonical ? ordo__ok(err)
-                            : ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
-    } else if (rc == SQLITE_DONE) {
-        status = ordo__error(err, ORDO_NOTFOUND, "recipe %s is not in the ledger", normalized);
-    } else {
-        status = ordo__db_error(ledger, err, "reading recipe");
-    }
-    sqlite3_finalize(stmt);
-    return status;
+    ordo_status status = ordo__sql_row(ledger, "SELECT canonical FROM recipes WHERE id = ?1",
+                                       ORDO__BIND(ORDO__TEXT(normalized)), ordo__read_text,
+                                       canonical, "reading recipe", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "recipe %s is not in the ledger", normalized);
+    if (status == ORDO_OK && !*canonical)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    return status == ORDO_OK ? ordo__ok(err) : status;
 }

@@ -15,22 +15,16 @@ static ordo_status owner_of_step(ordo_ledger *ledger, int64_t run_id, int64_t st
 {
     *owner = run_id;
     for (int depth = 0; depth < MAX_FORK_DEPTH; depth++) {
-        sqlite3_stmt *stmt = NULL;
-        ordo_status status = ordo__prepare(
+        int64_t parent = 0;
+        ordo_status status = ordo__sql_row(
             ledger,
             "SELECT r.baseline_id FROM runs r JOIN segments s ON s.run_id = r.id "
             "AND s.ordinal = 0 WHERE r.id = ?1 AND s.resumed_from >= ?2 "
             "AND r.baseline_id IS NOT NULL",
-            &stmt, err);
-        if (status != ORDO_OK)
+            ORDO__BIND(ORDO__INT(*owner), ORDO__INT(step)), ordo__read_int64, &parent,
+            "finding a fork's baseline", err);
+        if (status != ORDO_OK && status != ORDO_NOTFOUND)
             return status;
-        sqlite3_bind_int64(stmt, 1, *owner);
-        sqlite3_bind_int64(stmt, 2, step);
-        int rc = sqlite3_step(stmt);
-        int64_t parent = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-        sqlite3_finalize(stmt);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return ordo__db_error(ledger, err, "finding a fork's baseline");
         if (!parent)
             return ORDO_OK;
         *owner = parent;
@@ -44,27 +38,16 @@ static ordo_status read_lane_digest(ordo_ledger *ledger, int64_t run_id, int64_t
                                     unsigned char out[ORDO_DIGEST_SIZE], int *found,
                                     ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT substr(lane_digests, ?2 * 32 + 1, 32) FROM steps WHERE key = ?1 "
         "AND length(lane_digests) >= (?2 + 1) * 32 UNION ALL "
         "SELECT digest FROM lane_reports WHERE run_id = ?3 AND step = ?4 AND lane = ?2",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(run_id, step));
-    sqlite3_bind_int(stmt, 2, lane);
-    sqlite3_bind_int64(stmt, 3, run_id);
-    sqlite3_bind_int64(stmt, 4, step);
-    int rc = sqlite3_step(stmt);
-    *found = rc == SQLITE_ROW && sqlite3_column_bytes(stmt, 0) == ORDO_DIGEST_SIZE;
-    if (*found)
-        memcpy(out, sqlite3_column_blob(stmt, 0), ORDO_DIGEST_SIZE);
-    else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "reading lane digests");
-    sqlite3_finalize(stmt);
-    return status;
+        ORDO__BIND(ORDO__INT(ORDO__STEP_KEY(run_id, step)), ORDO__INT(lane), ORDO__INT(run_id),
+                   ORDO__INT(step)),
+        ordo__read_digest, out, "reading lane digests", err);
+    *found = status == ORDO_OK;
+    return status == ORDO_NOTFOUND ? ORDO_OK : status;
 }
 
 /* The recorded lane digests of steps first..last of one lane; see ledger.h. */
@@ -107,26 +90,20 @@ ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
 {
     int64_t owner = run_id;
     ordo_status status = owner_of_step(ledger, run_id, step, &owner, err);
-    sqlite3_stmt *stmt = NULL;
+    int64_t recorded[2] = {0, 0}; /* the step is recorded; the last recorded step */
     if (status == ORDO_OK)
-        status = ordo__prepare(ledger,
+        status = ordo__sql_row(ledger,
                                "SELECT EXISTS (SELECT 1 FROM steps WHERE key = ?1), (SELECT "
                                "max(key) - (?2 << 40) FROM steps WHERE key BETWEEN (?2 << 40) "
                                "AND (?2 << 40) + 1099511627775)",
-                               &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, ORDO__STEP_KEY(owner, step));
-    sqlite3_bind_int64(stmt, 2, owner);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW && !sqlite3_column_int(stmt, 0))
-        status = ordo__error(err, ORDO_INVALID,
-                             "resume refused: the checkpoint is of step %lld, which the run has "
-                             "not recorded (its last recorded step is %lld)",
-                             (long long)step, (long long)sqlite3_column_int64(stmt, 1));
-    else if (rc != SQLITE_ROW)
-        status = ordo__db_error(ledger, err, "reading steps");
-    sqlite3_finalize(stmt);
-    return status;
+                               ORDO__BIND(ORDO__INT(ORDO__STEP_KEY(owner, step)),
+                                          ORDO__INT(owner)),
+                               ordo__read_int64_pair, recorded, "reading steps", err);
+    if (status == ORDO_OK && !recorded[0])
+        return ordo__error(err, ORDO_INVALID,
+                           "resume refused: the checkpoint is of step %lld, which the run has "
+                           "not recorded (its last recorded step is %lld)",
+                           (long long)step, (long long)recorded[1]);
+    return status == ORDO_NOTFOUND ? ordo__db_error(ledger, err, "reading steps") : status;
 }
 

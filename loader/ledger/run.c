@@ -29,18 +29,12 @@ ordo_status ordo__run_exists(ordo_ledger *ledger, int64_t run_id, ordo_error *er
     if (run_id < 1 || run_id > ORDO__RUN_MAX)
         return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
                            (long long)run_id);
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, "SELECT 1 FROM runs WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_DONE)
-        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                             (long long)run_id);
-    else if (rc != SQLITE_ROW)
-        status = ordo__db_error(ledger, err, "reading run");
-    sqlite3_finalize(stmt);
+    ordo_status status = ordo__sql_row(ledger, "SELECT 1 FROM runs WHERE id = ?1",
+                                       ORDO__BIND(ORDO__INT(run_id)), NULL, NULL, "reading run",
+                                       err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                           (long long)run_id);
     return status;
 }
 
@@ -50,8 +44,10 @@ static const char *text_column(sqlite3_stmt *stmt, int column)
     return text ? text : "";
 }
 
-static void read_run(sqlite3_stmt *stmt, ordo_run_info *info)
+static ordo_status read_run(sqlite3_stmt *stmt, void *item, ordo_error *err)
 {
+    (void)err;
+    ordo_run_info *info = item;
     memset(info, 0, sizeof *info);
     info->id = sqlite3_column_int64(stmt, 0);
     ordo__copy(info->name, sizeof info->name, text_column(stmt, 1));
@@ -70,29 +66,20 @@ static void read_run(sqlite3_stmt *stmt, ordo_run_info *info)
     info->checkpoints = sqlite3_column_int64(stmt, 14);
     info->conflicts = sqlite3_column_int64(stmt, 15);
     ordo__copy(info->data_root, sizeof info->data_root, text_column(stmt, 16));
+    return ORDO_OK;
 }
 
 /* Reads one run by name. */
 ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
                          ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, RUN_COLUMNS "WHERE r.name = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, name ? name : "", -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        read_run(stmt, info);
-        status = ordo__ok(err);
-    } else if (rc == SQLITE_DONE) {
-        status = ordo__error(err, ORDO_NOTFOUND, "run '%s' is not in the ledger",
-                             name ? name : "");
-    } else {
-        status = ordo__db_error(ledger, err, "reading run");
-    }
-    sqlite3_finalize(stmt);
-    return status;
+    ordo_status status = ordo__sql_row(ledger, RUN_COLUMNS "WHERE r.name = ?1",
+                                       ORDO__BIND(ORDO__TEXT(name ? name : "")), read_run, info,
+                                       "reading run", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "run '%s' is not in the ledger",
+                           name ? name : "");
+    return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
 /* Reads every run in id order into a caller-owned array. */
@@ -101,33 +88,16 @@ ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *co
 {
     *runs = NULL;
     *count = 0;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, RUN_COLUMNS "ORDER BY r.id", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    size_t capacity = 0;
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (*count == capacity) {
-            capacity = capacity ? 2 * capacity : 16;
-            ordo_run_info *grown = realloc(*runs, capacity * sizeof **runs);
-            if (!grown) {
-                status = ordo__error(err, ORDO_NOMEM, "out of memory listing runs");
-                break;
-            }
-            *runs = grown;
-        }
-        read_run(stmt, &(*runs)[(*count)++]);
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "listing runs");
-    sqlite3_finalize(stmt);
+    ordo__rows rows = {.item_size = sizeof **runs, .read = read_run,
+                       .nomem = "out of memory listing runs"};
+    ordo_status status =
+        ordo__sql_list(ledger, RUN_COLUMNS "ORDER BY r.id", NULL, &rows, "listing runs", err);
     if (status != ORDO_OK) {
-        free(*runs);
-        *runs = NULL;
-        *count = 0;
+        free(rows.items);
         return status;
     }
+    *runs = rows.items;
+    *count = rows.count;
     return ordo__ok(err);
 }
 
@@ -184,20 +154,8 @@ static ordo_status same_run(const ordo_run_info *old, const ordo_run_spec *spec,
 static ordo_status lookup_id(ordo_ledger *ledger, const char *sql, const char *key,
                              int64_t *id, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, sql, &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *id = sqlite3_column_int64(stmt, 0);
-    else if (rc == SQLITE_DONE)
-        status = ORDO_NOTFOUND;
-    else
-        status = ordo__db_error(ledger, err, "lookup");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_row(ledger, sql, ORDO__BIND(ORDO__TEXT(key)), ordo__read_int64, id,
+                         "lookup", err);
 }
 
 static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec,
@@ -215,28 +173,41 @@ static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec,
             return ordo__error(err, ORDO_NOTFOUND, "baseline run '%s' is not in the ledger",
                                spec->baseline);
     }
-    sqlite3_stmt *stmt = NULL;
     if (status == ORDO_OK)
-        status = ordo__prepare(ledger,
-                               "INSERT INTO runs (name, recipe_id, group_tag, baseline_id, lanes, "
-                               "digest_kind, data_root) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                               &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, spec->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, recipe_id, -1, SQLITE_STATIC);
-    if (spec->group_tag)
-        sqlite3_bind_text(stmt, 3, spec->group_tag, -1, SQLITE_STATIC);
-    if (baseline_id)
-        sqlite3_bind_int64(stmt, 4, baseline_id);
-    sqlite3_bind_int(stmt, 5, spec->lanes);
-    sqlite3_bind_text(stmt, 6, spec->digest_kind ? spec->digest_kind : "ordo", -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 7, spec->data_root, -1, SQLITE_STATIC);
-    if (sqlite3_step(stmt) == SQLITE_DONE)
+        status = ordo__sql_exec(
+            ledger,
+            "INSERT INTO runs (name, recipe_id, group_tag, baseline_id, lanes, digest_kind, "
+            "data_root) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            ORDO__BIND(ORDO__TEXT(spec->name), ORDO__TEXT(recipe_id), ORDO__TEXT(spec->group_tag),
+                       baseline_id ? ORDO__INT(baseline_id) : ORDO__NULL, ORDO__INT(spec->lanes),
+                       ORDO__TEXT(spec->digest_kind ? spec->digest_kind : "ordo"),
+                       ORDO__TEXT(spec->data_root)),
+            "creating run", err);
+    if (status == ORDO_OK)
         *run_id = sqlite3_last_insert_rowid(ledger->db);
-    else
-        status = ordo__db_error(ledger, err, "creating run");
-    sqlite3_finalize(stmt);
+    return status;
+}
+
+typedef struct {
+    const ordo_run_spec *spec;
+    const char *recipe_id;
+    int64_t *run_id;
+} run_creation;
+
+static ordo_status create_locked(ordo_ledger *ledger, void *context, ordo_error *err)
+{
+    run_creation *c = context;
+    ordo_run_info old;
+    ordo_error lookup_err;
+    ordo_status status = ordo_run_get(ledger, c->spec->name, &old, &lookup_err);
+    if (status == ORDO_OK) {
+        status = same_run(&old, c->spec, c->recipe_id, err);
+        *c->run_id = old.id;
+    } else if (status == ORDO_NOTFOUND) {
+        status = insert_run(ledger, c->spec, c->recipe_id, c->run_id, err);
+    } else if (err) {
+        *err = lookup_err;
+    }
     return status;
 }
 
@@ -247,25 +218,7 @@ ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int6
     char recipe_id[ORDO_DIGEST_HEX_SIZE];
     ordo_status status = check_spec(spec, recipe_id, err);
     if (status == ORDO_OK)
-        status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    ordo_run_info old;
-    ordo_error lookup_err;
-    status = ordo_run_get(ledger, spec->name, &old, &lookup_err);
-    if (status == ORDO_OK) {
-        status = same_run(&old, spec, recipe_id, err);
-        *run_id = old.id;
-    } else if (status == ORDO_NOTFOUND) {
-        status = insert_run(ledger, spec, recipe_id, run_id, err);
-    } else {
-        if (err)
-            *err = lookup_err;
-    }
-    if (status != ORDO_OK) {
-        ordo__rollback(ledger);
-        return status;
-    }
-    status = ordo__commit(ledger, err);
+        status = ordo__transaction(ledger, create_locked,
+                                   &(run_creation){spec, recipe_id, run_id}, err);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }

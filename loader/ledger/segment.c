@@ -12,6 +12,7 @@ typedef struct {
     int ordinal;
     int world_size;
     int64_t start_step;
+    int run_lanes; /* the run's */
 } previous_segment;
 
 static ordo_status check_plan(const ordo_segment_spec *spec, int run_lanes, const char *binding,
@@ -70,37 +71,36 @@ static char *plan_json(const ordo_segment_spec *spec)
     return text;
 }
 
+static ordo_status read_previous_row(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    previous_segment *prev = context;
+    prev->run_lanes = sqlite3_column_int(row, 0);
+    if (sqlite3_column_type(row, 1) != SQLITE_NULL) {
+        prev->id = sqlite3_column_int64(row, 1);
+        prev->ordinal = sqlite3_column_int(row, 2);
+        prev->world_size = sqlite3_column_int(row, 3);
+        prev->start_step = sqlite3_column_int64(row, 4);
+    }
+    return ORDO_OK;
+}
+
 static ordo_status read_previous(ordo_ledger *ledger, int64_t run_id, previous_segment *prev,
                                  int *run_lanes, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    memset(prev, 0, sizeof *prev);
+    prev->ordinal = -1;
+    prev->run_lanes = *run_lanes;
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT r.lanes, s.id, s.ordinal, s.world_size, s.start_step FROM runs r "
         "LEFT JOIN segments s ON s.run_id = r.id WHERE r.id = ?1 "
         "ORDER BY s.ordinal DESC LIMIT 1",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc = sqlite3_step(stmt);
-    memset(prev, 0, sizeof *prev);
-    prev->ordinal = -1;
-    if (rc == SQLITE_ROW) {
-        *run_lanes = sqlite3_column_int(stmt, 0);
-        if (sqlite3_column_type(stmt, 1) != SQLITE_NULL) {
-            prev->id = sqlite3_column_int64(stmt, 1);
-            prev->ordinal = sqlite3_column_int(stmt, 2);
-            prev->world_size = sqlite3_column_int(stmt, 3);
-            prev->start_step = sqlite3_column_int64(stmt, 4);
-        }
-    } else if (rc == SQLITE_DONE) {
-        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                             (long long)run_id);
-    } else {
-        status = ordo__db_error(ledger, err, "reading segments");
-    }
-    sqlite3_finalize(stmt);
+        ORDO__BIND(ORDO__INT(run_id)), read_previous_row, prev, "reading segments", err);
+    *run_lanes = prev->run_lanes;
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                           (long long)run_id);
     return status;
 }
 
@@ -129,16 +129,8 @@ static ordo_status check_steps(const ordo_segment_spec *spec, const previous_seg
 static ordo_status run_sql(ordo_ledger *ledger, const char *sql, int64_t a, int64_t b,
                            ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(ledger, sql, &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, a);
-    sqlite3_bind_int64(stmt, 2, b);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "updating segments");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_exec(ledger, sql, ORDO__BIND(ORDO__INT(a), ORDO__INT(b)),
+                          "updating segments", err);
 }
 
 static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
@@ -146,30 +138,17 @@ static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
                                   const char *plan, int ordinal, int64_t *segment_id,
                                   ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_exec(
         ledger,
         "INSERT INTO segments (run_id, ordinal, world_size, lanes, lane_binding, start_step, "
         "resumed_from, lane_plan, workers, host) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int(stmt, 2, ordinal);
-    sqlite3_bind_int(stmt, 3, spec->world_size);
-    sqlite3_bind_int(stmt, 4, spec->lanes);
-    sqlite3_bind_text(stmt, 5, binding, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(stmt, 6, spec->start_step);
-    if (spec->resumed_from)
-        sqlite3_bind_int64(stmt, 7, spec->resumed_from);
-    sqlite3_bind_text(stmt, 8, plan, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 9, spec->workers, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 10, spec->host, -1, SQLITE_STATIC);
-    if (sqlite3_step(stmt) == SQLITE_DONE)
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(ordinal), ORDO__INT(spec->world_size),
+                   ORDO__INT(spec->lanes), ORDO__TEXT(binding), ORDO__INT(spec->start_step),
+                   spec->resumed_from ? ORDO__INT(spec->resumed_from) : ORDO__NULL,
+                   ORDO__TEXT(plan), ORDO__TEXT(spec->workers), ORDO__TEXT(spec->host)),
+        "adding segment", err);
+    if (status == ORDO_OK)
         *segment_id = sqlite3_last_insert_rowid(ledger->db);
-    else
-        status = ordo__db_error(ledger, err, "adding segment");
-    sqlite3_finalize(stmt);
     return status;
 }
 
@@ -200,26 +179,20 @@ static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
                                    const ordo_segment_spec *spec, int *replaced, ordo_error *err)
 {
     *replaced = 0;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    int64_t found[2] = {0, 0}; /* segments from start_step on; their first checkpoint or 0 */
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT (SELECT count(*) FROM segments WHERE run_id = ?1 AND start_step >= ?2), "
-        "(SELECT min(step) FROM checkpoints WHERE run_id = ?1 AND step >= ?2)",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, spec->start_step);
-    int rc = sqlite3_step(stmt);
-    int count = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : 0;
-    int checkpointed = rc == SQLITE_ROW && sqlite3_column_type(stmt, 1) != SQLITE_NULL;
-    int64_t checkpoint = checkpointed ? sqlite3_column_int64(stmt, 1) : 0;
-    sqlite3_finalize(stmt);
-    if (rc != SQLITE_ROW)
+        "coalesce((SELECT min(step) FROM checkpoints WHERE run_id = ?1 AND step >= ?2), 0)",
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(spec->start_step)), ordo__read_int64_pair,
+        found, "reading segments", err);
+    if (status == ORDO_NOTFOUND)
         return ordo__db_error(ledger, err, "reading segments");
-    if (count == 0)
-        return ORDO_OK;
-    if (checkpointed)
+    int count = (int)found[0];
+    int64_t checkpoint = found[1];
+    if (status != ORDO_OK || count == 0)
+        return status;
+    if (checkpoint)
         return ordo__error(err, ORDO_INVALID,
                            "the run has a checkpoint at step %lld, after the resume's start "
                            "step %lld: resume from it, or fork", (long long)checkpoint,
@@ -229,9 +202,20 @@ static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
                    spec->start_step, err);
 }
 
-static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
-                              const char *binding, int64_t *segment_id, ordo_error *err)
+/* What ordo_segment_add adds. */
+typedef struct {
+    int64_t run_id;
+    const ordo_segment_spec *spec;
+    const char *binding;
+    int64_t *segment_id;
+} segment_addition;
+
+static ordo_status add_locked(ordo_ledger *ledger, void *context, ordo_error *err)
 {
+    const segment_addition *a = context;
+    int64_t run_id = a->run_id, *segment_id = a->segment_id;
+    const ordo_segment_spec *spec = a->spec;
+    const char *binding = a->binding;
     previous_segment prev;
     int run_lanes = 0, replaced = 0;
     char *plan = NULL;
@@ -271,20 +255,14 @@ ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_seg
     if (strcmp(binding, "logical") != 0 && strcmp(binding, "rank") != 0)
         return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
                            binding);
-    ordo_status status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    status = add_locked(ledger, run_id, spec, binding, segment_id, err);
-    if (status != ORDO_OK) {
-        ordo__rollback(ledger);
-        return status;
-    }
-    status = ordo__commit(ledger, err);
+    ordo_status status = ordo__transaction(
+        ledger, add_locked, &(segment_addition){run_id, spec, binding, segment_id}, err);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
-static ordo_status read_segment(sqlite3_stmt *stmt, ordo_segment_info *info)
+static ordo_status read_segment(sqlite3_stmt *stmt, void *item, ordo_error *err)
 {
+    ordo_segment_info *info = item;
     memset(info, 0, sizeof *info);
     info->id = sqlite3_column_int64(stmt, 0);
     info->ordinal = sqlite3_column_int(stmt, 1);
@@ -303,7 +281,7 @@ static ordo_status read_segment(sqlite3_stmt *stmt, ordo_segment_info *info)
                (const char *)sqlite3_column_text(stmt, 12));
     int lost = !info->lane_plan || (sqlite3_column_type(stmt, 10) != SQLITE_NULL && !info->workers) ||
                (sqlite3_column_type(stmt, 11) != SQLITE_NULL && !info->host);
-    return lost ? ORDO_NOMEM : ORDO_OK;
+    return lost ? ordo__error(err, ORDO_NOMEM, "out of memory listing segments") : ORDO_OK;
 }
 
 /* Reads a run's segments in order into a caller-owned array. */
@@ -312,8 +290,9 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
 {
     *segments = NULL;
     *count = 0;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo__rows rows = {.item_size = sizeof **segments, .read = read_segment,
+                       .nomem = "out of memory listing segments"};
+    ordo_status status = ordo__sql_list(
         ledger,
         "SELECT id, ordinal, world_size, lanes, lane_binding, start_step, end_step, "
         "coalesce((SELECT max(key) FROM steps t WHERE t.key BETWEEN (s.run_id << 40) + "
@@ -321,34 +300,13 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
         "s.start_step - 1), "
         "coalesce(resumed_from, 0), lane_plan, workers, host, created_at "
         "FROM segments s WHERE run_id = ?1 ORDER BY ordinal",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    size_t capacity = 0;
-    int rc = SQLITE_DONE;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (*count == capacity) {
-            capacity = capacity ? 2 * capacity : 8;
-            ordo_segment_info *grown = realloc(*segments, capacity * sizeof **segments);
-            if (!grown) {
-                status = ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
-                break;
-            }
-            *segments = grown;
-        }
-        if (read_segment(stmt, &(*segments)[(*count)++]) != ORDO_OK)
-            status = ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "listing segments");
-    sqlite3_finalize(stmt);
+        ORDO__BIND(ORDO__INT(run_id)), &rows, "listing segments", err);
     if (status != ORDO_OK) {
-        ordo_segments_free(*segments, *count);
-        *segments = NULL;
-        *count = 0;
+        ordo_segments_free(rows.items, rows.count);
         return status;
     }
+    *segments = rows.items;
+    *count = rows.count;
     return ordo__ok(err);
 }
 

@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     segment_bound *segments;
     size_t count;
+    int run_found;          /* load_segments saw the run's row */
     unsigned char *scratch; /* encoded source tokens */
     size_t scratch_size;
     char *metrics;          /* canonical metrics of the current step */
@@ -50,38 +51,33 @@ void ordo_step_init(ordo_step *step, int64_t number)
     step->pad_tokens = -1;
 }
 
+/* One row of load_segments: the run, and a segment unless it has none. */
+static ordo_status read_segment_bound(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    record_state *state = context;
+    state->run_found = 1;
+    if (sqlite3_column_type(row, 0) == SQLITE_NULL)
+        return ORDO_OK;
+    segment_bound *grown = realloc(state->segments, (state->count + 1) * sizeof *grown);
+    if (!grown)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading segments");
+    state->segments = grown;
+    grown[state->count].start_step = sqlite3_column_int64(row, 0);
+    grown[state->count++].lanes = sqlite3_column_int(row, 1);
+    return ORDO_OK;
+}
+
 static ordo_status load_segments(ordo_ledger *ledger, int64_t run_id, record_state *state,
                                  ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_each(
         ledger,
         "SELECT s.start_step, s.lanes FROM runs r LEFT JOIN segments s ON s.run_id = r.id "
         "WHERE r.id = ?1 ORDER BY s.ordinal",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    int rc, rows = 0;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        rows++;
-        if (sqlite3_column_type(stmt, 0) == SQLITE_NULL)
-            continue;
-        segment_bound *grown = realloc(state->segments, (state->count + 1) * sizeof *grown);
-        if (!grown) {
-            status = ordo__error(err, ORDO_NOMEM, "out of memory reading segments");
-            break;
-        }
-        state->segments = grown;
-        grown[state->count].start_step = sqlite3_column_int64(stmt, 0);
-        grown[state->count++].lanes = sqlite3_column_int(stmt, 1);
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "reading segments");
-    else if (status == ORDO_OK && rows == 0)
+        ORDO__BIND(ORDO__INT(run_id)), read_segment_bound, state, "reading segments", err);
+    if (status == ORDO_OK && !state->run_found)
         status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
                              (long long)run_id);
-    sqlite3_finalize(stmt);
     return status;
 }
 
@@ -330,17 +326,9 @@ static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_st
 static ordo_status add_step_count(ordo_ledger *ledger, int64_t run_id, int64_t inserted,
                                   ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "UPDATE runs SET step_count = step_count + ?2 WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, run_id);
-    sqlite3_bind_int64(stmt, 2, inserted);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "counting steps");
-    sqlite3_finalize(stmt);
-    return status;
+    return ordo__sql_exec(ledger, "UPDATE runs SET step_count = step_count + ?2 WHERE id = ?1",
+                          ORDO__BIND(ORDO__INT(run_id), ORDO__INT(inserted)), "counting steps",
+                          err);
 }
 
 static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
@@ -391,6 +379,24 @@ ordo_status ordo__steps_record_locked(ordo_ledger *ledger, int64_t run_id, const
     return status;
 }
 
+/* What ordo_steps_record records. */
+typedef struct {
+    int64_t run_id;
+    const ordo_step *steps;
+    size_t count;
+    ordo_record_result *result;
+} steps_recording;
+
+static ordo_status steps_locked(ordo_ledger *ledger, void *context, ordo_error *err)
+{
+    const steps_recording *r = context;
+    ordo_status status =
+        ordo__steps_record_locked(ledger, r->run_id, r->steps, r->count, r->result, err);
+    if (status == ORDO_OK)
+        status = ordo__lanes_settle(ledger, r->run_id, r->steps, r->count, r->result, err);
+    return status;
+}
+
 /* Records a batch of steps in one transaction; see ordo.h. */
 ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_step *steps,
                               size_t count, ordo_record_result *result, ordo_error *err)
@@ -401,16 +407,8 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
     memset(result, 0, sizeof *result);
     if (count > 0 && !steps)
         return ordo__error(err, ORDO_INVALID, "steps are missing");
-    ordo_status status = ordo__begin(ledger, err);
-    if (status != ORDO_OK)
-        return status;
-    status = ordo__steps_record_locked(ledger, run_id, steps, count, result, err);
-    if (status == ORDO_OK)
-        status = ordo__lanes_settle(ledger, run_id, steps, count, result, err);
-    if (status == ORDO_OK)
-        status = ordo__commit(ledger, err);
-    else
-        ordo__rollback(ledger);
+    ordo_status status = ordo__transaction(
+        ledger, steps_locked, &(steps_recording){run_id, steps, count, result}, err);
     if (status != ORDO_OK) {
         memset(result, 0, sizeof *result);
         return status;

@@ -1,4 +1,5 @@
-/* Verifying batch digests (design §7) beside the inserts of a batch.
+/* Verifying batch digests (docs/ledger.md, "Recording guarantees") beside
+ * the inserts of a batch.
  *
  * Each reported step with lane digests must carry batch digest =
  * SHA-256(lane digests). Hashing is a fifth of the recording cost, so for

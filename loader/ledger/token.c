@@ -34,21 +34,32 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char 
     snprintf(made, sizeof made, "%s%s", TOKEN_PREFIX, hex);
     OPENSSL_cleanse(secret, sizeof secret);
     ordo_sha256(made, strlen(made), hash);
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
-        ledger, "INSERT INTO api_tokens (name, role, token_hash) VALUES (?1, ?2, ?3)", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(stmt, 2, role, -1, SQLITE_STATIC);
-    sqlite3_bind_blob(stmt, 3, hash, sizeof hash, SQLITE_STATIC);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "storing a token");
-    sqlite3_finalize(stmt);
+    ordo_status status = ordo__sql_exec(
+        ledger, "INSERT INTO api_tokens (name, role, token_hash) VALUES (?1, ?2, ?3)",
+        ORDO__BIND(ORDO__TEXT(name), ORDO__TEXT(role), ORDO__BLOB(hash, sizeof hash)),
+        "storing a token", err);
     if (status == ORDO_OK)
         memcpy(token, made, sizeof made);
     OPENSSL_cleanse(made, sizeof made);
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+typedef struct {
+    const unsigned char *hash;
+    char *role;
+} token_match;
+
+/* The role of the row whose hash matches (compared in constant time). */
+static ordo_status read_match(sqlite3_stmt *row, void *context, ordo_error *err)
+{
+    (void)err;
+    token_match *m = context;
+    if (sqlite3_column_bytes(row, 1) != ORDO_DIGEST_SIZE ||
+        CRYPTO_memcmp(sqlite3_column_blob(row, 1), m->hash, ORDO_DIGEST_SIZE) != 0)
+        return ORDO_NOTFOUND;
+    const char *found = (const char *)sqlite3_column_text(row, 0);
+    snprintf(m->role, 8, "%s", found ? found : "");
+    return ORDO_OK;
 }
 
 /* Looks a presented token up by its hash; see ordo.h. */
@@ -61,25 +72,13 @@ ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8
         return ordo__error(err, ORDO_NOTFOUND, "not an ordo token");
     unsigned char hash[ORDO_DIGEST_SIZE];
     ordo_sha256(token, len, hash);
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    token_match match = {hash, role};
+    ordo_status status = ordo__sql_row(
         ledger, "SELECT role, token_hash FROM api_tokens WHERE token_hash = ?1 AND "
                 "revoked_at IS NULL",
-        &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_blob(stmt, 1, hash, sizeof hash, SQLITE_STATIC);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW && sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
-        CRYPTO_memcmp(sqlite3_column_blob(stmt, 1), hash, sizeof hash) == 0) {
-        const char *found = (const char *)sqlite3_column_text(stmt, 0);
-        snprintf(role, 8, "%s", found ? found : "");
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-        status = ordo__error(err, ORDO_NOTFOUND, "unknown or revoked token");
-    } else {
-        status = ordo__db_error(ledger, err, "checking a token");
-    }
-    sqlite3_finalize(stmt);
+        ORDO__BIND(ORDO__BLOB(hash, sizeof hash)), read_match, &match, "checking a token", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "unknown or revoked token");
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
@@ -89,8 +88,10 @@ static void copy_column(sqlite3_stmt *stmt, int column, char *out, size_t size)
     snprintf(out, size, "%s", text ? text : "");
 }
 
-static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
+static ordo_status read_token(sqlite3_stmt *stmt, void *item, ordo_error *err)
 {
+    (void)err;
+    ordo_token_info *t = item;
     memset(t, 0, sizeof *t);
     t->id = sqlite3_column_int64(stmt, 0);
     copy_column(stmt, 1, t->name, sizeof t->name);
@@ -101,6 +102,7 @@ static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
     if (hash && sqlite3_column_bytes(stmt, 5) == ORDO_DIGEST_SIZE)
         for (int i = 0; i < 6; i++)
             snprintf(t->fingerprint + 2 * i, 3, "%02x", hash[i]);
+    return ORDO_OK;
 }
 
 /* Lists the stored tokens; see ordo.h. */
@@ -109,53 +111,29 @@ ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_
 {
     *tokens = NULL;
     *count = 0;
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo__rows rows = {.item_size = sizeof **tokens, .read = read_token,
+                       .nomem = "out of memory listing tokens"};
+    ordo_status status = ordo__sql_list(
         ledger, "SELECT id, name, role, created_at, revoked_at, token_hash FROM api_tokens "
-                "ORDER BY id", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    size_t cap = 0;
-    int rc = SQLITE_DONE;
-    while (status == ORDO_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (*count == cap) {
-            cap = cap ? 2 * cap : 16;
-            ordo_token_info *grown = realloc(*tokens, cap * sizeof **tokens);
-            if (!grown) {
-                status = ordo__error(err, ORDO_NOMEM, "out of memory listing tokens");
-                break;
-            }
-            *tokens = grown;
-        }
-        read_token(stmt, &(*tokens)[(*count)++]);
-    }
-    if (status == ORDO_OK && rc != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "listing tokens");
-    sqlite3_finalize(stmt);
+                "ORDER BY id", NULL, &rows, "listing tokens", err);
     if (status != ORDO_OK) {
-        free(*tokens);
-        *tokens = NULL;
-        *count = 0;
+        free(rows.items);
         return status;
     }
+    *tokens = rows.items;
+    *count = rows.count;
     return ordo__ok(err);
 }
 
 /* Revokes a token by id; see ordo.h. */
 ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    ordo_status status = ordo__sql_exec(
         ledger, "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, "
-                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1", &stmt, err);
-    if (status != ORDO_OK)
-        return status;
-    sqlite3_bind_int64(stmt, 1, id);
-    if (sqlite3_step(stmt) != SQLITE_DONE)
-        status = ordo__db_error(ledger, err, "revoking a token");
-    else if (sqlite3_changes(ledger->db) == 0)
+                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1",
+        ORDO__BIND(ORDO__INT(id)), "revoking a token", err);
+    if (status == ORDO_OK && sqlite3_changes(ledger->db) == 0)
         status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger",
                              (long long)id);
-    sqlite3_finalize(stmt);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }

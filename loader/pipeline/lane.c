@@ -294,7 +294,7 @@ ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first
     return ORDO_OK;
 }
 
-/* Token ids as 32-bit little-endian integers (design §7). */
+/* Token ids as 32-bit little-endian integers (docs/recipe.md, "How a lane's data is decided"). */
 static void hash_tokens(EVP_MD_CTX *ctx, const uint32_t *tokens, size_t count)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

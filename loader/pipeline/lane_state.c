@@ -1,4 +1,4 @@
-/* Checkpoints: varint encoding of per-lane replay state (design §6). */
+/* Checkpoints: varint encoding of per-lane replay state (docs/recipe.md, "Checkpoints"). */
 #include <stdlib.h>
 #include <string.h>
 

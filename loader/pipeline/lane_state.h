@@ -14,7 +14,8 @@
  *
  * A source's units are what a rank-bound re-shard left of its stream
  * below the base: ascending positions, each with the tokens of its chunk
- * delivered before (design §6; docs/recipe.md). None for logical lanes.
+ * delivered before (docs/recipe.md, "Checkpoints"; docs/reliability.md,
+ * "Checkpoints and resume"). None for logical lanes.
  * All varints are unsigned LEB128. Lane records are in lane order. */
 #ifndef ORDO_LANE_STATE_H
 #define ORDO_LANE_STATE_H

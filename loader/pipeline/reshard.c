@@ -69,7 +69,7 @@ typedef struct {
     EVP_MD_CTX *ctx;
 } replay_packer;
 
-/* Token ids as 32-bit little-endian integers (design §7). */
+/* Token ids as 32-bit little-endian integers (docs/recipe.md, "How a lane's data is decided"). */
 static void hash_ids(EVP_MD_CTX *ctx, const uint32_t *ids, size_t count)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

@@ -1,4 +1,5 @@
-/* The work source of one lane (design §4), internal. A pure function of
+/* The work source of one lane (docs/recipe.md, "How a lane's data is decided"),
+ * internal. A pure function of
  * (recipe, lane, stride, base offsets): it never reads the world size, a
  * rank or a worker count. */
 #ifndef ORDO_SCHEDULE_H

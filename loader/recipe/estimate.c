@@ -1,4 +1,5 @@
-/* TokenEstimation (design §4): tokens per byte of each source, measured by
+/* TokenEstimation (docs/recipe.md, "How a lane's data is decided": token-ratio
+ * mixing): tokens per byte of each source, measured by
  * tokenizing whole chunks taken in a seeded order until the sample holds
  * estimate_records documents (or the source is exhausted). */
 #include <stdlib.h>

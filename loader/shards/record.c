@@ -143,7 +143,8 @@ static ordo_status decompress(const char *path, const ordo__chunk *chunk, const 
 
 int ordo__verify_chunk_digests = 1;
 
-/* The bytes read must be the bytes indexed (design §3). */
+/* The bytes read must be the bytes indexed (docs/recipe.md, "Shards and
+ * chunks"). */
 static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32_t index,
                               const char *raw, ordo_error *err)
 {

@@ -166,15 +166,9 @@ static ordo_status one_block(compare_state *c, sqlite3_stmt *x, sqlite3_stmt *y,
 static ordo_status run_cursor(ordo_ledger *ledger, int64_t run, sqlite3_stmt **stmt,
                               ordo_error *err)
 {
-    ordo_status status = ordo__prepare(
-        ledger,
-        "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "
-        "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "0") " AND " ORDO__SQL_BLOCK_KEY("?1", "1099511627775")
-        " ORDER BY key",
-        stmt, err);
-    if (status == ORDO_OK)
-        sqlite3_bind_int64(*stmt, 1, run);
-    return status;
+    return ordo__prepare_bound(
+        ledger, ORDO__SQL_BLOCKS,
+        ORDO__BIND(ORDO__INT(run), ORDO__INT(0), ORDO__INT(INT64_C(1099511627775))), stmt, err);
 }
 
 /* A merge join over both runs' blocks, in step order: 32 bytes a step are
@@ -185,14 +179,9 @@ static ordo_status scan(ordo_ledger *ledger, int64_t a, int64_t b, compare_state
     sqlite3_stmt *x = NULL, *y = NULL;
     c->run_a = a;
     c->run_b = b;
-    ordo_status status = ordo__prepare(
-        ledger, "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)", &c->lanes_stmt,
-        err);
+    ordo_status status = ordo__prepare(ledger, ORDO__SQL_LANE_PAIR, &c->lanes_stmt, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(ledger,
-                               "SELECT key & 1099511627775, batch_digest FROM steps "
-                               "WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
-                               &c->block_stmt, err);
+        status = ordo__prepare(ledger, ORDO__SQL_STEP_DIGESTS, &c->block_stmt, err);
     if (status == ORDO_OK)
         status = run_cursor(ledger, a, &x, err);
     if (status == ORDO_OK)
@@ -240,25 +229,20 @@ static ordo_status collect_lanes(compare_state *c, ordo_error *err)
 static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *count,
                                    int64_t *first, ordo_error *err)
 {
-    sqlite3_stmt *stmt = NULL;
-    ordo_status status = ordo__prepare(
+    int64_t found[2] = {0, 0}; /* steps with a conflict; the first of them */
+    ordo_status status = ordo__sql_row(
         ledger,
         "SELECT COUNT(DISTINCT step), MIN(step) FROM events "
         "WHERE run_id = ?1 AND kind = 'conflict' AND step IS NOT NULL",
-        &stmt, err);
+        ORDO__BIND(ORDO__INT(run)), ordo__read_int64_pair, found, "counting conflicts", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__db_error(ledger, err, "counting conflicts");
     if (status != ORDO_OK)
         return status;
-    sqlite3_bind_int64(stmt, 1, run);
-    if (sqlite3_step(stmt) == SQLITE_ROW) {
-        *count = sqlite3_column_int64(stmt, 0);
-        int64_t step = sqlite3_column_int64(stmt, 1);
-        if (*count && (!*first || step < *first))
-            *first = step;
-    } else {
-        status = ordo__db_error(ledger, err, "counting conflicts");
-    }
-    sqlite3_finalize(stmt);
-    return status;
+    *count = found[0];
+    if (*count && (!*first || found[1] < *first))
+        *first = found[1];
+    return ORDO_OK;
 }
 
 static ordo_status compare_in_snapshot(ordo_ledger *ledger, const char *a, const char *b,

@@ -128,31 +128,19 @@ static void one_side(bucket_state *s, sqlite3_stmt *stmt, int64_t block)
 static ordo_status blocks_cursor(bucket_state *s, int64_t run, sqlite3_stmt **stmt,
                                  ordo_error *err)
 {
-    ordo_status status = ordo__prepare(
-        s->ledger,
-        "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "
-        "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "?2") " AND " ORDO__SQL_BLOCK_KEY("?1", "?3")
-        " ORDER BY key",
+    return ordo__prepare_bound(
+        s->ledger, ORDO__SQL_BLOCKS,
+        ORDO__BIND(ORDO__INT(run), ORDO__INT((s->from - 1) / ORDO__BLOCK_STEPS),
+                   ORDO__INT((s->to - 1) / ORDO__BLOCK_STEPS)),
         stmt, err);
-    if (status == ORDO_OK) {
-        sqlite3_bind_int64(*stmt, 1, run);
-        sqlite3_bind_int64(*stmt, 2, (s->from - 1) / ORDO__BLOCK_STEPS);
-        sqlite3_bind_int64(*stmt, 3, (s->to - 1) / ORDO__BLOCK_STEPS);
-    }
-    return status;
 }
 
 static ordo_status merge(bucket_state *s, ordo_error *err)
 {
     sqlite3_stmt *x = NULL, *y = NULL;
-    ordo_status status = ordo__prepare(s->ledger,
-                                       "SELECT key & 1099511627775, batch_digest FROM steps "
-                                       "WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
-                                       &s->block_stmt, err);
+    ordo_status status = ordo__prepare(s->ledger, ORDO__SQL_STEP_DIGESTS, &s->block_stmt, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(s->ledger,
-                               "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)",
-                               &s->lanes_stmt, err);
+        status = ordo__prepare(s->ledger, ORDO__SQL_LANE_PAIR, &s->lanes_stmt, err);
     if (status == ORDO_OK)
         status = blocks_cursor(s, s->run[0], &x, err);
     if (status == ORDO_OK)

@@ -8,7 +8,8 @@ optional for the loader).
 - ``Loader``: libordo's elastically deterministic loader through ctypes,
   with ``state_dict`` / ``load_state_dict`` as PyTorch trainers expect; its
   index is cached in a given ledger or next to the recipe.
-- ``lane_digests`` / ``batch_digest``: the digests of design §7 computed from
+- ``lane_digests`` / ``batch_digest``: the digests of docs/recipe.md
+  ("How a lane's data is decided") computed from
   a token batch, for jobs whose loader is not ordo.
 """
 from .client import Client, ClientError, verify_manifest

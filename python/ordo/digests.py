@@ -1,4 +1,5 @@
-"""Lane and batch digests (design §7) from a token batch, for jobs whose
+"""Lane and batch digests (docs/recipe.md, "How a lane's data is decided")
+from a token batch, for jobs whose
 loader is not ordo: a lane's digest is the SHA-256 of its rows' token ids
 as unsigned 32-bit little-endian integers, row after row; the batch digest
 is the SHA-256 of the lane digests in lane order."""

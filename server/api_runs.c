@@ -10,30 +10,14 @@
     if (!ledger)                                  \
         return status_error(&err)
 
-/* A recipe's positive whole-number field, 0 when absent, -1 when bad. */
-static json_int_t recipe_number(json_t *recipe, const char *key)
-{
-    json_t *v = json_object_get(recipe, key);
-    if (!v)
-        return 0;
-    return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : -1;
-}
-
 /* POST /api/recipes: validate, canonicalize, store; returns the id. */
 response api_recipe_post(request *req)
 {
     response error;
-    json_t *recipe = body_object(req, &error);
+    json_t *recipe = body_object(req, &error); /* the body's limits, then the library's rules */
     if (!recipe)
         return error;
-    json_int_t lanes = recipe_number(recipe, "lanes"), batch = recipe_number(recipe, "global_batch");
     json_decref(recipe);
-    if (lanes < 0 || batch < 0)
-        return json_error(400, "invalid", "recipe: 'lanes' and 'global_batch' must be positive "
-                                          "whole numbers");
-    if (lanes > 0 && batch > 0 && batch % lanes != 0)
-        return json_error(400, "invalid", "global_batch (%lld) must be divisible by lanes (%lld)",
-                          (long long)batch, (long long)lanes);
     LEDGER_OR_RETURN(ledger);
     char id[ORDO_DIGEST_HEX_SIZE];
     if (ordo_recipe_put(ledger, req->body, req->body_len, id, &err) != ORDO_OK)
@@ -53,49 +37,22 @@ response api_recipe_get(const char *id)
     return json_ok(200, json_pack("{s:s, s:o}", "id", id, "recipe", recipe ? recipe : json_null()));
 }
 
-/* rank -> lane assignment from JSON [[lanes of rank 0], ...], or the
- * logical default when plan is NULL. Returns lanes owned by each lane's
- * rank in `ranks` (malloc'd) or NULL with *error. */
-static int *lane_ranks(json_t *plan, int lanes, int world, response *error)
+/* The body's lane plan (its "lane_plan" as JSON text, or the default
+ * without one) read and checked by the library: *ranks (ordo_free) holds
+ * each lane's rank, or NULL with the refusal in *error. */
+static int *plan_ranks(json_t *body, int lanes, int world, const char *binding, int *plan_lanes,
+                       response *error)
 {
-    int *ranks = malloc((size_t)(lanes > 0 ? lanes : 1) * sizeof *ranks);
-    if (!ranks) {
+    json_t *plan = json_object_get(body, "lane_plan");
+    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    int *ranks = NULL;
+    ordo_error err;
+    if (plan && !text)
         *error = json_error(503, "out_of_memory", "out of memory");
-        return NULL;
-    }
-    for (int l = 0; l < lanes; l++)
-        ranks[l] = plan ? -1 : ordo_lane_rank(lanes, world, l);
-    if (!plan)
-        return ranks;
-    if (!json_is_array(plan) || (int)json_array_size(plan) != world) {
-        free(ranks);
-        *error = json_error(400, "invalid", "lane_plan must be an array of %d arrays (one per "
-                                            "rank)", world);
-        return NULL;
-    }
-    size_t r;
-    json_t *owned;
-    json_array_foreach(plan, r, owned) {
-        size_t i;
-        json_t *lane;
-        json_array_foreach(owned, i, lane) {
-            json_int_t l = json_integer_value(lane);
-            if (!json_is_integer(lane) || l < 0 || l >= lanes || ranks[l] != -1) {
-                free(ranks);
-                *error = json_error(400, "invalid", "lane_plan: rank %zu lists lane %lld, which "
-                                                    "is not one of the %d lanes or is listed "
-                                                    "twice", r, (long long)l, lanes);
-                return NULL;
-            }
-            ranks[l] = (int)r;
-        }
-    }
-    for (int l = 0; l < lanes; l++)
-        if (ranks[l] < 0) {
-            free(ranks);
-            *error = json_error(400, "invalid", "lane_plan leaves lane %d without a rank", l);
-            return NULL;
-        }
+    else if (ordo_lane_plan_parse(lanes, world, binding, text, text ? strlen(text) : 0, &ranks,
+                                  plan_lanes, &err) != ORDO_OK)
+        *error = status_error(&err);
+    free(text);
     return ranks;
 }
 
@@ -117,21 +74,16 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
     if (!json_is_integer(world) || json_integer_value(world) < 1 ||
         json_integer_value(world) > 65536)
         return json_error(400, "invalid", "world_size must be a whole number from 1 to 65536");
-    int w = (int)json_integer_value(world), bad = 0;
+    int w = (int)json_integer_value(world), bad = 0, plan_lanes = 0;
     const char *binding = opt_string(body, "lane_binding", &bad);
-    int rank_bound = binding && strcmp(binding, "rank") == 0;
-    int plan_lanes = rank_bound ? w : lanes;
-    if (!rank_bound && lanes % w != 0)
-        return json_error(400, "invalid", "lanes (%d) must be divisible by world size (%d)",
-                          lanes, w);
     response error;
-    int *ranks = lane_ranks(json_object_get(body, "lane_plan"), plan_lanes, w, &error);
+    int *ranks = plan_ranks(body, lanes, w, binding, &plan_lanes, &error);
     if (!ranks)
         return error;
     json_t *resumed = json_object_get(body, "resumed_from");
     json_t *replace = json_object_get(body, "replace_crashed");
     if (replace && !json_is_boolean(replace)) {
-        free(ranks);
+        ordo_free(ranks);
         return json_error(400, "invalid", "replace_crashed must be true or false");
     }
     ordo_segment_spec spec = {.world_size = w, .start_step = start_step, .lanes = plan_lanes,
@@ -141,13 +93,13 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
                                                   ? json_integer_value(resumed) : 0,
                               .replace_crashed = json_is_true(replace)};
     if (bad) {
-        free(ranks);
+        ordo_free(ranks);
         return json_error(400, "invalid", "lane_binding and host must be strings");
     }
     int64_t id = 0;
     ordo_error err;
     ordo_status status = ordo_segment_add(ledger, run_id, &spec, &id, &err);
-    free(ranks);
+    ordo_free(ranks);
     if (status != ORDO_OK)
         return status_error(&err);
     return json_ok(created ? 201 : 200, json_pack("{s:I, s:I}", "segment_id", (json_int_t)id,
@@ -158,42 +110,13 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
  * refused request records nothing); out.status 0 when they are good. */
 static response check_segment(json_t *body, int lanes)
 {
-    int w = (int)json_integer_value(json_object_get(body, "world_size")), bad = 0;
+    int w = (int)json_integer_value(json_object_get(body, "world_size")), bad = 0, plan_lanes = 0;
     const char *binding = opt_string(body, "lane_binding", &bad);
-    int rank_bound = binding && strcmp(binding, "rank") == 0;
-    if (bad || (binding && !rank_bound && strcmp(binding, "logical") != 0))
-        return json_error(400, "invalid", "lane_binding must be 'logical' or 'rank'");
-    if (!rank_bound && lanes % w != 0)
-        return json_error(400, "invalid", "lanes (%d) must be divisible by world size (%d)",
-                          lanes, w);
-    response error;
-    int *ranks = lane_ranks(json_object_get(body, "lane_plan"), rank_bound ? w : lanes, w, &error);
-    if (!ranks)
-        return error;
-    int per = rank_bound ? 1 : lanes / w, *owned = calloc((size_t)w, sizeof *owned);
-    for (int l = 0; owned && l < (rank_bound ? w : lanes); l++)
-        owned[ranks[l]]++;
+    if (bad) /* not a string: the library's words for a binding it does not know */
+        binding = "";
     response out = {0};
-    for (int r = 0; owned && r < w && !out.status; r++)
-        if (owned[r] != per)
-            out = json_error(400, "invalid", "lane_plan gives rank %d %d lanes; every rank "
-                                             "owns %d", r, owned[r], per);
-    free(owned);
-    free(ranks);
+    ordo_free(plan_ranks(body, lanes, w, binding, &plan_lanes, &out));
     return out;
-}
-
-/* The recipe's lane count, or 0 when it has none. */
-static int recipe_lanes(ordo_ledger *ledger, const char *id, ordo_error *err)
-{
-    char *canonical = NULL;
-    if (ordo_recipe_get(ledger, id, &canonical, err) != ORDO_OK)
-        return -1;
-    json_t *recipe = json_loads(canonical, 0, NULL);
-    ordo_free(canonical);
-    json_int_t lanes = recipe_number(recipe, "lanes");
-    json_decref(recipe);
-    return lanes > 0 && lanes <= 65536 ? (int)lanes : 0;
 }
 
 static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
@@ -226,16 +149,13 @@ response api_runs_post(request *req)
     if (bad || !spec.name || !spec.recipe_id)
         out = json_error(400, "invalid", "a run needs string fields name and recipe_id (group, "
                                          "baseline and digest_kind are optional strings)");
-    else if (strchr(spec.name, '/'))
-        out = json_error(400, "invalid", "run names may not contain '/' (they are URL path "
-                                         "segments)");
+    else if (ordo_run_name_check(spec.name, &err) != ORDO_OK)
+        out = status_error(&err);
     else if (!json_is_integer(world) || json_integer_value(world) < 1 ||
              json_integer_value(world) > 65536)
         out = json_error(400, "invalid", "world_size must be a whole number from 1 to 65536");
-    else if ((spec.lanes = recipe_lanes(ledger, spec.recipe_id, &err)) < 0)
+    else if (ordo_recipe_lanes(ledger, spec.recipe_id, &spec.lanes, &err) != ORDO_OK)
         out = status_error(&err);
-    else if (spec.lanes == 0)
-        out = json_error(400, "invalid", "recipe %s has no 'lanes'", spec.recipe_id);
     else if ((out = check_segment(body, spec.lanes)).status)
         ; /* refused before anything is recorded */
     else {

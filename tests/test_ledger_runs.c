@@ -130,7 +130,7 @@ TEST(segment_lane_plan_validation_names_the_numbers)
     ASSERT_CONTAINS(err.message, "lane 5 is assigned to rank 9, outside world size 8");
     ranks[5] = 0;
     ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "rank 0 owns 5 lanes, expected 4");
+    ASSERT_CONTAINS(err.message, "lane_plan gives rank 0 5 lanes; every rank owns 4");
     ranks[5] = 5;
     ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 16, NULL, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "16 lanes but the run has 32");
@@ -255,4 +255,26 @@ TEST(long_recipe_names_stay_valid_utf8)
     ASSERT_EQ_INT(r.code, 0);
     ASSERT_CONTAINS(r.out, "\"name\": \"r\"");
     cli_result_free(&r);
+}
+
+TEST(run_names_may_not_hold_a_slash)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id);
+    ordo_error err;
+    int64_t run = 0;
+    ordo_run_spec spec = {.name = "a/b", .recipe_id = id, .lanes = 32};
+    ASSERT_STATUS(ordo_run_create(ledger, &spec, &run, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "run names may not contain '/' (they are URL path segments)");
+    ASSERT_STATUS(ordo_run_name_check("/", &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "'/'");
+    ASSERT_STATUS(ordo_run_name_check("", &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "run name is empty");
+    ASSERT_OK(ordo_run_name_check("a.b-c d", &err), &err);
+    /* a group tag is no path segment: it may hold '/' */
+    ordo_run_spec grouped = {.name = "ab", .recipe_id = id, .group_tag = "sweep/lr", .lanes = 32};
+    ASSERT_OK(ordo_run_create(ledger, &grouped, &run, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
 }

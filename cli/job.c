@@ -73,6 +73,10 @@ static int flush_records(const char *command, player *p)
                         "(first: step %lld); kept as conflicts\n",
                 command, result.conflicts, p->j->run_name,
                 (long long)result.first_conflict_step);
+    if (result.diverged) /* the library recorded each as a divergence event */
+        fprintf(stderr, "ordo %s: %zu steps of run '%s' differ from its baseline (first: step "
+                        "%lld); kept as divergence events\n",
+                command, result.diverged, p->j->run_name, (long long)result.divergences[0].step);
     p->pending = 0;
     return EXIT_OK;
 }

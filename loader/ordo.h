@@ -532,6 +532,37 @@ ordo_status ordo_lane_plan_parse(int lanes, int world_size, const char *binding,
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err);
 
+/* A run and its first segment, as a job (or the service for it) starts
+ * them. Strings are borrowed. */
+typedef struct ordo_run_start_spec {
+    ordo_run_spec run;        /* run.lanes is not read: the stored recipe's "lanes" is taken */
+    int world_size;           /* W of the first segment */
+    const char *lane_binding; /* "logical" (NULL too) or "rank" */
+    const char *lane_plan;    /* JSON [[lanes of rank 0], ...] of lane_plan_len bytes, or
+                                 NULL for the default (ordo_lane_plan_parse) */
+    size_t lane_plan_len;
+    const char *workers;      /* the segment's worker settings (JSON object), or NULL */
+    const char *host;         /* or NULL */
+    int64_t resumed_from;     /* 0, or refused: a first segment resumes nothing */
+} ordo_run_start_spec;
+
+/* What ordo_run_start did. */
+typedef struct ordo_run_started {
+    int64_t run_id;
+    int64_t segment_id; /* 0 when the run had its segment already */
+    int created;        /* 1 when the segment (and the run, if new) was recorded now */
+} ordo_run_started;
+
+/* Creates run spec->run with its first segment (steps from 1) at
+ * spec->world_size: checks the name (ordo_run_name_check), reads L from the
+ * stored recipe (ordo_recipe_lanes: ORDO_NOTFOUND without it) and the plan
+ * (ordo_lane_plan_parse) before anything is recorded. A run that exists
+ * with the same fields is a no-op (created 0) when it has a segment at
+ * this world size, and ORDO_CONFLICT "run 'r' exists at world size 2, not
+ * 4 (...)" at another; with different fields, as ordo_run_create. */
+ordo_status ordo_run_start(ordo_ledger *ledger, const ordo_run_start_spec *spec,
+                           ordo_run_started *started, ordo_error *err);
+
 /* Reads a run's segments in order; free with ordo_segments_free. */
 ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
                                size_t *count, ordo_error *err);

@@ -106,19 +106,6 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
                                                   "start_step", (json_int_t)start_step));
 }
 
-/* The first segment's fields, checked before the run is created (so a
- * refused request records nothing); out.status 0 when they are good. */
-static response check_segment(json_t *body, int lanes)
-{
-    int w = (int)json_integer_value(json_object_get(body, "world_size")), bad = 0, plan_lanes = 0;
-    const char *binding = opt_string(body, "lane_binding", &bad);
-    if (bad) /* not a string: the library's words for a binding it does not know */
-        binding = "";
-    response out = {0};
-    ordo_free(plan_ranks(body, lanes, w, binding, &plan_lanes, &out));
-    return out;
-}
-
 static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
                                        "digest_kind", "world_size", "lane_binding", "lane_plan",
                                        "host", "resumed_from", NULL};
@@ -126,7 +113,19 @@ static const char *const segment_keys[] = {"start_step", "world_size", "lane_bin
                                            "lane_plan", "host", "resumed_from",
                                            "replace_crashed", NULL};
 
-/* POST /api/runs: a run and its first segment (world size, lane plan). */
+/* The lane plan of a body as JSON text (the caller's, free), or NULL
+ * without one; *bad when it cannot be written. */
+static char *plan_text(json_t *body, int *bad)
+{
+    json_t *plan = json_object_get(body, "lane_plan");
+    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (plan && !text)
+        *bad = 1;
+    return text;
+}
+
+/* POST /api/runs: a run and its first segment (world size, lane plan),
+ * made and checked by ordo_run_start. */
 response api_runs_post(request *req)
 {
     response error;
@@ -138,49 +137,48 @@ response api_runs_post(request *req)
         return error;
     }
     LEDGER_OR_RETURN(ledger);
-    int bad = 0;
-    ordo_run_spec spec = {.name = opt_string(body, "name", &bad),
-                          .recipe_id = opt_string(body, "recipe_id", &bad),
-                          .group_tag = opt_string(body, "group", &bad),
-                          .baseline = opt_string(body, "baseline", &bad),
-                          .digest_kind = opt_string(body, "digest_kind", &bad)};
+    int bad = 0, bad_binding = 0, bad_host = 0, no_memory = 0;
+    json_t *world = json_object_get(body, "world_size"), *resumed = json_object_get(body,
+                                                                                   "resumed_from");
+    ordo_run_start_spec spec = {
+        .run = {.name = opt_string(body, "name", &bad),
+                .recipe_id = opt_string(body, "recipe_id", &bad),
+                .group_tag = opt_string(body, "group", &bad),
+                .baseline = opt_string(body, "baseline", &bad),
+                .digest_kind = opt_string(body, "digest_kind", &bad)},
+        .world_size = (int)json_integer_value(world),
+        .lane_binding = opt_string(body, "lane_binding", &bad_binding),
+        .lane_plan = plan_text(body, &no_memory),
+        .host = opt_string(body, "host", &bad_host),
+        .resumed_from = json_is_integer(resumed) ? json_integer_value(resumed) : 0};
+    spec.lane_plan_len = spec.lane_plan ? strlen(spec.lane_plan) : 0;
+    if (bad_binding) /* not a string: refused as a binding the library does not know */
+        spec.lane_binding = "";
+    ordo_run_started started;
     response out;
-    json_t *world = json_object_get(body, "world_size");
-    if (bad || !spec.name || !spec.recipe_id)
+    if (bad || !spec.run.name || !spec.run.recipe_id)
         out = json_error(400, "invalid", "a run needs string fields name and recipe_id (group, "
                                          "baseline and digest_kind are optional strings)");
-    else if (ordo_run_name_check(spec.name, &err) != ORDO_OK)
+    else if (ordo_run_name_check(spec.run.name, &err) != ORDO_OK)
         out = status_error(&err);
     else if (!json_is_integer(world) || json_integer_value(world) < 1 ||
              json_integer_value(world) > 65536)
         out = json_error(400, "invalid", "world_size must be a whole number from 1 to 65536");
-    else if (ordo_recipe_lanes(ledger, spec.recipe_id, &spec.lanes, &err) != ORDO_OK)
+    else if (no_memory)
+        out = json_error(503, "out_of_memory", "out of memory");
+    else if (bad_host)
+        out = json_error(400, "invalid", "lane_binding and host must be strings");
+    else if (ordo_run_start(ledger, &spec, &started, &err) != ORDO_OK)
         out = status_error(&err);
-    else if ((out = check_segment(body, spec.lanes)).status)
-        ; /* refused before anything is recorded */
-    else {
-        int64_t run_id = 0;
-        ordo_run_info existing;
-        int exists = ordo_run_get(ledger, spec.name, &existing, &err) == ORDO_OK;
-        int want = (int)json_integer_value(world);
-        if (exists && existing.segments > 0 && existing.world_size != want)
-            out = json_error(409, "conflict", "run '%s' exists at world size %d, not %d (a new "
-                                              "world size is a segment: POST .../segments)",
-                             spec.name, existing.world_size, want);
-        else if (ordo_run_create(ledger, &spec, &run_id, &err) != ORDO_OK)
-            out = status_error(&err);
-        else if (exists && existing.segments > 0)
-            out = json_ok(200, json_pack("{s:I, s:s, s:b}", "id", (json_int_t)run_id, "name",
-                                         spec.name, "created", 0));
-        else {
-            out = add_segment(ledger, run_id, spec.lanes, body, 1, 1);
-            json_t *about = json_pack("{s:I, s:s, s:b}", "id", (json_int_t)run_id, "name",
-                                      spec.name, "created", 1);
-            if (out.status < 300)
-                json_object_update(out.body, about);
-            json_decref(about);
-        }
-    }
+    else if (!started.created)
+        out = json_ok(200, json_pack("{s:I, s:s, s:b}", "id", (json_int_t)started.run_id, "name",
+                                     spec.run.name, "created", 0));
+    else
+        out = json_ok(201, json_pack("{s:I, s:I, s:I, s:s, s:b}", "segment_id",
+                                     (json_int_t)started.segment_id, "start_step", (json_int_t)1,
+                                     "id", (json_int_t)started.run_id, "name", spec.run.name,
+                                     "created", 1));
+    free((char *)spec.lane_plan);
     json_decref(body);
     return out;
 }

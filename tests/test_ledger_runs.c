@@ -278,3 +278,63 @@ TEST(run_names_may_not_hold_a_slash)
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
 }
+
+TEST(run_start_takes_the_recipes_lanes_and_records_nothing_it_refuses)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE], bare[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id); /* 32 lanes */
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_put(ledger, "{\"name\": \"bare\"}", 16, bare, &err), &err);
+    ordo_run_start_spec spec = {.run = {.name = "job", .recipe_id = id, .lanes = 5},
+                                .world_size = 4};
+    ordo_run_started started;
+    ASSERT_OK(ordo_run_start(ledger, &spec, &started, &err), &err);
+    ASSERT(started.created == 1 && started.run_id > 0 && started.segment_id > 0);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "job", &info, &err), &err);
+    ASSERT_EQ_INT(info.lanes, 32); /* the recipe's, not run.lanes */
+    ASSERT_EQ_INT(info.world_size, 4);
+    int64_t first = started.run_id;
+    ASSERT_OK(ordo_run_start(ledger, &spec, &started, &err), &err); /* again: a no-op */
+    ASSERT(started.created == 0 && started.run_id == first && started.segment_id == 0);
+    spec.world_size = 8;
+    ASSERT_STATUS(ordo_run_start(ledger, &spec, &started, &err), ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "run 'job' exists at world size 4, not 8");
+    /* refusals, none of which records a run */
+    const char *plan = "[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, "
+                       "19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]]";
+    ordo_run_start_spec bad = {.run = {.name = "half", .recipe_id = id}, .world_size = 2,
+                               .lane_plan = plan, .lane_plan_len = strlen(plan)};
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 16");
+    bad.lane_plan = NULL;
+    bad.world_size = 3;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "lanes (32) must be divisible by world size (3)");
+    bad.world_size = 2;
+    bad.resumed_from = 4;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "resumed-from step (4)");
+    bad.resumed_from = 0;
+    bad.host = "a\nb";
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "host has a control character");
+    bad.host = NULL;
+    bad.run.recipe_id = bare;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "has no 'lanes'");
+    bad.run.name = "a/b";
+    bad.run.recipe_id = id;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "may not contain '/'");
+    char unknown[ORDO_DIGEST_HEX_SIZE];
+    memset(unknown, 'e', 64);
+    unknown[64] = '\0';
+    bad.run.name = "half";
+    bad.run.recipe_id = unknown;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_NOTFOUND, &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM segments"), 1);
+}

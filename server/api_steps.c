@@ -1,5 +1,4 @@
 /* Steps and checkpoints: ingest and read back. */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,16 +404,12 @@ response api_checkpoints_post(request *req, const char *name)
     }
     json_t *step = json_object_get(body, "step"), *lanes = json_object_get(body, "lanes");
     const char *state = json_string_value(json_object_get(body, "state"));
-    size_t len = state ? strlen(state) : 0;
-    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
-    unsigned char *raw = len ? malloc(len) : NULL;
-    int n = raw && len % 4 == 0 && strspn(state, alphabet) == len
-                ? EVP_DecodeBlock(raw, (const unsigned char *)state, (int)len)
-                : -1;
-    if (n >= 0)
-        n -= (len > 0 && state[len - 1] == '=') + (len > 1 && state[len - 2] == '=');
-    response out;
+    unsigned char *raw = NULL;
+    size_t n = 0;
     ordo_error err;
+    if (state && ordo_base64_decode(state, strlen(state), &raw, &n, &err) != ORDO_OK)
+        n = 0; /* the library's decoder: padded, no blanks */
+    response out;
     ordo_ledger *ledger = NULL;
     ordo_run_info run;
     int state_lanes = 0;
@@ -423,9 +418,9 @@ response api_checkpoints_post(request *req, const char *name)
         json_integer_value(lanes) > 65536)
         out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes (1 to "
                                          "65536)");
-    else if (n <= 0)
+    else if (n == 0)
         out = json_error(400, "invalid", "state must be non-empty base64");
-    else if (ordo_checkpoint_describe(raw, (size_t)n, &state_lanes, &state_step, &err) != ORDO_OK)
+    else if (ordo_checkpoint_describe(raw, n, &state_lanes, &state_step, &err) != ORDO_OK)
         out = json_error(400, "invalid", "state: %s", err.message);
     else if (state_lanes != json_integer_value(lanes) || state_step != json_integer_value(step))
         out = json_error(400, "invalid", "the state is of step %lld with %d lanes, not step %lld "
@@ -436,12 +431,12 @@ response api_checkpoints_post(request *req, const char *name)
         out = status_error(&err);
     else {
         ordo_status status = ordo_checkpoint_record(ledger, run.id, json_integer_value(step),
-                                                    (int)json_integer_value(lanes), raw,
-                                                    (size_t)n, &err);
+                                                    (int)json_integer_value(lanes), raw, n,
+                                                    &err);
         out = status == ORDO_OK ? checkpoint_recorded(ledger, run.id, json_integer_value(step))
                                 : status_error(&err);
     }
-    free(raw);
+    ordo_free(raw);
     json_decref(body);
     return out;
 }

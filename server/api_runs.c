@@ -37,17 +37,28 @@ response api_recipe_get(const char *id)
     return json_ok(200, json_pack("{s:s, s:o}", "id", id, "recipe", recipe ? recipe : json_null()));
 }
 
+/* The lane plan of a body as JSON text (the caller's, free), or NULL
+ * without one; *bad when it cannot be written. */
+static char *plan_text(json_t *body, int *bad)
+{
+    json_t *plan = json_object_get(body, "lane_plan");
+    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    if (plan && !text)
+        *bad = 1;
+    return text;
+}
+
 /* The body's lane plan (its "lane_plan" as JSON text, or the default
  * without one) read and checked by the library: *ranks (ordo_free) holds
  * each lane's rank, or NULL with the refusal in *error. */
 static int *plan_ranks(json_t *body, int lanes, int world, const char *binding, int *plan_lanes,
                        response *error)
 {
-    json_t *plan = json_object_get(body, "lane_plan");
-    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    int no_memory = 0;
+    char *text = plan_text(body, &no_memory);
     int *ranks = NULL;
     ordo_error err;
-    if (plan && !text)
+    if (no_memory)
         *error = json_error(503, "out_of_memory", "out of memory");
     else if (ordo_lane_plan_parse(lanes, world, binding, text, text ? strlen(text) : 0, &ranks,
                                   plan_lanes, &err) != ORDO_OK)
@@ -66,7 +77,7 @@ static const char *opt_string(json_t *body, const char *key, int *bad)
     return json_string_value(v);
 }
 
-/* Adds a segment from a JSON body (shared by run creation and resumes). */
+/* Adds a segment from a JSON body (a resume), its plan read by the library. */
 static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json_t *body,
                             int64_t start_step, int created)
 {
@@ -112,17 +123,6 @@ static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
 static const char *const segment_keys[] = {"start_step", "world_size", "lane_binding",
                                            "lane_plan", "host", "resumed_from",
                                            "replace_crashed", NULL};
-
-/* The lane plan of a body as JSON text (the caller's, free), or NULL
- * without one; *bad when it cannot be written. */
-static char *plan_text(json_t *body, int *bad)
-{
-    json_t *plan = json_object_get(body, "lane_plan");
-    char *text = plan ? json_dumps(plan, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    if (plan && !text)
-        *bad = 1;
-    return text;
-}
 
 /* POST /api/runs: a run and its first segment (world size, lane plan),
  * made and checked by ordo_run_start. */

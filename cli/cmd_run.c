@@ -194,23 +194,26 @@ static void index_progress(uint64_t done, uint64_t total, void *context)
 static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, const job *j,
                        int64_t start, int64_t resumed_from, int replace)
 {
-    int lanes = 0;
-    int *plan = job_lane_plan(j->recipe, j->world_size, j->rank_bound, &lanes);
+    ordo_recipe_info info;
+    ordo_recipe_describe(j->recipe, &info);
+    const char *binding = j->rank_bound ? "rank" : "logical";
+    int lanes = 0, *plan = NULL;
+    ordo_error err;
+    if (ordo_lane_plan_parse(info.lanes, j->world_size, binding, NULL, 0, &plan, &lanes, &err) !=
+        ORDO_OK)
+        return cli_fail(command, &err);
     char workers[64], host[256] = "";
     snprintf(workers, sizeof workers, "{\"read\":%d,\"tokenize\":%d}", j->read_workers,
              j->tokenize_workers);
     gethostname(host, sizeof host - 1);
     ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
-                              .lane_ranks = plan, .lane_binding = j->rank_bound ? "rank" : "logical",
+                              .lane_ranks = plan, .lane_binding = binding,
                               .workers = workers, .host = host[0] ? host : NULL,
                               .resumed_from = resumed_from, .replace_crashed = replace};
     int64_t id = 0;
-    ordo_error err;
-    ordo_status status = plan ? ordo_segment_add(ledger, run, &spec, &id, &err) : ORDO_NOMEM;
-    free(plan);
-    if (status != ORDO_OK)
-        return status == ORDO_NOMEM ? EXIT_FAILURE_ : cli_fail(command, &err);
-    return EXIT_OK;
+    ordo_status status = ordo_segment_add(ledger, run, &spec, &id, &err);
+    ordo_free(plan);
+    return status == ORDO_OK ? EXIT_OK : cli_fail(command, &err);
 }
 
 static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a,

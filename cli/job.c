@@ -58,17 +58,6 @@ int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers
     return 0;
 }
 
-int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, int *lanes)
-{
-    ordo_recipe_info info;
-    ordo_recipe_describe(recipe, &info);
-    *lanes = rank_bound ? world_size : info.lanes;
-    int *plan = malloc((size_t)*lanes * sizeof *plan);
-    for (int l = 0; plan && l < *lanes; l++)
-        plan[l] = rank_bound ? l : ordo_lane_rank(info.lanes, world_size, l);
-    return plan;
-}
-
 static int flush_records(const char *command, player *p)
 {
     if (p->pending == 0)
@@ -84,6 +73,10 @@ static int flush_records(const char *command, player *p)
                         "(first: step %lld); kept as conflicts\n",
                 command, result.conflicts, p->j->run_name,
                 (long long)result.first_conflict_step);
+    if (result.diverged) /* the library recorded each as a divergence event */
+        fprintf(stderr, "ordo %s: %zu steps of run '%s' differ from its baseline (first: step "
+                        "%lld); kept as divergence events\n",
+                command, result.diverged, p->j->run_name, (long long)result.divergences[0].step);
     p->pending = 0;
     return EXIT_OK;
 }

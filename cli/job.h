@@ -51,9 +51,6 @@ typedef struct resume_source {
 int manifest_source(ordo_ledger *ledger, const char *where, const char *data_root,
                     resume_source *src);
 
-/* Lane plan of a segment: lane_ranks[l] for every lane (caller frees). */
-int *job_lane_plan(const ordo_recipe *recipe, int world_size, int rank_bound, int *lanes);
-
 /* Plays the job from its current step to last_step; returns an exit code
  * and prints why on failure. */
 int job_play(const char *command, job *j);

@@ -189,9 +189,18 @@ int ordo_schema_version_latest(void);
 ordo_status ordo_recipe_canonicalize(const char *json, size_t len, char **canonical,
                                      char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err);
 
-/* Stores a recipe under its id (idempotent) and writes the id. */
+/* Stores a recipe under its id (idempotent) and writes the id. Where it has
+ * them, "lanes" and "global_batch" must be positive whole numbers and the
+ * batch divisible by the lanes (ORDO_INVALID naming both): a recipe of
+ * another loader may hold only some of ordo's fields. */
 ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
                             char id[ORDO_DIGEST_HEX_SIZE], ordo_error *err);
+
+/* Reads the lane count L of the stored recipe `id` into *lanes: ORDO_NOTFOUND
+ * when the ledger does not hold it, ORDO_INVALID "recipe <id> has no
+ * 'lanes'" when it has no count from 1 to ORDO_LANES_MAX (*lanes is then 0). */
+#define ORDO_LANES_MAX 65536
+ordo_status ordo_recipe_lanes(ordo_ledger *ledger, const char *id, int *lanes, ordo_error *err);
 
 /* Reads a recipe's canonical JSON; *canonical is owned by the caller. */
 ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
@@ -407,7 +416,7 @@ ordo_status ordo_checkpoint_describe(const void *state, size_t size, int *lanes,
 
 /* What a new run is. Strings are borrowed. */
 typedef struct ordo_run_spec {
-    const char *name;        /* 1..255 bytes of UTF-8, no control characters */
+    const char *name;        /* 1..255 bytes of UTF-8, no control characters, no '/' */
     const char *recipe_id;   /* 64 hex; the recipe must be in the ledger */
     const char *group_tag;   /* ablation group, or NULL */
     const char *baseline;    /* name of the run this one is checked against, or NULL */
@@ -436,6 +445,11 @@ typedef struct ordo_run_info {
     int64_t checkpoints; /* checkpoints recorded */
     int64_t conflicts;   /* conflict events */
 } ordo_run_info;
+
+/* Checks a run name as ordo_run_create does: 1..255 bytes of UTF-8, no
+ * control characters, no '/' (ORDO_INVALID "run names may not contain '/'
+ * (they are URL path segments)"). */
+ordo_status ordo_run_name_check(const char *name, ordo_error *err);
 
 /* Creates a run and writes its id. Creating a run that exists with the same
  * recipe, lanes, group, baseline and digest kind is a no-op that returns its
@@ -485,16 +499,71 @@ typedef struct ordo_segment_info {
     char created_at[32];
 } ordo_segment_info;
 
-/* Adds a segment to a run and writes its id. Validates (docs/ledger.md,
- * "Recording guarantees", and docs/api.md, "POST /api/runs/{run}/segments") that the
+/* Checks a segment's lane plan (docs/ledger.md, "Recording guarantees"), given as lane_ranks[l], the
+ * rank owning lane l of `lanes`: `binding` is "logical" (or NULL) or
+ * "rank" ("lane_binding must be 'logical' or 'rank'"); the world size is 1
+ * to 65536; under logical binding L % W == 0 ("lanes (8) must be divisible
+ * by world size (3)") and every rank owns L/W lanes, under rank binding
+ * L == W and every rank owns one ("lane_plan gives rank 0 3 lanes; every
+ * rank owns 4"); every lane's rank is one of the world's. ORDO_INVALID
+ * naming the numbers; the texts are those the service answers with. */
+ordo_status ordo_lane_plan_check(int lanes, int world_size, const char *binding,
+                                 const int *lane_ranks, ordo_error *err);
+
+/* Reads a segment's lane plan for a run of `lanes` lanes (the recipe's L)
+ * at `world_size` ranks under `binding`: from `plan`, `len` bytes of JSON
+ * [[lanes of rank 0], [lanes of rank 1], ...] with every lane listed once
+ * ("lane_plan: rank 1 lists lane 9, which is not one of the 8 lanes or is
+ * listed twice", "lane_plan leaves lane 3 without a rank"), or when `plan`
+ * is NULL the default: rank r owns lanes [r*L/W, (r+1)*L/W) (logical), lane
+ * r (rank-bound). Then checked as by ordo_lane_plan_check. *lane_ranks (the
+ * caller's, ordo_free) receives the owning rank of each of *plan_lanes
+ * lanes: L, or W under rank binding (the form ordo_segment_spec takes). */
+ordo_status ordo_lane_plan_parse(int lanes, int world_size, const char *binding,
+                                 const char *plan, size_t len, int **lane_ranks, int *plan_lanes,
+                                 ordo_error *err);
+
+/* Adds a segment to a run and writes its id. Validates (docs/ledger.md, "Recording guarantees", and docs/api.md,
+ * "POST /api/runs/{run}/segments") that the
  * lanes match the run (logical binding) or equal the world size (rank
- * binding), that L % W == 0, and that the plan gives every rank exactly L/W
- * lanes. start_step must be after the previous segment's start; the previous
+ * binding), and the plan as ordo_lane_plan_check does. start_step must be
+ * after the previous segment's start; the previous
  * segment is closed at start_step - 1. A resume event is recorded for every
  * segment after the first, and pending lane reports (ordo_lanes_record) of
  * steps from start_step on are dropped: the resume reports them again. */
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err);
+
+/* A run and its first segment, as a job (or the service for it) starts
+ * them. Strings are borrowed. */
+typedef struct ordo_run_start_spec {
+    ordo_run_spec run;        /* run.lanes is not read: the stored recipe's "lanes" is taken */
+    int world_size;           /* W of the first segment */
+    const char *lane_binding; /* "logical" (NULL too) or "rank" */
+    const char *lane_plan;    /* JSON [[lanes of rank 0], ...] of lane_plan_len bytes, or
+                                 NULL for the default (ordo_lane_plan_parse) */
+    size_t lane_plan_len;
+    const char *workers;      /* the segment's worker settings (JSON object), or NULL */
+    const char *host;         /* or NULL */
+    int64_t resumed_from;     /* 0, or refused: a first segment resumes nothing */
+} ordo_run_start_spec;
+
+/* What ordo_run_start did. */
+typedef struct ordo_run_started {
+    int64_t run_id;
+    int64_t segment_id; /* 0 when the run had its segment already */
+    int created;        /* 1 when the segment (and the run, if new) was recorded now */
+} ordo_run_started;
+
+/* Creates run spec->run with its first segment (steps from 1) at
+ * spec->world_size: checks the name (ordo_run_name_check), reads L from the
+ * stored recipe (ordo_recipe_lanes: ORDO_NOTFOUND without it) and the plan
+ * (ordo_lane_plan_parse) before anything is recorded. A run that exists
+ * with the same fields is a no-op (created 0) when it has a segment at
+ * this world size, and ORDO_CONFLICT "run 'r' exists at world size 2, not
+ * 4 (...)" at another; with different fields, as ordo_run_create. */
+ordo_status ordo_run_start(ordo_ledger *ledger, const ordo_run_start_spec *spec,
+                           ordo_run_started *started, ordo_error *err);
 
 /* Reads a run's segments in order; free with ordo_segments_free. */
 ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,

@@ -406,10 +406,10 @@ response api_checkpoints_post(request *req, const char *name)
     const char *state = json_string_value(json_object_get(body, "state"));
     unsigned char *raw = NULL;
     size_t n = 0;
-    if (state)
-        ordo_base64_decode(state, strlen(state), &raw, &n, NULL);
-    response out;
     ordo_error err;
+    if (state && ordo_base64_decode(state, strlen(state), &raw, &n, &err) != ORDO_OK)
+        n = 0; /* the library's decoder: padded, no blanks */
+    response out;
     ordo_ledger *ledger = NULL;
     ordo_run_info run;
     int state_lanes = 0;
@@ -418,7 +418,7 @@ response api_checkpoints_post(request *req, const char *name)
         json_integer_value(lanes) > 65536)
         out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes (1 to "
                                          "65536)");
-    else if (!raw || n == 0)
+    else if (n == 0)
         out = json_error(400, "invalid", "state must be non-empty base64");
     else if (ordo_checkpoint_describe(raw, n, &state_lanes, &state_step, &err) != ORDO_OK)
         out = json_error(400, "invalid", "state: %s", err.message);
@@ -431,8 +431,8 @@ response api_checkpoints_post(request *req, const char *name)
         out = status_error(&err);
     else {
         ordo_status status = ordo_checkpoint_record(ledger, run.id, json_integer_value(step),
-                                                    (int)json_integer_value(lanes), raw,
-                                                    (size_t)n, &err);
+                                                    (int)json_integer_value(lanes), raw, n,
+                                                    &err);
         out = status == ORDO_OK ? checkpoint_recorded(ledger, run.id, json_integer_value(step))
                                 : status_error(&err);
     }

@@ -130,7 +130,7 @@ TEST(segment_lane_plan_validation_names_the_numbers)
     ASSERT_CONTAINS(err.message, "lane 5 is assigned to rank 9, outside world size 8");
     ranks[5] = 0;
     ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 32, NULL, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "rank 0 owns 5 lanes, expected 4");
+    ASSERT_CONTAINS(err.message, "lane_plan gives rank 0 5 lanes; every rank owns 4");
     ranks[5] = 5;
     ASSERT_STATUS(add(ledger, run, 8, 10, ranks, 16, NULL, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "16 lanes but the run has 32");
@@ -255,4 +255,86 @@ TEST(long_recipe_names_stay_valid_utf8)
     ASSERT_EQ_INT(r.code, 0);
     ASSERT_CONTAINS(r.out, "\"name\": \"r\"");
     cli_result_free(&r);
+}
+
+TEST(run_names_may_not_hold_a_slash)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id);
+    ordo_error err;
+    int64_t run = 0;
+    ordo_run_spec spec = {.name = "a/b", .recipe_id = id, .lanes = 32};
+    ASSERT_STATUS(ordo_run_create(ledger, &spec, &run, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "run names may not contain '/' (they are URL path segments)");
+    ASSERT_STATUS(ordo_run_name_check("/", &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "'/'");
+    ASSERT_STATUS(ordo_run_name_check("", &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "run name is empty");
+    ASSERT_OK(ordo_run_name_check("a.b-c d", &err), &err);
+    /* a group tag is no path segment: it may hold '/' */
+    ordo_run_spec grouped = {.name = "ab", .recipe_id = id, .group_tag = "sweep/lr", .lanes = 32};
+    ASSERT_OK(ordo_run_create(ledger, &grouped, &run, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
+}
+
+TEST(run_start_takes_the_recipes_lanes_and_records_nothing_it_refuses)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    char id[ORDO_DIGEST_HEX_SIZE], bare[ORDO_DIGEST_HEX_SIZE];
+    recipe(ledger, id); /* 32 lanes */
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_put(ledger, "{\"name\": \"bare\"}", 16, bare, &err), &err);
+    ordo_run_start_spec spec = {.run = {.name = "job", .recipe_id = id, .lanes = 5},
+                                .world_size = 4};
+    ordo_run_started started;
+    ASSERT_OK(ordo_run_start(ledger, &spec, &started, &err), &err);
+    ASSERT(started.created == 1 && started.run_id > 0 && started.segment_id > 0);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "job", &info, &err), &err);
+    ASSERT_EQ_INT(info.lanes, 32); /* the recipe's, not run.lanes */
+    ASSERT_EQ_INT(info.world_size, 4);
+    int64_t first = started.run_id;
+    ASSERT_OK(ordo_run_start(ledger, &spec, &started, &err), &err); /* again: a no-op */
+    ASSERT(started.created == 0 && started.run_id == first && started.segment_id == 0);
+    spec.world_size = 8;
+    ASSERT_STATUS(ordo_run_start(ledger, &spec, &started, &err), ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "run 'job' exists at world size 4, not 8");
+    /* refusals, none of which records a run */
+    const char *plan = "[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, "
+                       "19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]]";
+    ordo_run_start_spec bad = {.run = {.name = "half", .recipe_id = id}, .world_size = 2,
+                               .lane_plan = plan, .lane_plan_len = strlen(plan)};
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 16");
+    bad.lane_plan = NULL;
+    bad.world_size = 3;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "lanes (32) must be divisible by world size (3)");
+    bad.world_size = 2;
+    bad.resumed_from = 4;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "resumed-from step (4)");
+    bad.resumed_from = 0;
+    bad.host = "a\nb";
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "host has a control character");
+    bad.host = NULL;
+    bad.run.recipe_id = bare;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "has no 'lanes'");
+    bad.run.name = "a/b";
+    bad.run.recipe_id = id;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "may not contain '/'");
+    char unknown[ORDO_DIGEST_HEX_SIZE];
+    memset(unknown, 'e', 64);
+    unknown[64] = '\0';
+    bad.run.name = "half";
+    bad.run.recipe_id = unknown;
+    ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_NOTFOUND, &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM segments"), 1);
 }

@@ -232,6 +232,15 @@ TEST(server_refuses_bad_requests_and_stays_up)
              "\"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}", str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "gives rank 0 3 lanes");
     call(&s, "GET", "/api/runs/half", NULL, NULL, 404, "not_found", NULL);
+    snprintf(body, sizeof body, "{\"name\": \"late\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"resumed_from\": 3}", str(&info, "recipe_id"));
+    call(&s, "POST", "/api/runs", writer, body, 400, "invalid",
+         "resumed-from step (3) must be before the start step (1)");
+    call(&s, "GET", "/api/runs/late", NULL, NULL, 404, "not_found", NULL);
+    snprintf(body, sizeof body, "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"lane_binding\": 7}", str(&info, "recipe_id"));
+    call(&s, "POST", "/api/runs", writer, body, 400, "invalid",
+         "lane_binding must be 'logical' or 'rank'");
     snprintf(body, sizeof body, "{\"name\": \"a/steps\", \"recipe_id\": \"%s\", "
              "\"world_size\": 2}", str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "'/'");
@@ -251,6 +260,13 @@ TEST(server_refuses_bad_requests_and_stays_up)
     call(&s, "POST", "/api/runs/base/segments", writer,
          "{\"start_step\": 31, \"world_size\": 3}", 400, "invalid",
          "lanes (8) must be divisible by world size (3)");
+    /* the same lane plan rule, and words, as a run's first segment */
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 31, \"world_size\": 2, \"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}",
+         400, "invalid", "lane_plan gives rank 0 3 lanes; every rank owns 4");
+    call(&s, "POST", "/api/runs/base/segments", writer,
+         "{\"start_step\": 31, \"world_size\": 2, \"lane_binding\": \"sideways\"}", 400,
+         "invalid", "lane_binding must be 'logical' or 'rank'");
     call(&s, "POST", "/api/runs/base/checkpoints", writer, "{\"step\": 1, \"lanes\": 8, "
          "\"state\": \"%%%\"}", 400, "invalid", "base64");
     /* The dashboard's files: only compiled-in names, never the disk. */

@@ -286,7 +286,7 @@ static watched_run run_lanes(const char *glob, int lanes, const char *db_name)
     snprintf(sources, sizeof sources, "[{\"name\": \"a\", \"paths\": [\"%s\"], \"weight\": 1}]",
              glob);
     const char *path = corpus_recipe("lanes.json", lanes, lanes, 64, 2, 0, sources);
-    return run_ordo_watched(NULL, A("run", path, "--db", test_path(db_name), "--name", glob,
+    return run_ordo_watched(NULL, A("run", path, "--db", test_path(db_name), "--name", "lanes",
                                     "--world-size", "1", "--steps", "5", "--quiet"), 120);
 }
 

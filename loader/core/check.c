@@ -26,6 +26,23 @@ ordo_status ordo__check_name(const char *name, const char *what, ordo_error *err
     return ORDO_OK;
 }
 
+/* A run's name: a name (ordo__check_name) without '/'. */
+ordo_status ordo__check_run_name(const char *name, const char *what, ordo_error *err)
+{
+    ordo_status status = ordo__check_name(name, what, err);
+    if (status == ORDO_OK && strchr(name, '/'))
+        status = ordo__error(err, ORDO_INVALID, "run names may not contain '/' (they are URL "
+                                                "path segments)");
+    return status;
+}
+
+/* A run name as every caller must give it; see ordo.h. */
+ordo_status ordo_run_name_check(const char *name, ordo_error *err)
+{
+    ordo_status status = ordo__check_run_name(name, "run name", err);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
 /* `text` parses as a JSON object. */
 ordo_status ordo__check_json_object(const char *text, const char *what, ordo_error *err)
 {

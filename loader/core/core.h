@@ -38,6 +38,10 @@ ordo_status ordo__ok(ordo_error *err);
  * characters. `what` names the field in the message. */
 ordo_status ordo__check_name(const char *name, const char *what, ordo_error *err);
 
+/* Checks a run's name: as ordo__check_name, and no '/' ("run names may not
+ * contain '/' (they are URL path segments)"). */
+ordo_status ordo__check_run_name(const char *name, const char *what, ordo_error *err);
+
 /* Checks that `text` is a JSON object; `what` names it in the message. */
 ordo_status ordo__check_json_object(const char *text, const char *what, ordo_error *err);
 

@@ -23,6 +23,35 @@ static char *recipe_name(const char *canonical)
     return copy;
 }
 
+/* A recipe's positive whole-number field: 0 when absent, -1 when it is
+ * anything else. */
+static json_int_t recipe_count(json_t *recipe, const char *key)
+{
+    json_t *v = json_object_get(recipe, key);
+    if (!v)
+        return 0;
+    return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : -1;
+}
+
+/* What any stored recipe must hold, even one of a loader that is not ordo
+ * (only fields it has are checked): lanes and global batch positive whole
+ * numbers, the batch divisible by the lanes. */
+static ordo_status check_counts(const char *canonical, ordo_error *err)
+{
+    json_t *root = json_loads(canonical, 0, NULL);
+    if (!root)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    json_int_t lanes = recipe_count(root, "lanes"), batch = recipe_count(root, "global_batch");
+    json_decref(root);
+    if (lanes < 0 || batch < 0)
+        return ordo__error(err, ORDO_INVALID, "recipe: 'lanes' and 'global_batch' must be "
+                                              "positive whole numbers");
+    if (lanes > 0 && batch > 0 && batch % lanes != 0)
+        return ordo__error(err, ORDO_INVALID, "global_batch (%lld) must be divisible by lanes "
+                                              "(%lld)", (long long)batch, (long long)lanes);
+    return ORDO_OK;
+}
+
 /* After an insert that changed nothing: the stored body must be ours. */
 static ordo_status check_same_body(ordo_ledger *ledger, const char *id, const char *canonical,
                                    ordo_error *err)
@@ -44,6 +73,8 @@ ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
     ordo_status status = ordo__writable(ledger, err);
     if (status == ORDO_OK)
         status = ordo_recipe_canonicalize(json, len, &canonical, id, err);
+    if (status == ORDO_OK)
+        status = check_counts(canonical, err);
     if (status != ORDO_OK)
         goto done;
     name = recipe_name(canonical);
@@ -81,4 +112,24 @@ ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonica
     if (status == ORDO_OK && !*canonical)
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* A stored recipe's lane count; see ordo.h. */
+ordo_status ordo_recipe_lanes(ordo_ledger *ledger, const char *id, int *lanes, ordo_error *err)
+{
+    *lanes = 0;
+    char *canonical = NULL;
+    ordo_status status = ordo_recipe_get(ledger, id, &canonical, err);
+    if (status != ORDO_OK)
+        return status;
+    json_t *root = json_loads(canonical, 0, NULL);
+    free(canonical);
+    if (!root)
+        return ordo__error(err, ORDO_NOMEM, "out of memory reading recipe %s", id);
+    json_int_t count = recipe_count(root, "lanes");
+    json_decref(root);
+    if (count < 1 || count > ORDO_LANES_MAX)
+        return ordo__error(err, ORDO_INVALID, "recipe %s has no 'lanes'", id);
+    *lanes = (int)count;
+    return ordo__ok(err);
 }

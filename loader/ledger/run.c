@@ -104,7 +104,7 @@ ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *co
 static ordo_status check_spec(const ordo_run_spec *spec, char recipe_id[ORDO_DIGEST_HEX_SIZE],
                               ordo_error *err)
 {
-    ordo_status status = ordo__check_name(spec->name, "run name", err);
+    ordo_status status = ordo__check_run_name(spec->name, "run name", err);
     if (status == ORDO_OK && spec->group_tag)
         status = ordo__check_name(spec->group_tag, "group tag", err);
     if (status == ORDO_OK && spec->baseline)

@@ -5,8 +5,6 @@
 
 #include "sql.h"
 
-#define MAX_WORLD_SIZE 65536
-
 typedef struct {
     int64_t id;
     int ordinal;
@@ -15,44 +13,15 @@ typedef struct {
     int run_lanes; /* the run's */
 } previous_segment;
 
+/* The plan against the run: under logical binding its lanes are the run's
+ * (the plan itself was checked by ordo_lane_plan_check). */
 static ordo_status check_plan(const ordo_segment_spec *spec, int run_lanes, const char *binding,
                               ordo_error *err)
 {
-    int world = spec->world_size, lanes = spec->lanes;
-    if (world < 1 || world > MAX_WORLD_SIZE)
-        return ordo__error(err, ORDO_INVALID, "world size (%d) must be between 1 and %d", world,
-                           MAX_WORLD_SIZE);
-    if (strcmp(binding, "logical") == 0 && lanes != run_lanes)
-        return ordo__error(err, ORDO_INVALID, "lane plan has %d lanes but the run has %d", lanes,
-                           run_lanes);
-    if (strcmp(binding, "rank") == 0 && lanes != world)
-        return ordo__error(err, ORDO_INVALID,
-                           "a rank-bound segment has one lane per rank: lanes (%d) must equal "
-                           "world size (%d)", lanes, world);
-    if (lanes < 1 || !spec->lane_ranks)
-        return ordo__error(err, ORDO_INVALID, "lane plan is empty");
-    if (lanes % world != 0)
-        return ordo__error(err, ORDO_INVALID, "lanes (%d) must be divisible by world size (%d)",
-                           lanes, world);
-    int *owned = calloc((size_t)world, sizeof *owned);
-    if (!owned)
-        return ordo__error(err, ORDO_NOMEM, "out of memory checking a lane plan");
-    ordo_status status = ORDO_OK;
-    for (int lane = 0; lane < lanes && status == ORDO_OK; lane++) {
-        int rank = spec->lane_ranks[lane];
-        if (rank < 0 || rank >= world)
-            status = ordo__error(err, ORDO_INVALID,
-                                 "lane %d is assigned to rank %d, outside world size %d", lane,
-                                 rank, world);
-        else
-            owned[rank]++;
-    }
-    for (int rank = 0; rank < world && status == ORDO_OK; rank++)
-        if (owned[rank] != lanes / world)
-            status = ordo__error(err, ORDO_INVALID, "rank %d owns %d lanes, expected %d (%d / %d)",
-                                 rank, owned[rank], lanes / world, lanes, world);
-    free(owned);
-    return status;
+    if (strcmp(binding, "logical") == 0 && spec->lanes != run_lanes)
+        return ordo__error(err, ORDO_INVALID, "lane plan has %d lanes but the run has %d",
+                           spec->lanes, run_lanes);
+    return ORDO_OK;
 }
 
 /* The plan as JSON: for each rank, its lanes in ascending order. */
@@ -252,9 +221,10 @@ ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_seg
                              int64_t *segment_id, ordo_error *err)
 {
     const char *binding = spec->lane_binding ? spec->lane_binding : "logical";
-    if (strcmp(binding, "logical") != 0 && strcmp(binding, "rank") != 0)
-        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
-                           binding);
+    ordo_status checked = ordo_lane_plan_check(spec->lanes, spec->world_size, binding,
+                                               spec->lane_ranks, err);
+    if (checked != ORDO_OK) /* refused before the ledger is locked */
+        return checked;
     ordo_status status = ordo__transaction(
         ledger, add_locked, &(segment_addition){run_id, spec, binding, segment_id}, err);
     return status == ORDO_OK ? ordo__ok(err) : status;

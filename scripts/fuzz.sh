@@ -19,7 +19,7 @@ PKG_CFLAGS=$(pkg-config --cflags sqlite3 libmicrohttpd jansson libcrypto libzstd
 PKG_LIBS=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8)
 server_objs=$(ls "$fuzz"/server/*.o "$fuzz"/gen/web.o)
 passed=0 failed=0
-for target in recipe records tokenizer state api path plan; do
+for target in recipe records tokenizer state api path plan manifest; do
   extra=""
   [ "$target" = api ] || [ "$target" = path ] && extra="$server_objs"
   if ! clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -28,7 +28,7 @@ for target in recipe records tokenizer state api path plan; do
     echo "FAIL $target: does not build"; failed=$((failed + 1)); continue
   fi
   mkdir -p "fuzz/corpus/$target" "$fuzz/corpus/$target"
-  export ORDO_VOCAB=$build/vocab
+  export ORDO_VOCAB=$build/vocab ORDO_BIN=$fuzz/ordo
   regressions=(fuzz/regressions/$target/*)
   if [ -e "${regressions[0]}" ] && ! "$fuzz/fuzz_$target" "${regressions[@]}" > "$fuzz/$target.log" 2>&1; then
     echo "FAIL $target: a regression input crashes again (see $fuzz/$target.log)"; failed=$((failed + 1)); continue

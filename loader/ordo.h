@@ -38,7 +38,18 @@ extern "C" {
 #define ORDO_API
 #endif
 
-#define ORDO_VERSION_STRING "0.1.0"
+/* The library's version, the one place it is written: the Makefile reads
+ * these three lines (the installed libordo.so.X.Y.Z and ordo.pc take them),
+ * and ordo_version() / ordo_version_string() return them at run time. */
+#define ORDO_VERSION_MAJOR 0
+#define ORDO_VERSION_MINOR 1
+#define ORDO_VERSION_PATCH 0
+#define ORDO_VERSION_STR_(x) #x
+#define ORDO_VERSION_STR(x) ORDO_VERSION_STR_(x)
+#define ORDO_VERSION_STRING                                                    \
+    ORDO_VERSION_STR(ORDO_VERSION_MAJOR) "." ORDO_VERSION_STR(ORDO_VERSION_MINOR) "." ORDO_VERSION_STR(ORDO_VERSION_PATCH)
+#define ORDO_VERSION_NUMBER                                                    \
+    (ORDO_VERSION_MAJOR * 10000 + ORDO_VERSION_MINOR * 100 + ORDO_VERSION_PATCH)
 
 #define ORDO_DIGEST_SIZE 32
 #define ORDO_DIGEST_HEX_SIZE 65 /* 64 characters and a NUL */
@@ -71,6 +82,13 @@ typedef struct ordo_error {
     ordo_status status;
     char message[ORDO_ERROR_MESSAGE_SIZE];
 } ordo_error;
+
+/* The version of the library running (which may be newer than the header a
+ * program was built with): MAJOR*10000 + MINOR*100 + PATCH, 100 for 0.1.0. */
+unsigned ordo_version(void);
+
+/* The same as text, "MAJOR.MINOR.PATCH"; static string. */
+const char *ordo_version_string(void);
 
 /* Short machine name of a status ("not_found"); static string. */
 const char *ordo_status_name(ordo_status status);

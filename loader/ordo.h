@@ -354,8 +354,6 @@ typedef struct ordo_loader_options {
     const void *resume;     /* a checkpoint of every lane (ordo_loader_checkpoint
                                of all ranks joined by ordo_checkpoint_merge), or NULL */
     size_t resume_size;
-    int unordered;          /* debug only: hand chunks on as they finish,
-                               breaking determinism (for the benchmark) */
     /* Self-verifying resume (design §6): the samples a resume regenerates
      * and drops were delivered before; with a ledger, their lane digests
      * recorded for `run` (the run the resume state was recorded for) must
@@ -400,8 +398,7 @@ ordo_status ordo_loader_open(const ordo_recipe *recipe, const ordo_loader_option
 ordo_status ordo_loader_next(ordo_loader *loader, ordo_batch *batch, ordo_error *err);
 
 /* The state of this rank's lanes after the last batch it returned:
- * *state (caller frees with ordo_free) is a checkpoint of those lanes.
- * An unordered (debug) loader refuses: its batches cannot be replayed. */
+ * *state (caller frees with ordo_free) is a checkpoint of those lanes. */
 ordo_status ordo_loader_checkpoint(ordo_loader *loader, unsigned char **state, size_t *size,
                                    ordo_error *err);
 

@@ -282,7 +282,6 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     l->rank = o->rank;
     l->world_size = o->world_size;
     l->rank_bound = rank_bound;
-    l->unordered = o->unordered;
     l->stride = rank_bound ? o->world_size : r->lanes;
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;
@@ -307,6 +306,20 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     }
     *out = l;
     return ordo__ok(err);
+}
+
+/* Debug only (testing.h): from its first batch on, the loader hands chunks
+ * on as they finish instead of in number order, breaking determinism, to
+ * measure what ordering costs; it then takes no checkpoints. Refused once
+ * a batch was returned. */
+ordo_status ordo__loader_set_unordered(ordo_loader *l, ordo_error *err)
+{
+    if (l->step > 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "a loader becomes unordered before its first batch, not after step %lld",
+                           (long long)l->step);
+    l->unordered = 1;
+    return ORDO_OK;
 }
 
 /* Stops workers and frees everything. */

@@ -36,8 +36,7 @@ class _Options(ctypes.Structure):
                 ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
                 ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
                 ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
-                ("unordered", ctypes.c_int), ("ledger", ctypes.c_void_p),
-                ("run", ctypes.c_char_p)]
+                ("ledger", ctypes.c_void_p), ("run", ctypes.c_char_p)]
 
 
 class _Batch(ctypes.Structure):
@@ -206,7 +205,7 @@ class Loader:
         opts = _Options(rank=self.rank, world_size=self.world_size, read_workers=self._read,
                         tokenize_workers=self._tokenize, prefetch=0, lane_binding=self._binding,
                         resume=ctypes.cast(self._state_buffer, ctypes.c_void_p) if state else None,
-                        resume_size=len(state) if state else 0, unordered=0,
+                        resume_size=len(state) if state else 0,
                         ledger=self._ledger if self._run else None, run=self._run)
         _check(lib().ordo_loader_open(self._recipe, ctypes.byref(opts), ctypes.byref(self._loader),
                                       ctypes.byref(err)), err)

@@ -178,7 +178,8 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
     if (a->manifest && a->from_step)
         return cli_usage_error(command, "--from-step does not apply: the manifest names the "
                                         "checkpoint");
-    if (a->binding && strcmp(a->binding, "logical") && strcmp(a->binding, "rank"))
+    ordo_lane_binding binding;
+    if (a->binding && ordo_lane_binding_parse(a->binding, &binding, NULL) != ORDO_OK)
         return cli_usage_error(command, "--lane-binding must be 'logical' or 'rank'");
     return CLI_PARSED;
 }
@@ -201,7 +202,9 @@ static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, co
              j->tokenize_workers);
     gethostname(host, sizeof host - 1);
     ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
-                              .lane_ranks = plan, .lane_binding = j->rank_bound ? "rank" : "logical",
+                              .lane_ranks = plan,
+                              .lane_binding = j->rank_bound ? ORDO_BINDING_RANK
+                                                            : ORDO_BINDING_LOGICAL,
                               .workers = workers, .host = host[0] ? host : NULL,
                               .resumed_from = resumed_from, .replace_crashed = replace};
     int64_t id = 0;
@@ -237,7 +240,10 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
     ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
-                             .tokenize_workers = 1, .lane_binding = a->binding};
+                             .tokenize_workers = 1,
+                             .lane_binding = a->binding && strcmp(a->binding, "rank") == 0
+                                                 ? ORDO_BINDING_RANK
+                                                 : ORDO_BINDING_LOGICAL};
     if (ordo_loader_open(recipe, &o, &probe, &err) != ORDO_OK)
         return cli_fail("run", &err);
     ordo_loader_close(probe);
@@ -320,15 +326,15 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
 {
     ordo_error err;
     char *canonical = NULL;
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     if (ordo_run_get(ledger, a->target, &src->run, &err) != ORDO_OK ||
         checkpoint_or_start(ledger, a, src, &err) != ORDO_OK ||
-        ordo_segments_list(ledger, src->run.id, &segments, &count, &err) != ORDO_OK ||
+        ordo_segments_list(ledger, src->run.id, &segments, &err) != ORDO_OK ||
         ordo_recipe_get(ledger, src->run.recipe_id, &canonical, &err) != ORDO_OK)
         return cli_fail("resume", &err);
-    src->rank_bound = count > 0 && strcmp(segments[count - 1].lane_binding, "rank") == 0;
-    ordo_segments_free(segments, count);
+    src->rank_bound = segments->count > 0 &&
+                      segments->items[segments->count - 1].lane_binding == ORDO_BINDING_RANK;
+    ordo_segment_list_free(segments);
     ordo_status status = ordo_recipe_parse_with(canonical, strlen(canonical),
                                                 src->run.data_root[0] ? src->run.data_root : ".",
                                                 ORDO_RECIPE_VERIFY_SHARDS, ledger, &src->recipe,

@@ -72,15 +72,14 @@ static int token_list(const char *db, int as_json)
     ordo_ledger *ledger = cli_open("token", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
-    ordo_token_info *tokens = NULL;
-    size_t count = 0;
+    ordo_token_list *tokens = NULL;
     ordo_error err;
-    ordo_status status = ordo_token_list(ledger, &tokens, &count, &err);
+    ordo_status status = ordo_tokens_list(ledger, &tokens, &err);
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("token", &err);
-    print_tokens(tokens, count, as_json);
-    ordo_free(tokens);
+    print_tokens(tokens->items, tokens->count, as_json);
+    ordo_token_list_free(tokens);
     return EXIT_OK;
 }
 

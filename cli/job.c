@@ -170,7 +170,7 @@ static int open_loaders(const char *command, player *p, int64_t first)
         ordo_loader_options o = {.rank = r, .world_size = j->world_size,
                                  .read_workers = j->read_workers,
                                  .tokenize_workers = j->tokenize_workers,
-                                 .lane_binding = j->rank_bound ? "rank" : "logical",
+                                 .lane_binding = j->rank_bound ? ORDO_BINDING_RANK : ORDO_BINDING_LOGICAL,
                                  .resume = j->resume, .resume_size = j->resume_size,
                                  .ledger = j->resume ? j->ledger : NULL,
                                  .run = j->resume_run};

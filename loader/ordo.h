@@ -10,9 +10,18 @@
  *  - Every fallible function returns an ordo_status; ORDO_OK is 0. When `err`
  *    is not NULL it receives the status and a message naming the thing and
  *    the number that was wrong.
- *  - Memory a function hands to the caller is released with the matching
- *    *_free function (or ordo_free for plain buffers); pointers in input
- *    structs are borrowed for the duration of the call only.
+ *  - Releasing (the one rule): whatever the library hands out is released
+ *    by one function named after its type, which takes that pointer alone
+ *    and accepts NULL. A handle made by ordo_X_open (ordo_ledger,
+ *    ordo_loader, ordo_tokenizer: they hold a connection, threads or
+ *    files) is released by ordo_X_close; every other object or result of
+ *    type ordo_X by ordo_X_free: an object the library allocated
+ *    (ordo_recipe, ordo_manifest, every list ordo_X_list, which holds its
+ *    own count) is freed whole, a result struct the caller passed in to be
+ *    filled (ordo_checkpoint, ordo_compare_result, ...) has what it owns
+ *    freed and the struct stays the caller's. Plain buffers (text, digests,
+ *    token ids, checkpoint states) are released by ordo_free. Pointers in
+ *    input structs are borrowed for the duration of the call only.
  *  - An ordo_ledger is one SQLite connection: use it from one thread at a
  *    time; open one per thread. There is no global state.
  *  - Digests are 32 raw bytes inside the API and 64 lowercase hex characters
@@ -47,7 +56,8 @@ extern "C" {
 #define ORDO_VERSION_STR_(x) #x
 #define ORDO_VERSION_STR(x) ORDO_VERSION_STR_(x)
 #define ORDO_VERSION_STRING                                                    \
-    ORDO_VERSION_STR(ORDO_VERSION_MAJOR) "." ORDO_VERSION_STR(ORDO_VERSION_MINOR) "." ORDO_VERSION_STR(ORDO_VERSION_PATCH)
+    ORDO_VERSION_STR(ORDO_VERSION_MAJOR)                                       \
+    "." ORDO_VERSION_STR(ORDO_VERSION_MINOR) "." ORDO_VERSION_STR(ORDO_VERSION_PATCH)
 #define ORDO_VERSION_NUMBER                                                    \
     (ORDO_VERSION_MAJOR * 10000 + ORDO_VERSION_MINOR * 100 + ORDO_VERSION_PATCH)
 
@@ -339,18 +349,33 @@ void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes)
 /* One data-parallel rank's loader over the lanes it owns. */
 typedef struct ordo_loader ordo_loader;
 
-/* How a loader runs. Nothing here changes the data, except lane_binding:
- * "logical" (default) gives the recipe's L lanes, rank r owning lanes
- * [r*L/W, (r+1)*L/W); "rank" is the standard rank-sharded loader kept for
- * contrast (one lane per rank; resumed at another world size it re-shards
- * the remaining data, so batches change). */
+/* How lanes are bound to ranks. ORDO_BINDING_LOGICAL (the default, 0)
+ * gives the recipe's L lanes, rank r owning lanes [r*L/W, (r+1)*L/W);
+ * ORDO_BINDING_RANK is the standard rank-sharded loader kept for contrast
+ * (one lane per rank; resumed at another world size it re-shards the
+ * remaining data, so batches change). Their names at the edges (CLI, JSON,
+ * the ledger) are "logical" and "rank". */
+typedef enum ordo_lane_binding {
+    ORDO_BINDING_LOGICAL = 0,
+    ORDO_BINDING_RANK = 1
+} ordo_lane_binding;
+
+/* "logical" or "rank"; NULL for a value that is neither. Static string. */
+const char *ordo_lane_binding_name(ordo_lane_binding binding);
+
+/* Reads "logical" or "rank" into *binding; anything else (NULL too) is
+ * ORDO_INVALID "lane binding '<text>' must be 'logical' or 'rank'". */
+ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding,
+                                    ordo_error *err);
+
+/* How a loader runs. Nothing here changes the data, except lane_binding. */
 typedef struct ordo_loader_options {
     int rank;
     int world_size;
     int read_workers;       /* >= 1 */
     int tokenize_workers;   /* >= 1 */
     int prefetch;           /* chunks in flight per lane, 0 for the default */
-    const char *lane_binding;
+    ordo_lane_binding lane_binding;
     const void *resume;     /* a checkpoint of every lane (ordo_loader_checkpoint
                                of all ranks joined by ordo_checkpoint_merge), or NULL */
     size_t resume_size;
@@ -461,10 +486,17 @@ ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int6
 ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
                          ordo_error *err);
 
-/* Reads every run, ordered by id. *runs is owned by the caller (ordo_free);
- * it is NULL when *count is 0. */
-ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
-                           ordo_error *err);
+/* A list of runs: `count` items. */
+typedef struct ordo_run_list {
+    size_t count;
+    ordo_run_info *items; /* NULL when count is 0 */
+} ordo_run_list;
+
+/* Reads every run, ordered by id. *list is the caller's
+ * (ordo_run_list_free). */
+ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_list **list, ordo_error *err);
+
+void ordo_run_list_free(ordo_run_list *list);
 
 /* What a new segment is. lane_ranks[l] is the rank that owns lane l. */
 typedef struct ordo_segment_spec {
@@ -472,7 +504,7 @@ typedef struct ordo_segment_spec {
     int64_t start_step;      /* first step of the segment, >= 1 */
     int lanes;               /* entries in lane_ranks */
     const int *lane_ranks;   /* [lanes] owning rank of each lane */
-    const char *lane_binding; /* "logical" (default when NULL) or "rank" */
+    ordo_lane_binding lane_binding; /* ORDO_BINDING_LOGICAL (0) or ORDO_BINDING_RANK */
     const char *workers;     /* worker settings as a JSON object, or NULL */
     const char *host;        /* where it runs, or NULL */
     int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
@@ -487,13 +519,13 @@ typedef struct ordo_segment_info {
     int ordinal; /* 0 for the first segment of its run */
     int world_size;
     int lanes;
-    char lane_binding[16];
+    ordo_lane_binding lane_binding;
     int64_t start_step;
     int64_t end_step; /* last step: the closing step, or for the open segment
                          the last step recorded in its range (start-1 if none) */
     int open;         /* 1 for the run's latest segment */
     int64_t resumed_from;
-    char *lane_plan;  /* owned; freed by ordo_segments_free */
+    char *lane_plan;  /* owned; freed by ordo_segment_list_free */
     char *workers;    /* owned, NULL when none */
     char *host;       /* owned, NULL when none */
     char created_at[32];
@@ -509,12 +541,18 @@ typedef struct ordo_segment_info {
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err);
 
-/* Reads a run's segments in order; free with ordo_segments_free. */
-ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
-                               size_t *count, ordo_error *err);
+/* A list of segments: `count` items. */
+typedef struct ordo_segment_list {
+    size_t count;
+    ordo_segment_info *items; /* NULL when count is 0 */
+} ordo_segment_list;
 
-/* Frees what ordo_segments_list returned. */
-void ordo_segments_free(ordo_segment_info *segments, size_t count);
+/* Reads a run's segments in order. *list is the caller's
+ * (ordo_segment_list_free, which frees the strings its items own too). */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_list **list,
+                               ordo_error *err);
+
+void ordo_segment_list_free(ordo_segment_list *list);
 
 /* ---- steps ------------------------------------------------------------ */
 
@@ -637,7 +675,7 @@ typedef struct ordo_compare_result {
 ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
                               ordo_compare_result *result, ordo_error *err);
 
-/* Frees what a compare result owns. */
+/* Frees what a compare result owns (the struct is the caller's). */
 void ordo_compare_result_free(ordo_compare_result *result);
 
 /* One bucket of consecutive steps of a comparison (for display). */
@@ -659,12 +697,13 @@ typedef struct ordo_compare_buckets_result {
  * last step either recorded) in `buckets` equal buckets: counts per bucket
  * and the lanes that differ. A bucket with any divergent step counts it,
  * so downsampling never hides a divergence. Reads range digests, and
- * steps only in blocks that differ. Free with ordo_compare_buckets_free. */
+ * steps only in blocks that differ. Free with ordo_compare_buckets_result_free. */
 ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
                                  int64_t to, int buckets, ordo_compare_buckets_result *result,
                                  ordo_error *err);
 
-void ordo_compare_buckets_free(ordo_compare_buckets_result *result);
+/* Frees what a buckets result owns (the struct is the caller's). */
+void ordo_compare_buckets_result_free(ordo_compare_buckets_result *result);
 
 /* One bucket of a run's steps, for display. */
 typedef struct ordo_series_bucket {
@@ -686,12 +725,13 @@ typedef struct ordo_series_result {
 /* A run's steps from..to (from <= 0: 1; to <= 0: its last step) in
  * `buckets` equal buckets: loss (sum, min, max over the steps that have
  * one), tokens and the first `sources` sources' tokens. Free with
- * ordo_series_free. */
+ * ordo_series_result_free. */
 ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
                             int buckets, int sources, ordo_series_result *result,
                             ordo_error *err);
 
-void ordo_series_free(ordo_series_result *result);
+/* Frees what a series result owns (the struct is the caller's). */
+void ordo_series_result_free(ordo_series_result *result);
 
 /* ---- checkpoints ------------------------------------------------------ */
 
@@ -721,13 +761,22 @@ ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t 
 ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                 ordo_checkpoint *checkpoint, ordo_error *err);
 
-/* Lists a run's checkpoints in step order without their state; the array is
- * owned by the caller (ordo_free). */
-ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
-                                  ordo_checkpoint **checkpoints, size_t *count, ordo_error *err);
-
-/* Frees the state a checkpoint owns (not the struct itself). */
+/* Frees the state a checkpoint filled by ordo_checkpoint_get owns (the
+ * struct is the caller's) and sets it to NULL. */
 void ordo_checkpoint_free(ordo_checkpoint *checkpoint);
+
+/* A list of checkpoints: `count` items, their state NULL. */
+typedef struct ordo_checkpoint_list {
+    size_t count;
+    ordo_checkpoint *items; /* NULL when count is 0 */
+} ordo_checkpoint_list;
+
+/* Lists a run's checkpoints in step order without their state. *list is
+ * the caller's (ordo_checkpoint_list_free). */
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
+                                  ordo_checkpoint_list **list, ordo_error *err);
+
+void ordo_checkpoint_list_free(ordo_checkpoint_list *list);
 
 /* ---- events ----------------------------------------------------------- */
 
@@ -736,7 +785,7 @@ typedef struct ordo_event {
     int64_t id;
     int64_t step; /* 0 when the event is not about one step */
     char kind[24];
-    char *detail; /* JSON object, owned; freed by ordo_events_free */
+    char *detail; /* JSON object, owned; freed by ordo_event_list_free */
     char created_at[32];
 } ordo_event;
 
@@ -755,12 +804,18 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
 ordo_status ordo_event_record_stop(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                    const ordo_error *why, int *recorded, ordo_error *err);
 
-/* Lists a run's events in id order, only those of `kind` unless it is NULL. */
-ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
-                             ordo_event **events, size_t *count, ordo_error *err);
+/* A list of events: `count` items. */
+typedef struct ordo_event_list {
+    size_t count;
+    ordo_event *items; /* NULL when count is 0 */
+} ordo_event_list;
 
-/* Frees what ordo_events_list returned. */
-void ordo_events_free(ordo_event *events, size_t count);
+/* Lists a run's events in id order, only those of `kind` unless it is NULL.
+ * *list is the caller's (ordo_event_list_free, which frees the details). */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                             ordo_event_list **list, ordo_error *err);
+
+void ordo_event_list_free(ordo_event_list *list);
 
 /* ---- recovery manifests ------------------------------------------------ */
 
@@ -829,10 +884,16 @@ typedef struct ordo_token_info {
     char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */
 } ordo_token_info;
 
-/* Every token, ordered by id. *tokens is owned by the caller (ordo_free);
- * NULL when *count is 0. */
-ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
-                            ordo_error *err);
+/* A list of tokens: `count` items. */
+typedef struct ordo_token_list {
+    size_t count;
+    ordo_token_info *items; /* NULL when count is 0 */
+} ordo_token_list;
+
+/* Every token, ordered by id. *list is the caller's (ordo_token_list_free). */
+ordo_status ordo_tokens_list(ordo_ledger *ledger, ordo_token_list **list, ordo_error *err);
+
+void ordo_token_list_free(ordo_token_list *list);
 
 /* Revokes token `id`: from this call on, ordo_token_check refuses it.
  * Revoking a revoked token again is ORDO_OK; ORDO_NOTFOUND for an id that

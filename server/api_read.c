@@ -62,18 +62,18 @@ response api_compare(request *req)
 
 static json_t *world_sizes(ordo_ledger *ledger, int64_t run_id)
 {
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     ordo_error err;
     json_t *list = json_array();
-    if (ordo_segments_list(ledger, run_id, &segments, &count, &err) != ORDO_OK)
+    if (ordo_segments_list(ledger, run_id, &segments, &err) != ORDO_OK)
         return list;
-    for (size_t i = 0; i < count; i++)
-        json_array_append_new(list, json_pack("{s:i, s:I, s:s}", "world_size",
-                                              segments[i].world_size, "from_step",
-                                              (json_int_t)segments[i].start_step, "binding",
-                                              segments[i].lane_binding));
-    ordo_segments_free(segments, count);
+    for (size_t i = 0; i < segments->count; i++) {
+        const ordo_segment_info *s = &segments->items[i];
+        json_array_append_new(list, json_pack("{s:i, s:I, s:s}", "world_size", s->world_size,
+                                              "from_step", (json_int_t)s->start_step, "binding",
+                                              ordo_lane_binding_name(s->lane_binding)));
+    }
+    ordo_segment_list_free(segments);
     return list;
 }
 
@@ -85,13 +85,12 @@ response api_audit(request *req)
         return json_error(400, "invalid", "audit needs ?recipe=ID");
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
-    if (!ledger || ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
+    ordo_run_list *runs = NULL;
+    if (!ledger || ordo_runs_list(ledger, &runs, &err) != ORDO_OK)
         return status_error(&err);
     json_t *list = json_array();
-    for (size_t i = 0; i < count; i++) {
-        const ordo_run_info *run = &runs[i];
+    for (size_t i = 0; i < runs->count; i++) {
+        const ordo_run_info *run = &runs->items[i];
         if (strcmp(run->recipe_id, recipe) != 0)
             continue;
         json_t *item = json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
@@ -114,7 +113,7 @@ response api_audit(request *req)
         }
         json_array_append_new(list, item);
     }
-    ordo_free(runs);
+    ordo_run_list_free(runs);
     return json_ok(200, json_pack("{s:s, s:o}", "recipe", recipe, "runs", list));
 }
 

@@ -135,7 +135,7 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
         return json_error(400, "invalid", "replace_crashed must be true or false");
     }
     ordo_segment_spec spec = {.world_size = w, .start_step = start_step, .lanes = plan_lanes,
-                              .lane_ranks = ranks, .lane_binding = binding,
+                              .lane_ranks = ranks,
                               .host = opt_string(body, "host", &bad),
                               .resumed_from = json_is_integer(resumed)
                                                   ? json_integer_value(resumed) : 0,
@@ -146,7 +146,10 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
     }
     int64_t id = 0;
     ordo_error err;
-    ordo_status status = ordo_segment_add(ledger, run_id, &spec, &id, &err);
+    ordo_status status = binding ? ordo_lane_binding_parse(binding, &spec.lane_binding, &err)
+                                 : ORDO_OK;
+    if (status == ORDO_OK)
+        status = ordo_segment_add(ledger, run_id, &spec, &id, &err);
     free(ranks);
     if (status != ORDO_OK)
         return status_error(&err);
@@ -269,18 +272,17 @@ response api_runs_post(request *req)
 response api_runs_list(request *req)
 {
     LEDGER_OR_RETURN(ledger);
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
-    if (ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
+    ordo_run_list *runs = NULL;
+    if (ordo_runs_list(ledger, &runs, &err) != ORDO_OK)
         return status_error(&err);
     const char *recipe = query(req, "recipe"), *group = query(req, "group");
     json_text list = {0};
     json_text_raw(&list, "{\"runs\":[");
-    for (size_t i = 0; i < count; i++)
-        if ((!recipe || strcmp(recipe, runs[i].recipe_id) == 0) &&
-            (!group || strcmp(group, runs[i].group_tag) == 0))
-            json_text_item(&list, ordo_run_info_json(&runs[i]));
-    ordo_free(runs);
+    for (size_t i = 0; i < runs->count; i++)
+        if ((!recipe || strcmp(recipe, runs->items[i].recipe_id) == 0) &&
+            (!group || strcmp(group, runs->items[i].group_tag) == 0))
+            json_text_item(&list, ordo_run_info_json(&runs->items[i]));
+    ordo_run_list_free(runs);
     json_text_raw(&list, "]}");
     return json_text_ok(&list, 200);
 }
@@ -290,23 +292,23 @@ response api_run_get(const char *name)
 {
     LEDGER_OR_RETURN(ledger);
     ordo_run_info run;
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     if (ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
-        ordo_segments_list(ledger, run.id, &segments, &count, &err) != ORDO_OK)
+        ordo_segments_list(ledger, run.id, &segments, &err) != ORDO_OK)
         return status_error(&err);
     json_t *body = view_json(ordo_run_info_json(&run)), *list = json_array();
-    for (size_t i = 0; i < count; i++)
-        json_array_append_new(list, view_json(ordo_segment_info_json(&segments[i])));
-    ordo_segments_free(segments, count);
+    for (size_t i = 0; i < segments->count; i++)
+        json_array_append_new(list, view_json(ordo_segment_info_json(&segments->items[i])));
+    ordo_segment_list_free(segments);
     json_object_set_new(body, "segments", list);
-    ordo_event *events = NULL;
-    if (ordo_events_list(ledger, run.id, NULL, &events, &count, &err) == ORDO_OK) {
+    ordo_event_list *events = NULL;
+    if (ordo_events_list(ledger, run.id, NULL, &events, &err) == ORDO_OK) {
         json_t *evs = json_array();
+        size_t count = events->count;
         size_t first = count > SERVER_MAX_EVENTS ? count - SERVER_MAX_EVENTS : 0;
         for (size_t i = first; i < count; i++) /* the latest ones */
-            json_array_append_new(evs, view_json(ordo_event_json(&events[i])));
-        ordo_events_free(events, count);
+            json_array_append_new(evs, view_json(ordo_event_json(&events->items[i])));
+        ordo_event_list_free(events);
         json_object_set_new(body, "events", evs);
         json_object_set_new(body, "events_total", json_integer((json_int_t)count));
     }

@@ -45,7 +45,7 @@ response api_compare_strip(request *req)
                              (json_int_t)r.width, "lanes", r.lanes, "columns",
                              "from, to, matched, diverged, missing, lanes that differ", "buckets",
                              list);
-    ordo_compare_buckets_free(&r);
+    ordo_compare_buckets_result_free(&r);
     return json_ok(200, body);
 }
 
@@ -115,6 +115,6 @@ response api_run_series(request *req, const char *name)
     }
     json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,
                              "sources", sources, "buckets", list);
-    ordo_series_free(&r);
+    ordo_series_result_free(&r);
     return json_ok(200, body);
 }

@@ -39,14 +39,13 @@ TEST(checkpoints_record_get_list)
     ordo_checkpoint_free(&c);
     ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 150, &c, &err), ORDO_NOTFOUND, &err);
     ASSERT_CONTAINS(err.message, "no checkpoint at step 150");
-    ordo_checkpoint *list = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_INT(list[0].step, 100);
-    ASSERT_EQ_INT(list[1].step, 200);
-    ASSERT(list[0].state == NULL);
-    ordo_free(list);
+    ordo_checkpoint_list *list = NULL;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &err), &err);
+    ASSERT_EQ_INT(list->count, 2);
+    ASSERT_EQ_INT(list->items[0].step, 100);
+    ASSERT_EQ_INT(list->items[1].step, 200);
+    ASSERT(list->items[0].state == NULL);
+    ordo_checkpoint_list_free(list);
     ordo_ledger_close(ledger);
 }
 
@@ -102,19 +101,18 @@ TEST(events_record_and_filter)
     ASSERT_STATUS(ordo_event_record(ledger, run, 1, "party", NULL, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "'party'");
     ASSERT_STATUS(ordo_event_record(ledger, run, 1, "skip", "not json", &err), ORDO_INVALID, &err);
-    ordo_event *events = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_events_list(ledger, run, NULL, &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_STR(events[0].kind, "divergence");
-    ASSERT_EQ_INT(events[0].step, 12);
-    ASSERT_EQ_STR(events[1].kind, "skip");
-    ASSERT_EQ_INT(events[1].step, 0);
-    ASSERT_EQ_STR(events[1].detail, "{}");
-    ordo_events_free(events, count);
-    ASSERT_OK(ordo_events_list(ledger, run, "skip", &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 1);
-    ordo_events_free(events, count);
+    ordo_event_list *events = NULL;
+    ASSERT_OK(ordo_events_list(ledger, run, NULL, &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 2);
+    ASSERT_EQ_STR(events->items[0].kind, "divergence");
+    ASSERT_EQ_INT(events->items[0].step, 12);
+    ASSERT_EQ_STR(events->items[1].kind, "skip");
+    ASSERT_EQ_INT(events->items[1].step, 0);
+    ASSERT_EQ_STR(events->items[1].detail, "{}");
+    ordo_event_list_free(events);
+    ASSERT_OK(ordo_events_list(ledger, run, "skip", &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 1);
+    ordo_event_list_free(events);
     ordo_ledger_close(ledger);
 }
 
@@ -144,13 +142,12 @@ TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
     ordo_checkpoint_free(&c);
     ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 12, &c, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "held");
-    ordo_checkpoint *list = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_INT(list[0].held, 0);
-    ASSERT_EQ_INT(list[1].held, 1);
-    ordo_free(list);
+    ordo_checkpoint_list *list = NULL;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &err), &err);
+    ASSERT_EQ_INT(list->count, 2);
+    ASSERT_EQ_INT(list->items[0].held, 0);
+    ASSERT_EQ_INT(list->items[1].held, 1);
+    ordo_checkpoint_list_free(list);
     /* Step 11 and the rest of 12 arrive: the held checkpoint is the latest. */
     unsigned char digests[4 * ORDO_DIGEST_SIZE];
     ordo_step step;

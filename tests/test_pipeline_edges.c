@@ -348,7 +348,7 @@ TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
     /* Rank 0 of 4 rank-bound ranks holds one lane of four: not enough to
      * re-shard from. */
     ordo_loader_options r0 = {.world_size = 4, .read_workers = 1, .tokenize_workers = 1,
-                              .lane_binding = "rank"};
+                              .lane_binding = ORDO_BINDING_RANK};
     ASSERT_OK(ordo_loader_open(a, &r0, &l, &err), &err);
     ASSERT_OK(ordo_loader_next(l, &batch, &err), &err);
     ASSERT_OK(ordo_loader_checkpoint(l, &state, &size, &err), &err);

@@ -107,7 +107,7 @@ static void check_pair(ordo_ledger *ledger, const char *a, const char *b, int64_
     ASSERT_EQ_INT(matched, want.matched);
     ASSERT_EQ_INT(diverged, want.diverged);
     ASSERT_EQ_INT(missing, want.only_a + want.only_b);
-    ordo_compare_buckets_free(&buckets);
+    ordo_compare_buckets_result_free(&buckets);
     ordo_compare_result_free(&got);
 }
 

@@ -78,9 +78,17 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
+/* Frees events and their details. */
+static void free_events(ordo_event *events, size_t count)
+{
+    for (size_t i = 0; events && i < count; i++)
+        free(events[i].detail);
+    free(events);
+}
+
 /* Lists a run's events (optionally of one kind) into a caller-owned array. */
-ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
-                             ordo_event **events, size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                              ordo_event **events, size_t *count, ordo_error *err)
 {
     *events = NULL;
     *count = 0;
@@ -119,7 +127,7 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
         status = ordo__db_error(ledger, err, "listing events");
     sqlite3_finalize(stmt);
     if (status != ORDO_OK) {
-        ordo_events_free(*events, *count);
+        free_events(*events, *count);
         *events = NULL;
         *count = 0;
         return status;
@@ -127,10 +135,26 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
     return ordo__ok(err);
 }
 
-/* Frees events and their details. */
-void ordo_events_free(ordo_event *events, size_t count)
+/* A run's events: see ordo.h. *list is the caller's (ordo_event_list_free). */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                             ordo_event_list **list, ordo_error *err)
 {
-    for (size_t i = 0; events && i < count; i++)
-        free(events[i].detail);
-    free(events);
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing events");
+    ordo_status status = list_items(ledger, run_id, kind, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_event_list_free(ordo_event_list *list)
+{
+    if (!list)
+        return;
+    free_events(list->items, list->count);
+    free(list);
 }

@@ -267,10 +267,10 @@ static ordo_status add_locked(ordo_ledger *ledger, int64_t run_id, const ordo_se
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err)
 {
-    const char *binding = spec->lane_binding ? spec->lane_binding : "logical";
-    if (strcmp(binding, "logical") != 0 && strcmp(binding, "rank") != 0)
-        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
-                           binding);
+    const char *binding = ordo_lane_binding_name(spec->lane_binding); /* the stored text */
+    if (!binding)
+        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                                              "ORDO_BINDING_RANK", (int)spec->lane_binding);
     ordo_status status = ordo__begin(ledger, err);
     if (status != ORDO_OK)
         return status;
@@ -290,8 +290,9 @@ static ordo_status read_segment(sqlite3_stmt *stmt, ordo_segment_info *info)
     info->ordinal = sqlite3_column_int(stmt, 1);
     info->world_size = sqlite3_column_int(stmt, 2);
     info->lanes = sqlite3_column_int(stmt, 3);
-    ordo__copy(info->lane_binding, sizeof info->lane_binding,
-               (const char *)sqlite3_column_text(stmt, 4));
+    if (ordo_lane_binding_parse((const char *)sqlite3_column_text(stmt, 4), &info->lane_binding,
+                                NULL) != ORDO_OK)
+        info->lane_binding = ORDO_BINDING_LOGICAL; /* the schema allows no other text */
     info->start_step = sqlite3_column_int64(stmt, 5);
     info->open = sqlite3_column_type(stmt, 6) == SQLITE_NULL;
     info->end_step = info->open ? sqlite3_column_int64(stmt, 7) : sqlite3_column_int64(stmt, 6);
@@ -306,9 +307,20 @@ static ordo_status read_segment(sqlite3_stmt *stmt, ordo_segment_info *info)
     return lost ? ORDO_NOMEM : ORDO_OK;
 }
 
+/* Frees segments and the strings they own. */
+static void free_segments(ordo_segment_info *segments, size_t count)
+{
+    for (size_t i = 0; segments && i < count; i++) {
+        free(segments[i].lane_plan);
+        free(segments[i].workers);
+        free(segments[i].host);
+    }
+    free(segments);
+}
+
 /* Reads a run's segments in order into a caller-owned array. */
-ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
-                               size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
+                              size_t *count, ordo_error *err)
 {
     *segments = NULL;
     *count = 0;
@@ -344,7 +356,7 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
         status = ordo__db_error(ledger, err, "listing segments");
     sqlite3_finalize(stmt);
     if (status != ORDO_OK) {
-        ordo_segments_free(*segments, *count);
+        free_segments(*segments, *count);
         *segments = NULL;
         *count = 0;
         return status;
@@ -352,13 +364,26 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
     return ordo__ok(err);
 }
 
-/* Frees segments and the strings they own. */
-void ordo_segments_free(ordo_segment_info *segments, size_t count)
+/* A run's segments: see ordo.h. *list is the caller's (ordo_segment_list_free). */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_list **list,
+                               ordo_error *err)
 {
-    for (size_t i = 0; segments && i < count; i++) {
-        free(segments[i].lane_plan);
-        free(segments[i].workers);
-        free(segments[i].host);
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
+    ordo_status status = list_items(ledger, run_id, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
     }
-    free(segments);
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_segment_list_free(ordo_segment_list *list)
+{
+    if (!list)
+        return;
+    free_segments(list->items, list->count);
+    free(list);
 }

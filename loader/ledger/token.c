@@ -104,8 +104,8 @@ static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
 }
 
 /* Lists the stored tokens; see ordo.h. */
-ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
-                            ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                              ordo_error *err)
 {
     *tokens = NULL;
     *count = 0;
@@ -158,4 +158,27 @@ ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
                              (long long)id);
     sqlite3_finalize(stmt);
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Every token: see ordo.h. *list is the caller's (ordo_token_list_free). */
+ordo_status ordo_tokens_list(ordo_ledger *ledger, ordo_token_list **list, ordo_error *err)
+{
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing token");
+    ordo_status status = list_items(ledger, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_token_list_free(ordo_token_list *list)
+{
+    if (!list)
+        return;
+    free(list->items);
+    free(list);
 }

@@ -267,11 +267,10 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
                              ordo_loader **out, ordo_error *err)
 {
     *out = NULL;
-    const char *binding = o->lane_binding ? o->lane_binding : "logical";
-    int rank_bound = strcmp(binding, "rank") == 0;
-    if (!rank_bound && strcmp(binding, "logical") != 0)
-        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
-                           binding);
+    if (!ordo_lane_binding_name(o->lane_binding))
+        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                                              "ORDO_BINDING_RANK", (int)o->lane_binding);
+    int rank_bound = o->lane_binding == ORDO_BINDING_RANK;
     ordo_status status = check_options(r, o, rank_bound, err);
     if (status != ORDO_OK)
         return status;

@@ -307,6 +307,8 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
 /* Frees ranges and lanes. */
 void ordo_compare_result_free(ordo_compare_result *result)
 {
+    if (!result)
+        return;
     free(result->ranges);
     free(result->lanes);
     result->ranges = NULL;

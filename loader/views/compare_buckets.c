@@ -245,8 +245,10 @@ ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char 
 }
 
 /* Frees what ordo_compare_buckets returned. */
-void ordo_compare_buckets_free(ordo_compare_buckets_result *result)
+void ordo_compare_buckets_result_free(ordo_compare_buckets_result *result)
 {
+    if (!result)
+        return;
     free(result->buckets);
     free(result->lane_map);
     memset(result, 0, sizeof *result);

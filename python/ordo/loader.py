@@ -34,7 +34,7 @@ class _Error(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int), ("world_size", ctypes.c_int),
                 ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
-                ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
+                ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_int),
                 ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
                 ("ledger", ctypes.c_void_p), ("run", ctypes.c_char_p)]
 
@@ -82,6 +82,8 @@ def _library():
                                    ctypes.POINTER(ctypes.c_size_t), E], ctypes.c_int),
         "ordo_loader_close": ([P], None),
         "ordo_free": ([P], None),
+        "ordo_lane_binding_parse": ([ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), E],
+                                    ctypes.c_int),
     }
     for name, (args, result) in sig.items():
         fn = getattr(lib, name)
@@ -170,7 +172,11 @@ class Loader:
         hashed, hashed_bytes = ctypes.c_int(), ctypes.c_uint64()
         L.ordo_recipe_hashed(self._recipe, ctypes.byref(hashed), ctypes.byref(hashed_bytes))
         self.hashed_shards, self.hashed_bytes = hashed.value, hashed_bytes.value
-        self._binding = lane_binding.encode()
+        # the library reads the binding's name ("logical", "rank") into its enum
+        binding, err = ctypes.c_int(), _Error()
+        _check(L.ordo_lane_binding_parse(lane_binding.encode(), ctypes.byref(binding),
+                                         ctypes.byref(err)), err)
+        self._binding = binding.value
         # With a ledger and the run the state was recorded for, a resume
         # checks the samples it replays against the recorded lane digests.
         self._run = run.encode() if db and run else None

@@ -1,0 +1,37 @@
+/* The names the enums of ordo.h have at the library's edges (JSON, the CLI,
+ * the ledger's text columns), from one table each. */
+#include <string.h>
+
+#include "core.h"
+
+static const char *const binding_names[] = {"logical", "rank"};
+
+#define COUNT(table) ((int)(sizeof table / sizeof table[0]))
+
+/* The index of `text` in `table`, or -1. */
+static int find(const char *const *table, int count, const char *text)
+{
+    for (int i = 0; text && i < count; i++)
+        if (strcmp(table[i], text) == 0)
+            return i;
+    return -1;
+}
+
+/* "logical" or "rank"; NULL for a value that is neither. Static string. */
+const char *ordo_lane_binding_name(ordo_lane_binding binding)
+{
+    return (unsigned)binding < (unsigned)COUNT(binding_names) ? binding_names[binding] : NULL;
+}
+
+/* Reads "logical" or "rank" into *binding; anything else is ORDO_INVALID
+ * naming it. */
+ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding,
+                                    ordo_error *err)
+{
+    int i = find(binding_names, COUNT(binding_names), text);
+    if (i < 0)
+        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
+                           text ? text : "");
+    *binding = (ordo_lane_binding)i;
+    return ordo__ok(err);
+}

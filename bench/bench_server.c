@@ -360,7 +360,7 @@ int main(int argc, char **argv)
     char recipe_id[ORDO_DIGEST_HEX_SIZE];
     const char *recipe = "{\"name\":\"bench\",\"lanes\":32,\"global_batch\":256}";
     if (ordo_ledger_open(db, 0, &ledger, &err) != ORDO_OK ||
-        ordo_token_create(ledger, "bench", "writer", token, &err) != ORDO_OK ||
+        ordo_token_create(ledger, "bench", ORDO_ROLE_WRITER, token, &err) != ORDO_OK ||
         ordo_recipe_put(ledger, recipe, strlen(recipe), recipe_id, &err) != ORDO_OK)
         die(err.message);
     if (lanes_only) {

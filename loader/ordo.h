@@ -862,23 +862,36 @@ void ordo_manifest_free(ordo_manifest *manifest);
 /* "ordo_" and 64 hex characters, plus the terminating NUL. */
 #define ORDO_TOKEN_SIZE 70
 
-/* Creates an API token for `role` ("writer" or "reader") named `name`:
- * a fresh random secret written to `token` (shown once; only its SHA-256
- * is stored). */
-ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+/* What a token may do: read, or read and write. Their names at the edges
+ * (CLI, JSON, the ledger) are "reader" and "writer". */
+typedef enum ordo_token_role {
+    ORDO_ROLE_READER = 0,
+    ORDO_ROLE_WRITER = 1
+} ordo_token_role;
+
+/* "reader" or "writer"; NULL for a value that is neither. Static string. */
+const char *ordo_token_role_name(ordo_token_role role);
+
+/* Reads "reader" or "writer" into *role; anything else (NULL too) is
+ * ORDO_INVALID "token role '<text>' must be writer or reader". */
+ordo_status ordo_token_role_parse(const char *text, ordo_token_role *role, ordo_error *err);
+
+/* Creates an API token for `role` named `name`: a fresh random secret
+ * written to `token` (shown once; only its SHA-256 is stored). */
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, ordo_token_role role,
                               char token[ORDO_TOKEN_SIZE], ordo_error *err);
 
-/* Checks a presented token: ORDO_OK with its role ("writer" or "reader")
- * written to `role`, or ORDO_NOTFOUND for a malformed, unknown or revoked
- * token. Only hashes are compared, in constant time. */
-ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+/* Checks a presented token: ORDO_OK with its role written to *role, or
+ * ORDO_NOTFOUND for a malformed, unknown or revoked token. Only hashes are
+ * compared, in constant time. */
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, ordo_token_role *role,
                              ordo_error *err);
 
 /* A stored token, as listed: never its secret (which is not stored). */
 typedef struct ordo_token_info {
     int64_t id;
     char name[ORDO_NAME_MAX + 1];
-    char role[8];             /* "writer" or "reader" */
+    ordo_token_role role;
     char created_at[32];      /* ISO 8601, UTC */
     char revoked_at[32];      /* "" while the token is valid */
     char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */

@@ -281,3 +281,29 @@ TEST(lane_binding_names_and_values)
     ASSERT_CONTAINS(err.message, "lane binding 7");
     ordo_ledger_close(ledger);
 }
+
+TEST(token_role_names_and_values)
+{
+    ordo_token_role role = ORDO_ROLE_WRITER;
+    ordo_error err;
+    ASSERT_OK(ordo_token_role_parse("reader", &role, &err), &err);
+    ASSERT_EQ_INT(role, ORDO_ROLE_READER);
+    ASSERT_EQ_STR(ordo_token_role_name(ORDO_ROLE_WRITER), "writer");
+    ASSERT(ordo_token_role_name((ordo_token_role)2) == NULL);
+    ASSERT_STATUS(ordo_token_role_parse("admin", &role, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "token role 'admin' must be writer or reader");
+    ordo_ledger *ledger = fixture_open("l.db");
+    char token[ORDO_TOKEN_SIZE];
+    ASSERT_STATUS(ordo_token_create(ledger, "x", (ordo_token_role)5, token, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "token role 5");
+    ASSERT_OK(ordo_token_create(ledger, "w", ORDO_ROLE_WRITER, token, &err), &err);
+    ASSERT_OK(ordo_token_check(ledger, token, &role, &err), &err);
+    ASSERT_EQ_INT(role, ORDO_ROLE_WRITER);
+    ordo_token_list *tokens = NULL;
+    ASSERT_OK(ordo_tokens_list(ledger, &tokens, &err), &err);
+    ASSERT_EQ_INT(tokens->count, 1);
+    ASSERT_EQ_INT(tokens->items[0].role, ORDO_ROLE_WRITER);
+    ordo_token_list_free(tokens);
+    ordo_ledger_close(ledger);
+}

@@ -5,6 +5,7 @@
 #include "core.h"
 
 static const char *const binding_names[] = {"logical", "rank"};
+static const char *const role_names[] = {"reader", "writer"};
 
 #define COUNT(table) ((int)(sizeof table / sizeof table[0]))
 
@@ -33,5 +34,23 @@ ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding
         return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
                            text ? text : "");
     *binding = (ordo_lane_binding)i;
+    return ordo__ok(err);
+}
+
+/* "reader" or "writer"; NULL for a value that is neither. Static string. */
+const char *ordo_token_role_name(ordo_token_role role)
+{
+    return (unsigned)role < (unsigned)COUNT(role_names) ? role_names[role] : NULL;
+}
+
+/* Reads "reader" or "writer" into *role; anything else is ORDO_INVALID
+ * naming it. */
+ordo_status ordo_token_role_parse(const char *text, ordo_token_role *role, ordo_error *err)
+{
+    int i = find(role_names, COUNT(role_names), text);
+    if (i < 0)
+        return ordo__error(err, ORDO_INVALID, "token role '%s' must be writer or reader",
+                           text ? text : "");
+    *role = (ordo_token_role)i;
     return ordo__ok(err);
 }

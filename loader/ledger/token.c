@@ -8,19 +8,15 @@
 
 #define TOKEN_PREFIX "ordo_"
 
-static int valid_role(const char *role)
-{
-    return role && (strcmp(role, "writer") == 0 || strcmp(role, "reader") == 0);
-}
-
 /* Creates a token; see ordo.h. */
-ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, ordo_token_role role_value,
                               char token[ORDO_TOKEN_SIZE], ordo_error *err)
 {
     token[0] = '\0';
-    if (!valid_role(role))
-        return ordo__error(err, ORDO_INVALID, "token role '%s' must be writer or reader",
-                           role ? role : "");
+    const char *role = ordo_token_role_name(role_value); /* the stored text */
+    if (!role)
+        return ordo__error(err, ORDO_INVALID, "token role %d must be ORDO_ROLE_READER or "
+                                              "ORDO_ROLE_WRITER", (int)role_value);
     size_t name_len = name ? strlen(name) : 0;
     if (name_len < 1 || name_len > ORDO_NAME_MAX)
         return ordo__error(err, ORDO_INVALID, "token name must be 1 to %d bytes (got %zu)",
@@ -52,10 +48,10 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char 
 }
 
 /* Looks a presented token up by its hash; see ordo.h. */
-ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, ordo_token_role *role,
                              ordo_error *err)
 {
-    role[0] = '\0';
+    *role = ORDO_ROLE_READER;
     size_t len = token ? strlen(token) : 0;
     if (len != ORDO_TOKEN_SIZE - 1 || strncmp(token, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) != 0)
         return ordo__error(err, ORDO_NOTFOUND, "not an ordo token");
@@ -72,8 +68,10 @@ ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW && sqlite3_column_bytes(stmt, 1) == ORDO_DIGEST_SIZE &&
         CRYPTO_memcmp(sqlite3_column_blob(stmt, 1), hash, sizeof hash) == 0) {
-        const char *found = (const char *)sqlite3_column_text(stmt, 0);
-        snprintf(role, 8, "%s", found ? found : "");
+        /* the schema keeps the column to the two names; any other reads */
+        if (ordo_token_role_parse((const char *)sqlite3_column_text(stmt, 0), role, NULL) !=
+            ORDO_OK)
+            *role = ORDO_ROLE_READER;
     } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
         status = ordo__error(err, ORDO_NOTFOUND, "unknown or revoked token");
     } else {
@@ -94,7 +92,9 @@ static void read_token(sqlite3_stmt *stmt, ordo_token_info *t)
     memset(t, 0, sizeof *t);
     t->id = sqlite3_column_int64(stmt, 0);
     copy_column(stmt, 1, t->name, sizeof t->name);
-    copy_column(stmt, 2, t->role, sizeof t->role);
+    if (ordo_token_role_parse((const char *)sqlite3_column_text(stmt, 2), &t->role, NULL) !=
+        ORDO_OK)
+        t->role = ORDO_ROLE_READER;
     copy_column(stmt, 3, t->created_at, sizeof t->created_at);
     copy_column(stmt, 4, t->revoked_at, sizeof t->revoked_at);
     const unsigned char *hash = sqlite3_column_blob(stmt, 5);

@@ -55,7 +55,7 @@ static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *vi
     if (status == ORDO_OK)
         status = ordo_checkpoints_list(ledger, view->run.id, &view->checkpoints, err);
     if (status == ORDO_OK)
-        status = ordo_events_list(ledger, view->run.id, NULL, &view->events, err);
+        status = ordo_events_list(ledger, view->run.id, ORDO_EVENT_ANY, &view->events, err);
     return status;
 }
 
@@ -110,7 +110,8 @@ static void print_view(const run_view *v)
                v->checkpoints->items[i].held ? ", held: lanes of its step pending" : "");
     printf("\nevents (%zu)\n", v->events->count);
     for (size_t i = 0; i < v->events->count; i++)
-        printf("  step %-10lld %-16s %s\n", (long long)v->events->items[i].step, v->events->items[i].kind,
+        printf("  step %-10lld %-16s %s\n", (long long)v->events->items[i].step,
+               ordo_event_kind_name(v->events->items[i].kind),
                v->events->items[i].detail);
 }
 
@@ -139,7 +140,8 @@ static json_t *view_json(const run_view *v)
     for (size_t i = 0; i < v->segments->count; i++)
         json_array_append_new(segments, cli_view(ordo_segment_info_json(&v->segments->items[i])));
     for (size_t i = 0; i < v->checkpoints->count; i++)
-        json_array_append_new(checkpoints, cli_view(ordo_checkpoint_json(&v->checkpoints->items[i])));
+        json_array_append_new(checkpoints,
+                              cli_view(ordo_checkpoint_json(&v->checkpoints->items[i])));
     for (size_t i = 0; i < v->events->count; i++)
         json_array_append_new(events, cli_view(ordo_event_json(&v->events->items[i])));
     return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),

@@ -48,7 +48,8 @@ static void print_tokens(const ordo_token_info *tokens, size_t count, int as_jso
             const ordo_token_info *t = &tokens[i];
             json_array_append_new(
                 list, json_pack("{s:I, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)t->id,
-                                "name", t->name, "role", ordo_token_role_name(t->role), "created_at", t->created_at,
+                                "name", t->name, "role", ordo_token_role_name(t->role),
+                                "created_at", t->created_at,
                                 "revoked_at",
                                 t->revoked_at[0] ? json_string(t->revoked_at) : json_null(),
                                 "fingerprint", t->fingerprint));

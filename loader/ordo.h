@@ -780,20 +780,41 @@ void ordo_checkpoint_list_free(ordo_checkpoint_list *list);
 
 /* ---- events ----------------------------------------------------------- */
 
+/* What an event records. Their names at the edges (CLI, JSON, the ledger)
+ * are "conflict", "resume", "divergence", "replay_mismatch", "skip" and
+ * "chunk_mismatch". */
+typedef enum ordo_event_kind {
+    ORDO_EVENT_ANY = -1, /* in ordo_events_list: every kind */
+    ORDO_EVENT_CONFLICT = 0,
+    ORDO_EVENT_RESUME,
+    ORDO_EVENT_DIVERGENCE,
+    ORDO_EVENT_REPLAY_MISMATCH,
+    ORDO_EVENT_SKIP,
+    ORDO_EVENT_CHUNK_MISMATCH
+} ordo_event_kind;
+
+/* The kind's name; NULL for ORDO_EVENT_ANY or a value that is no kind.
+ * Static string. */
+const char *ordo_event_kind_name(ordo_event_kind kind);
+
+/* Reads a kind's name into *kind; anything else (NULL too) is ORDO_INVALID
+ * naming it. */
+ordo_status ordo_event_kind_parse(const char *text, ordo_event_kind *kind, ordo_error *err);
+
 /* An event as read back. */
 typedef struct ordo_event {
     int64_t id;
     int64_t step; /* 0 when the event is not about one step */
-    char kind[24];
+    ordo_event_kind kind;
     char *detail; /* JSON object, owned; freed by ordo_event_list_free */
     char created_at[32];
 } ordo_event;
 
-/* Records an event of `kind` ("resume", "divergence", "replay_mismatch",
- * "skip", "chunk_mismatch"; conflicts are recorded by the step and
- * checkpoint calls) with a JSON object `detail` (NULL for {}). */
+/* Records an event of `kind` (any but ORDO_EVENT_CONFLICT: conflicts are
+ * recorded by the step and checkpoint calls) with a JSON object `detail`
+ * (NULL for {}). */
 ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                              const char *kind, const char *detail, ordo_error *err);
+                              ordo_event_kind kind, const char *detail, ordo_error *err);
 
 /* Records what stopped a job reading its data (`why`, the error its loader
  * gave) as an event of run `run_id` at `step` (0: none), when it is one the
@@ -810,9 +831,10 @@ typedef struct ordo_event_list {
     ordo_event *items; /* NULL when count is 0 */
 } ordo_event_list;
 
-/* Lists a run's events in id order, only those of `kind` unless it is NULL.
- * *list is the caller's (ordo_event_list_free, which frees the details). */
-ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
+/* Lists a run's events in id order, only those of `kind` unless it is
+ * ORDO_EVENT_ANY. *list is the caller's (ordo_event_list_free, which frees
+ * the details). */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, ordo_event_kind kind,
                              ordo_event_list **list, ordo_error *err);
 
 void ordo_event_list_free(ordo_event_list *list);

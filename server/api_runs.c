@@ -302,7 +302,7 @@ response api_run_get(const char *name)
     ordo_segment_list_free(segments);
     json_object_set_new(body, "segments", list);
     ordo_event_list *events = NULL;
-    if (ordo_events_list(ledger, run.id, NULL, &events, &err) == ORDO_OK) {
+    if (ordo_events_list(ledger, run.id, ORDO_EVENT_ANY, &events, &err) == ORDO_OK) {
         json_t *evs = json_array();
         size_t count = events->count;
         size_t first = count > SERVER_MAX_EVENTS ? count - SERVER_MAX_EVENTS : 0;

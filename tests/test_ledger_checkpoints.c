@@ -94,23 +94,35 @@ TEST(events_record_and_filter)
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
     ordo_error err;
-    ASSERT_OK(ordo_event_record(ledger, run, 12, "divergence", "{\"baseline\": \"x\"}", &err),
+    ASSERT_OK(ordo_event_record(ledger, run, 12, ORDO_EVENT_DIVERGENCE, "{\"baseline\": \"x\"}",
+                                &err),
               &err);
-    ASSERT_OK(ordo_event_record(ledger, run, 0, "skip", NULL, &err), &err);
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "conflict", NULL, &err), ORDO_INVALID, &err);
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "party", NULL, &err), ORDO_INVALID, &err);
+    ASSERT_OK(ordo_event_record(ledger, run, 0, ORDO_EVENT_SKIP, NULL, &err), &err);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, ORDO_EVENT_CONFLICT, NULL, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "event kind 'conflict' must be resume");
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, (ordo_event_kind)40, NULL, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "event kind 40");
+    ordo_event_kind kind = ORDO_EVENT_ANY;
+    ASSERT_STATUS(ordo_event_kind_parse("party", &kind, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "'party'");
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "skip", "not json", &err), ORDO_INVALID, &err);
+    ASSERT_OK(ordo_event_kind_parse("replay_mismatch", &kind, &err), &err);
+    ASSERT_EQ_INT(kind, ORDO_EVENT_REPLAY_MISMATCH);
+    ASSERT_EQ_STR(ordo_event_kind_name(ORDO_EVENT_CHUNK_MISMATCH), "chunk_mismatch");
+    ASSERT(ordo_event_kind_name(ORDO_EVENT_ANY) == NULL);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, ORDO_EVENT_SKIP, "not json", &err),
+                  ORDO_INVALID, &err);
     ordo_event_list *events = NULL;
-    ASSERT_OK(ordo_events_list(ledger, run, NULL, &events, &err), &err);
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_ANY, &events, &err), &err);
     ASSERT_EQ_INT(events->count, 2);
-    ASSERT_EQ_STR(events->items[0].kind, "divergence");
+    ASSERT_EQ_INT(events->items[0].kind, ORDO_EVENT_DIVERGENCE);
     ASSERT_EQ_INT(events->items[0].step, 12);
-    ASSERT_EQ_STR(events->items[1].kind, "skip");
+    ASSERT_EQ_INT(events->items[1].kind, ORDO_EVENT_SKIP);
     ASSERT_EQ_INT(events->items[1].step, 0);
     ASSERT_EQ_STR(events->items[1].detail, "{}");
     ordo_event_list_free(events);
-    ASSERT_OK(ordo_events_list(ledger, run, "skip", &events, &err), &err);
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_SKIP, &events, &err), &err);
     ASSERT_EQ_INT(events->count, 1);
     ordo_event_list_free(events);
     ordo_ledger_close(ledger);

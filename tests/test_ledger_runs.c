@@ -177,7 +177,7 @@ TEST(segment_resume_closes_previous_and_records_event)
     ordo_segment_list_free(segs);
 
     ordo_event_list *events = NULL;
-    ASSERT_OK(ordo_events_list(ledger, run, "resume", &events, &err), &err);
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_RESUME, &events, &err), &err);
     ASSERT_EQ_INT(events->count, 1);
     ASSERT_EQ_INT(events->items[0].step, 51);
     ASSERT_CONTAINS(events->items[0].detail, "\"from_world_size\":4");
@@ -229,7 +229,7 @@ TEST(run_ids_out_of_range_are_not_found)
                       ORDO_NOTFOUND, &err);
         ASSERT_STATUS(ordo_steps_record(ledger, bogus[i], &step, 1, NULL, &err), ORDO_NOTFOUND,
                       &err);
-        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, "skip", NULL, &err), ORDO_NOTFOUND,
+        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, ORDO_EVENT_SKIP, NULL, &err), ORDO_NOTFOUND,
                       &err);
     }
     ordo_ledger_close(ledger);

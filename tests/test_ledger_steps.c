@@ -153,7 +153,7 @@ TEST(different_digest_is_a_conflict_and_never_overwrites)
         ASSERT_EQ_INT(result.first_conflict_step, 11);
     }
     ordo_event_list *events = NULL;
-    ASSERT_OK(ordo_events_list(ledger, run, "conflict", &events, &err), &err);
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_CONFLICT, &events, &err), &err);
     ASSERT_EQ_INT(events->count, 10);
     ASSERT_EQ_INT(events->items[0].step, 11);
     ASSERT_CONTAINS(events->items[0].detail, "\"lanes\":[3]");

@@ -6,6 +6,8 @@
 
 static const char *const binding_names[] = {"logical", "rank"};
 static const char *const role_names[] = {"reader", "writer"};
+static const char *const event_names[] = {"conflict", "resume", "divergence", "replay_mismatch",
+                                          "skip", "chunk_mismatch"};
 
 #define COUNT(table) ((int)(sizeof table / sizeof table[0]))
 
@@ -52,5 +54,26 @@ ordo_status ordo_token_role_parse(const char *text, ordo_token_role *role, ordo_
         return ordo__error(err, ORDO_INVALID, "token role '%s' must be writer or reader",
                            text ? text : "");
     *role = (ordo_token_role)i;
+    return ordo__ok(err);
+}
+
+/* "conflict", "resume", ...; NULL for a value that is none of them (and
+ * for ORDO_EVENT_ANY). Static string. */
+const char *ordo_event_kind_name(ordo_event_kind kind)
+{
+    return (unsigned)kind < (unsigned)COUNT(event_names) ? event_names[kind] : NULL;
+}
+
+/* Reads an event kind's name into *kind; anything else is ORDO_INVALID
+ * naming it. */
+ordo_status ordo_event_kind_parse(const char *text, ordo_event_kind *kind, ordo_error *err)
+{
+    int i = find(event_names, COUNT(event_names), text);
+    if (i < 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "event kind '%s' must be conflict, resume, divergence, "
+                           "replay_mismatch, skip or chunk_mismatch",
+                           text ? text : "");
+    *kind = (ordo_event_kind)i;
     return ordo__ok(err);
 }

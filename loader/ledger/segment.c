@@ -188,7 +188,8 @@ static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
     json_decref(detail);
     if (!text)
         return ordo__error(err, ORDO_NOMEM, "out of memory recording a resume");
-    ordo_status status = ordo_event_record(ledger, run_id, spec->start_step, "resume", text, err);
+    ordo_status status =
+        ordo_event_record(ledger, run_id, spec->start_step, ORDO_EVENT_RESUME, text, err);
     free(text);
     return status;
 }

@@ -67,7 +67,7 @@ char *ordo_event_json(const ordo_event *e)
 {
     json_t *detail = json_loads(e->detail, 0, NULL);
     return render(json_pack("{s:I, s:o, s:s, s:o, s:s}", "id", (json_int_t)e->id, "step",
-                            e->step ? json_integer(e->step) : json_null(), "kind", e->kind,
+                            e->step ? json_integer(e->step) : json_null(), "kind", ordo_event_kind_name(e->kind),
                             "detail", detail ? detail : json_object(), "created_at",
                             e->created_at));
 }

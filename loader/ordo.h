@@ -482,7 +482,9 @@ typedef struct ordo_run_info {
 ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int64_t *run_id,
                             ordo_error *err);
 
-/* Reads one run by name. */
+/* Reads one run by name: the one call that takes a run's name. Every
+ * other call takes its id (ordo_run_info.id); the CLI and the service
+ * resolve the names they are given with this, once. */
 ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
                          ordo_error *err);
 
@@ -668,11 +670,11 @@ typedef struct ordo_compare_result {
     int64_t first_conflict_step;  /* in either run; 0 when none */
 } ordo_compare_result;
 
-/* Compares runs `a` and `b` step by step by batch digest (and, where both
+/* Compares runs `a` and `b` (run ids) step by step by batch digest (and, where both
  * recorded lane digests of the same lane count, lane by lane), and counts
  * each run's conflicting reports. Free the result with
  * ordo_compare_result_free. */
-ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
+ordo_status ordo_compare_runs(ordo_ledger *ledger, int64_t a, int64_t b,
                               ordo_compare_result *result, ordo_error *err);
 
 /* Frees what a compare result owns (the struct is the caller's). */
@@ -693,12 +695,12 @@ typedef struct ordo_compare_buckets_result {
                                      set when lane l differs at one of its divergent steps */
 } ordo_compare_buckets_result;
 
-/* Compares runs a and b over steps from..to (from <= 0: 1; to <= 0: the
+/* Compares runs a and b (run ids) over steps from..to (from <= 0: 1; to <= 0: the
  * last step either recorded) in `buckets` equal buckets: counts per bucket
  * and the lanes that differ. A bucket with any divergent step counts it,
  * so downsampling never hides a divergence. Reads range digests, and
  * steps only in blocks that differ. Free with ordo_compare_buckets_result_free. */
-ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
+ordo_status ordo_compare_buckets(ordo_ledger *ledger, int64_t a, int64_t b, int64_t from,
                                  int64_t to, int buckets, ordo_compare_buckets_result *result,
                                  ordo_error *err);
 
@@ -726,7 +728,7 @@ typedef struct ordo_series_result {
  * `buckets` equal buckets: loss (sum, min, max over the steps that have
  * one), tokens and the first `sources` sources' tokens. Free with
  * ordo_series_result_free. */
-ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
+ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
                             int buckets, int sources, ordo_series_result *result,
                             ordo_error *err);
 
@@ -841,14 +843,14 @@ void ordo_event_list_free(ordo_event_list *list);
 
 /* ---- recovery manifests ------------------------------------------------ */
 
-/* The recovery manifest for resuming run `run` from its checkpoint at
+/* The recovery manifest for resuming run `run_id` from its checkpoint at
  * `step` (0: the latest) at world size `world_size`: JSON with the recipe,
  * L, W, rank -> lanes, the checkpoint state (base64) and its per-lane
  * replay positions, the batch digests recorded for the next
  * `expected_steps` steps, and "sha256": the SHA-256 of the manifest's
  * canonical text without that field. ORDO_INVALID naming both numbers when
  * L % W != 0. *json is owned by the caller (ordo_free). */
-ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run, int world_size,
+ordo_status ordo_recovery_manifest(ordo_ledger *ledger, int64_t run_id, int world_size,
                                    int64_t step, int expected_steps, char **json,
                                    ordo_error *err);
 

@@ -52,7 +52,7 @@ response api_compare(request *req)
     ordo_run_info ra, rb;
     if (!ledger || ordo_run_get(ledger, a, &ra, &err) != ORDO_OK ||
         ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
-        ordo_compare_runs(ledger, a, b, &r, &err) != ORDO_OK)
+        ordo_compare_runs(ledger, ra.id, rb.id, &r, &err) != ORDO_OK)
         return status_error(&err);
     json_t *body = view_json(ordo_compare_result_json(a, b, &r));
     ordo_compare_result_free(&r);
@@ -98,8 +98,9 @@ response api_audit(request *req)
                                  "world_sizes", world_sizes(ledger, run->id), "steps",
                                  (json_int_t)run->steps);
         ordo_compare_result r;
-        if (run->baseline[0] && ordo_compare_runs(ledger, run->baseline, run->name, &r, &err) ==
-                                    ORDO_OK) {
+        ordo_run_info base;
+        if (run->baseline[0] && ordo_run_get(ledger, run->baseline, &base, &err) == ORDO_OK &&
+            ordo_compare_runs(ledger, base.id, run->id, &r, &err) == ORDO_OK) {
             json_object_set_new(item, "steps_compared", json_integer(r.steps_compared));
             json_object_set_new(item, "matched", json_integer(r.matched));
             json_object_set_new(item, "agreement",
@@ -128,8 +129,10 @@ response api_recovery(request *req, const char *name)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     char *json = NULL;
-    if (!ledger || ordo_recovery_manifest(ledger, name, (int)world, step, SERVER_MANIFEST_STEPS,
-                                          &json, &err) != ORDO_OK)
+    ordo_run_info run;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+        ordo_recovery_manifest(ledger, run.id, (int)world, step, SERVER_MANIFEST_STEPS, &json,
+                               &err) != ORDO_OK)
         return status_error(&err);
     json_t *m = json_loads(json, 0, NULL);
     ordo_free(json);

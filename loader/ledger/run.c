@@ -95,6 +95,29 @@ ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *i
     return status;
 }
 
+/* Reads run `run_id` (ledger.h): the views and the loader take run ids. */
+ordo_status ordo__run_get_id(ordo_ledger *ledger, int64_t run_id, ordo_run_info *info,
+                             ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(ledger, RUN_COLUMNS "WHERE r.id = ?1", &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_int64(stmt, 1, run_id);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        read_run(stmt, info);
+        status = ordo__ok(err);
+    } else if (rc == SQLITE_DONE) {
+        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                             (long long)run_id);
+    } else {
+        status = ordo__db_error(ledger, err, "reading run");
+    }
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 /* Reads every run in id order into a caller-owned array. */
 static ordo_status list_items(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
                               ordo_error *err)

@@ -33,12 +33,12 @@ static int add(const ordo_step *s, void *context)
 }
 
 /* Downsamples a run's steps; see ordo.h. */
-ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
+ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
                             int buckets, int sources, ordo_series_result *out, ordo_error *err)
 {
     memset(out, 0, sizeof *out);
     ordo_run_info info;
-    ordo_status status = ordo_run_get(ledger, run, &info, err);
+    ordo_status status = ordo__run_get_id(ledger, run_id, &info, err);
     if (status != ORDO_OK)
         return status;
     if (buckets < 1 || buckets > 100000 || sources < 0 || sources > 4096)

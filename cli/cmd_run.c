@@ -445,7 +445,7 @@ int cmd_resume(int argc, char **argv)
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .resume_run = src.run.name,
+             .resume_size = src.checkpoint.state_size, .resume_run_id = src.run.id,
              .opened = record_continuation, .opened_context = &context, .quiet = a.quiet,
              .expected = src.expected, .expected_first = src.checkpoint.step + 1,
              .expected_count = src.expected_count};

@@ -174,7 +174,7 @@ static int open_loaders(const char *command, player *p, int64_t first)
                                      j->rank_bound ? ORDO_BINDING_RANK : ORDO_BINDING_LOGICAL,
                                  .resume = j->resume, .resume_size = j->resume_size,
                                  .ledger = j->resume ? j->ledger : NULL,
-                                 .run = j->resume_run};
+                                 .run_id = j->resume_run_id};
         ordo_error err;
         if (ordo_loader_open(j->recipe, &o, &p->loaders[r], &err) != ORDO_OK)
             return stopped(command, j, first, &err);

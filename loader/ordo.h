@@ -381,12 +381,12 @@ typedef struct ordo_loader_options {
     size_t resume_size;
     /* Self-verifying resume (design §6): the samples a resume regenerates
      * and drops were delivered before; with a ledger, their lane digests
-     * recorded for `run` (the run the resume state was recorded for) must
-     * be reproduced, or the open is refused naming the step and the lane.
-     * Both are borrowed and only read while opening. Without a ledger the
-     * resume state is only bounded by what the recipe allows. */
+     * recorded for run `run_id` (the run the resume state was recorded
+     * for) must be reproduced, or the open is refused naming the step and
+     * the lane. The ledger is borrowed and only read while opening. Without
+     * a ledger the resume state is only bounded by what the recipe allows. */
     ordo_ledger *ledger;
-    const char *run;
+    int64_t run_id;
 } ordo_loader_options;
 
 /* A rank's batch for one step: rows = lanes owned × B/L samples, lane by

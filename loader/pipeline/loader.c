@@ -110,9 +110,9 @@ static ordo_status resume_run(const ordo_loader_options *o, int64_t step, int64_
     if (!o->ledger || step == 0)
         return ORDO_OK;
     ordo_run_info run;
-    ordo_status status = o->run ? ordo_run_get(o->ledger, o->run, &run, err)
-                                : ordo__error(err, ORDO_INVALID, "a resume checked against a "
-                                                                 "ledger needs the run's name");
+    ordo_status status = o->run_id ? ordo__run_get_id(o->ledger, o->run_id, &run, err)
+                                   : ordo__error(err, ORDO_INVALID, "a resume checked against a "
+                                                                    "ledger needs the run's id");
     if (status == ORDO_OK)
         status = ordo__replay_reached(o->ledger, run.id, step, err);
     if (status == ORDO_OK)

@@ -12,7 +12,9 @@ CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
 PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8
-VERSION := 0.1.0
+# The version is written once, in ordo.h (ORDO_VERSION_MAJOR, _MINOR, _PATCH).
+version_part = $(shell sed -n 's/^.define ORDO_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' loader/ordo.h)
+VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
 
 OPT      ?= -O2
 SANITIZE ?=

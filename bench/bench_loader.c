@@ -186,12 +186,13 @@ static int prefetch = 8;
 static double throughput(const ordo_recipe *r, int workers, int unordered, int steps)
 {
     ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = workers,
-                              .tokenize_workers = workers, .unordered = unordered,
-                              .prefetch = prefetch};
+                              .tokenize_workers = workers, .prefetch = prefetch};
     ordo_loader *l = NULL;
     ordo_error err;
     if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
         die("open", err.message);
+    if (unordered && ordo__loader_set_unordered(l, &err) != ORDO_OK)
+        die("unordered", err.message);
     ordo_batch b;
     double start = now(), cpu0 = cpu_seconds();
     int64_t tokens = 0;

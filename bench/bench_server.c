@@ -372,7 +372,7 @@ int main(int argc, char **argv)
     char recipe_id[ORDO_DIGEST_HEX_SIZE];
     const char *recipe = "{\"name\":\"bench\",\"lanes\":32,\"global_batch\":256}";
     if (ordo_ledger_open(db, 0, &ledger, &err) != ORDO_OK ||
-        ordo_token_create(ledger, "bench", "writer", token, &err) != ORDO_OK ||
+        ordo_token_create(ledger, "bench", ORDO_ROLE_WRITER, token, &err) != ORDO_OK ||
         ordo_recipe_put(ledger, recipe, strlen(recipe), recipe_id, &err) != ORDO_OK)
         die(err.message);
     if (lanes_only) {
@@ -389,9 +389,13 @@ int main(int argc, char **argv)
     printf("  recorded both in %.1f s\n", now() - t);
     double times[5];
     ordo_compare_result r;
+    ordo_run_info ra, rb;
+    if (ordo_run_get(ledger, "long-a", &ra, &err) != ORDO_OK ||
+        ordo_run_get(ledger, "long-b", &rb, &err) != ORDO_OK)
+        die(err.message);
     for (int i = 0; i < 5; i++) {
         t = now();
-        if (ordo_compare_runs(ledger, "long-a", "long-b", &r, &err) != ORDO_OK)
+        if (ordo_compare_runs(ledger, ra.id, rb.id, &r, &err) != ORDO_OK)
             die(err.message);
         times[i] = now() - t;
         if (r.diverged != 1 || r.steps_compared != 1000000)

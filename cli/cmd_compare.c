@@ -70,8 +70,13 @@ int cmd_compare(int argc, char **argv)
     if (!ledger)
         return EXIT_FAILURE_;
     ordo_compare_result r;
+    ordo_run_info ra, rb;
     ordo_error err;
-    ordo_status status = ordo_compare_runs(ledger, a, b, &r, &err);
+    ordo_status status = ordo_run_get(ledger, a, &ra, &err);
+    if (status == ORDO_OK)
+        status = ordo_run_get(ledger, b, &rb, &err);
+    if (status == ORDO_OK)
+        status = ordo_compare_runs(ledger, ra.id, rb.id, &r, &err);
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("compare", &err);

@@ -178,7 +178,8 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
     if (a->manifest && a->from_step)
         return cli_usage_error(command, "--from-step does not apply: the manifest names the "
                                         "checkpoint");
-    if (a->binding && strcmp(a->binding, "logical") && strcmp(a->binding, "rank"))
+    ordo_lane_binding binding;
+    if (a->binding && ordo_lane_binding_parse(a->binding, &binding, NULL) != ORDO_OK)
         return cli_usage_error(command, "--lane-binding must be 'logical' or 'rank'");
     return CLI_PARSED;
 }
@@ -196,7 +197,7 @@ static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, co
 {
     ordo_recipe_info info;
     ordo_recipe_describe(j->recipe, &info);
-    const char *binding = j->rank_bound ? "rank" : "logical";
+    ordo_lane_binding binding = j->rank_bound ? ORDO_BINDING_RANK : ORDO_BINDING_LOGICAL;
     int lanes = 0, *plan = NULL;
     ordo_error err;
     if (ordo_lane_plan_parse(info.lanes, j->world_size, binding, NULL, 0, &plan, &lanes, &err) !=
@@ -240,7 +241,10 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
     ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
-                             .tokenize_workers = 1, .lane_binding = a->binding};
+                             .tokenize_workers = 1,
+                             .lane_binding = a->binding && strcmp(a->binding, "rank") == 0
+                                                 ? ORDO_BINDING_RANK
+                                                 : ORDO_BINDING_LOGICAL};
     if (ordo_loader_open(recipe, &o, &probe, &err) != ORDO_OK)
         return cli_fail("run", &err);
     ordo_loader_close(probe);
@@ -323,15 +327,15 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
 {
     ordo_error err;
     char *canonical = NULL;
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     if (ordo_run_get(ledger, a->target, &src->run, &err) != ORDO_OK ||
         checkpoint_or_start(ledger, a, src, &err) != ORDO_OK ||
-        ordo_segments_list(ledger, src->run.id, &segments, &count, &err) != ORDO_OK ||
+        ordo_segments_list(ledger, src->run.id, &segments, &err) != ORDO_OK ||
         ordo_recipe_get(ledger, src->run.recipe_id, &canonical, &err) != ORDO_OK)
         return cli_fail("resume", &err);
-    src->rank_bound = count > 0 && strcmp(segments[count - 1].lane_binding, "rank") == 0;
-    ordo_segments_free(segments, count);
+    src->rank_bound = segments->count > 0 &&
+                      segments->items[segments->count - 1].lane_binding == ORDO_BINDING_RANK;
+    ordo_segment_list_free(segments);
     ordo_status status = ordo_recipe_parse_with(canonical, strlen(canonical),
                                                 src->run.data_root[0] ? src->run.data_root : ".",
                                                 ORDO_RECIPE_VERIFY_SHARDS, ledger, &src->recipe,
@@ -442,7 +446,7 @@ int cmd_resume(int argc, char **argv)
              .rank_bound = src.rank_bound, .read_workers = a.read_workers,
              .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
              .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .resume_run = src.run.name,
+             .resume_size = src.checkpoint.state_size, .resume_run_id = src.run.id,
              .opened = record_continuation, .opened_context = &context, .quiet = a.quiet,
              .expected = src.expected, .expected_first = src.checkpoint.step + 1,
              .expected_count = src.expected_count};

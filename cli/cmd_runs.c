@@ -46,22 +46,21 @@ int cmd_runs(int argc, char **argv)
     ordo_ledger *ledger = cli_open("runs", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
+    ordo_run_list *runs = NULL;
     ordo_error err;
-    ordo_status status = ordo_runs_list(ledger, &runs, &count, &err);
+    ordo_status status = ordo_runs_list(ledger, &runs, &err);
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("runs", &err);
     rc = EXIT_OK;
     if (json) {
         json_t *array = json_array();
-        for (size_t i = 0; i < count; i++)
-            json_array_append_new(array, cli_view(ordo_run_info_json(&runs[i])));
+        for (size_t i = 0; i < runs->count; i++)
+            json_array_append_new(array, cli_view(ordo_run_info_json(&runs->items[i])));
         rc = cli_print_json(array);
     } else {
-        print_table(runs, count);
+        print_table(runs->items, runs->count);
     }
-    ordo_free(runs);
+    ordo_run_list_free(runs);
     return rc;
 }

@@ -16,12 +16,9 @@ static const char show_help[] =
 
 typedef struct {
     ordo_run_info run;
-    ordo_segment_info *segments;
-    size_t segment_count;
-    ordo_checkpoint *checkpoints;
-    size_t checkpoint_count;
-    ordo_event *events;
-    size_t event_count;
+    ordo_segment_list *segments;
+    ordo_checkpoint_list *checkpoints;
+    ordo_event_list *events;
 } run_view;
 
 static int parse_step(const char *text, int64_t *value)
@@ -54,22 +51,19 @@ static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *vi
 {
     ordo_status status = ordo_run_get(ledger, name, &view->run, err);
     if (status == ORDO_OK)
-        status = ordo_segments_list(ledger, view->run.id, &view->segments, &view->segment_count,
-                                    err);
+        status = ordo_segments_list(ledger, view->run.id, &view->segments, err);
     if (status == ORDO_OK)
-        status = ordo_checkpoints_list(ledger, view->run.id, &view->checkpoints,
-                                       &view->checkpoint_count, err);
+        status = ordo_checkpoints_list(ledger, view->run.id, &view->checkpoints, err);
     if (status == ORDO_OK)
-        status = ordo_events_list(ledger, view->run.id, NULL, &view->events, &view->event_count,
-                                  err);
+        status = ordo_events_list(ledger, view->run.id, ORDO_EVENT_ANY, &view->events, err);
     return status;
 }
 
 static void free_view(run_view *view)
 {
-    ordo_segments_free(view->segments, view->segment_count);
-    ordo_free(view->checkpoints);
-    ordo_events_free(view->events, view->event_count);
+    ordo_segment_list_free(view->segments);
+    ordo_checkpoint_list_free(view->checkpoints);
+    ordo_event_list_free(view->events);
 }
 
 static void print_run(const ordo_run_info *r)
@@ -93,31 +87,32 @@ static void print_run(const ordo_run_info *r)
 static void print_view(const run_view *v)
 {
     print_run(&v->run);
-    printf("\nsegments (%zu)\n", v->segment_count);
-    if (v->segment_count)
+    printf("\nsegments (%zu)\n", v->segments->count);
+    if (v->segments->count)
         printf("  %3s %5s %5s %-8s %-23s %8s  %s\n", "#", "WORLD", "LANES", "BINDING", "STEPS",
                "RESUMED", "LANE PLAN (rank: lanes)");
-    for (size_t i = 0; i < v->segment_count; i++) {
-        const ordo_segment_info *s = &v->segments[i];
+    for (size_t i = 0; i < v->segments->count; i++) {
+        const ordo_segment_info *s = &v->segments->items[i];
         char steps[48], resumed[24] = "-";
         snprintf(steps, sizeof steps, "%lld-%lld%s", (long long)s->start_step,
                  (long long)s->end_step, s->open ? " (open)" : "");
         if (s->resumed_from)
             snprintf(resumed, sizeof resumed, "%lld", (long long)s->resumed_from);
         printf("  %3d %5d %5d %-8s %-23s %8s  %s\n", s->ordinal, s->world_size, s->lanes,
-               s->lane_binding, steps, resumed, s->lane_plan);
+               ordo_lane_binding_name(s->lane_binding), steps, resumed, s->lane_plan);
     }
-    printf("\ncheckpoints (%zu)\n", v->checkpoint_count);
-    for (size_t i = 0; i < v->checkpoint_count; i++)
+    printf("\ncheckpoints (%zu)\n", v->checkpoints->count);
+    for (size_t i = 0; i < v->checkpoints->count; i++)
         printf("  step %-10lld %d lanes, %zu bytes (%.1f per lane)%s\n",
-               (long long)v->checkpoints[i].step, v->checkpoints[i].lanes,
-               v->checkpoints[i].state_size,
-               (double)v->checkpoints[i].state_size / v->checkpoints[i].lanes,
-               v->checkpoints[i].held ? ", held: lanes of its step pending" : "");
-    printf("\nevents (%zu)\n", v->event_count);
-    for (size_t i = 0; i < v->event_count; i++)
-        printf("  step %-10lld %-16s %s\n", (long long)v->events[i].step, v->events[i].kind,
-               v->events[i].detail);
+               (long long)v->checkpoints->items[i].step, v->checkpoints->items[i].lanes,
+               v->checkpoints->items[i].state_size,
+               (double)v->checkpoints->items[i].state_size / v->checkpoints->items[i].lanes,
+               v->checkpoints->items[i].held ? ", held: lanes of its step pending" : "");
+    printf("\nevents (%zu)\n", v->events->count);
+    for (size_t i = 0; i < v->events->count; i++)
+        printf("  step %-10lld %-16s %s\n", (long long)v->events->items[i].step,
+               ordo_event_kind_name(v->events->items[i].kind),
+               v->events->items[i].detail);
 }
 
 static int print_step_text(const ordo_step *s, void *context)
@@ -142,12 +137,13 @@ static int append_step_json(const ordo_step *s, void *context)
 static json_t *view_json(const run_view *v)
 {
     json_t *segments = json_array(), *checkpoints = json_array(), *events = json_array();
-    for (size_t i = 0; i < v->segment_count; i++)
-        json_array_append_new(segments, cli_view(ordo_segment_info_json(&v->segments[i])));
-    for (size_t i = 0; i < v->checkpoint_count; i++)
-        json_array_append_new(checkpoints, cli_view(ordo_checkpoint_json(&v->checkpoints[i])));
-    for (size_t i = 0; i < v->event_count; i++)
-        json_array_append_new(events, cli_view(ordo_event_json(&v->events[i])));
+    for (size_t i = 0; i < v->segments->count; i++)
+        json_array_append_new(segments, cli_view(ordo_segment_info_json(&v->segments->items[i])));
+    for (size_t i = 0; i < v->checkpoints->count; i++)
+        json_array_append_new(checkpoints,
+                              cli_view(ordo_checkpoint_json(&v->checkpoints->items[i])));
+    for (size_t i = 0; i < v->events->count; i++)
+        json_array_append_new(events, cli_view(ordo_event_json(&v->events->items[i])));
     return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
                      "segments", segments, "checkpoints", checkpoints, "events", events);
 }

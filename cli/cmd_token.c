@@ -24,14 +24,15 @@ static const char token_help[] =
 
 static int token_create(const char *db, const char *role, const char *name)
 {
-    if (!role || (strcmp(role, "writer") != 0 && strcmp(role, "reader") != 0))
+    ordo_token_role role_value;
+    if (ordo_token_role_parse(role, &role_value, NULL) != ORDO_OK)
         return cli_usage_error("token", "--role must be writer or reader");
     ordo_ledger *ledger = cli_open("token", db, 0);
     if (!ledger)
         return EXIT_FAILURE_;
     char token[ORDO_TOKEN_SIZE];
     ordo_error err;
-    ordo_status status = ordo_token_create(ledger, name ? name : role, role, token, &err);
+    ordo_status status = ordo_token_create(ledger, name ? name : role, role_value, token, &err);
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("token", &err);
@@ -47,7 +48,8 @@ static void print_tokens(const ordo_token_info *tokens, size_t count, int as_jso
             const ordo_token_info *t = &tokens[i];
             json_array_append_new(
                 list, json_pack("{s:I, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)t->id,
-                                "name", t->name, "role", t->role, "created_at", t->created_at,
+                                "name", t->name, "role", ordo_token_role_name(t->role),
+                                "created_at", t->created_at,
                                 "revoked_at",
                                 t->revoked_at[0] ? json_string(t->revoked_at) : json_null(),
                                 "fingerprint", t->fingerprint));
@@ -62,7 +64,8 @@ static void print_tokens(const ordo_token_info *tokens, size_t count, int as_jso
            "REVOKED", "NAME");
     for (size_t i = 0; i < count; i++) {
         const ordo_token_info *t = &tokens[i];
-        printf("%-6lld %-7s %-13s %-24s %-24s %s\n", (long long)t->id, t->role, t->fingerprint,
+        printf("%-6lld %-7s %-13s %-24s %-24s %s\n", (long long)t->id,
+               ordo_token_role_name(t->role), t->fingerprint,
                t->created_at, t->revoked_at[0] ? t->revoked_at : "-", t->name);
     }
 }
@@ -72,15 +75,14 @@ static int token_list(const char *db, int as_json)
     ordo_ledger *ledger = cli_open("token", db, ORDO_OPEN_READONLY);
     if (!ledger)
         return EXIT_FAILURE_;
-    ordo_token_info *tokens = NULL;
-    size_t count = 0;
+    ordo_token_list *tokens = NULL;
     ordo_error err;
-    ordo_status status = ordo_token_list(ledger, &tokens, &count, &err);
+    ordo_status status = ordo_tokens_list(ledger, &tokens, &err);
     ordo_ledger_close(ledger);
     if (status != ORDO_OK)
         return cli_fail("token", &err);
-    print_tokens(tokens, count, as_json);
-    ordo_free(tokens);
+    print_tokens(tokens->items, tokens->count, as_json);
+    ordo_token_list_free(tokens);
     return EXIT_OK;
 }
 

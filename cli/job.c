@@ -163,10 +163,11 @@ static int open_loaders(const char *command, player *p, int64_t first)
         ordo_loader_options o = {.rank = r, .world_size = j->world_size,
                                  .read_workers = j->read_workers,
                                  .tokenize_workers = j->tokenize_workers,
-                                 .lane_binding = j->rank_bound ? "rank" : "logical",
+                                 .lane_binding =
+                                     j->rank_bound ? ORDO_BINDING_RANK : ORDO_BINDING_LOGICAL,
                                  .resume = j->resume, .resume_size = j->resume_size,
                                  .ledger = j->resume ? j->ledger : NULL,
-                                 .run = j->resume_run};
+                                 .run_id = j->resume_run_id};
         ordo_error err;
         if (ordo_loader_open(j->recipe, &o, &p->loaders[r], &err) != ORDO_OK)
             return stopped(command, j, first, &err);
@@ -190,7 +191,7 @@ static int check_expected(const char *command, player *p)
     int rc = flush_records(command, p); /* the evidence goes into the ledger */
     snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"expected\":\"%s\"}", got, want);
     ordo_error err;
-    ordo_event_record(j->ledger, j->run_id, s->step, "replay_mismatch", detail, &err);
+    ordo_event_record(j->ledger, j->run_id, s->step, ORDO_EVENT_REPLAY_MISMATCH, detail, &err);
     fprintf(stderr,
             "ordo %s: REPLAY MISMATCH at step %lld: batch digest %s, the manifest expects %s;\n"
             "  this job is not seeing the data the run saw; stopping%s\n",

@@ -17,7 +17,7 @@ typedef struct job {
     int64_t checkpoint_every; /* 0: only at the end */
     const void *resume;       /* merged checkpoint, or NULL */
     size_t resume_size;
-    const char *resume_run;   /* the run the checkpoint was recorded for */
+    int64_t resume_run_id;    /* the run the checkpoint was recorded for */
     /* Called once every rank's loader is open (a resume's replay checked),
      * before the first step: where a resume records its segment. Returns
      * an exit code; NULL for none. */

@@ -48,7 +48,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ordo %s (ledger schema %d)\n", ORDO_VERSION_STRING, ordo_schema_version_latest());
+        printf("ordo %s (ledger schema %d)\n", ordo_version_string(), ordo_schema_version_latest());
         return EXIT_OK;
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++)

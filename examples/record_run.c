@@ -54,18 +54,18 @@ static void add_segment(ordo_ledger *ledger, int64_t run, int world, int64_t sta
     for (int lane = 0; lane < LANES; lane++)
         ranks[lane] = lane % world; /* rank r owns lanes r, r+W, r+2W, ... */
     ordo_segment_spec spec = {.world_size = world, .start_step = start, .lanes = LANES,
-                              .lane_ranks = ranks, .lane_binding = "logical",
+                              .lane_ranks = ranks, .lane_binding = ORDO_BINDING_LOGICAL,
                               .workers = "{\"read\":1,\"tokenize\":2}",
                               .resumed_from = resumed_from};
-    ordo_segments_free(NULL, 0);
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list_free(NULL); /* every free accepts NULL */
+    ordo_segment_list *segments = NULL;
     ordo_error err;
-    check(ordo_segments_list(ledger, run, &segments, &count, &err), &err);
+    check(ordo_segments_list(ledger, run, &segments, &err), &err);
     int present = 0;
-    for (size_t i = 0; i < count; i++)
-        present |= segments[i].start_step == start && segments[i].world_size == world;
-    ordo_segments_free(segments, count);
+    for (size_t i = 0; i < segments->count; i++)
+        present |= segments->items[i].start_step == start &&
+                   segments->items[i].world_size == world;
+    ordo_segment_list_free(segments);
     if (!present) {
         int64_t id;
         check(ordo_segment_add(ledger, run, &spec, &id, &err), &err);

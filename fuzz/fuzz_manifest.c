@@ -86,8 +86,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                               "2", "--steps", "4", "--checkpoint-every", "2", "--quiet", NULL});
     ordo_error err;
     char *text = NULL;
+    ordo_run_info run_info;
     if (ordo_ledger_open(db, 0, &ledger, &err) != ORDO_OK ||
-        ordo_recovery_manifest(ledger, "base", 4, 2, 2, &text, &err) != ORDO_OK)
+        ordo_run_get(ledger, "base", &run_info, &err) != ORDO_OK ||
+        ordo_recovery_manifest(ledger, run_info.id, 4, 2, 2, &text, &err) != ORDO_OK)
         return fprintf(stderr, "fuzz_manifest: %s\n", err.message), abort(), 0;
     base = json_loads(text, 0, NULL);
     ordo_free(text);

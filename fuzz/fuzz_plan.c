@@ -10,7 +10,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     static const int shapes[][2] = {{8, 2}, {8, 3}, {4, 4}, {1, 1}, {64, 8}};
-    static const char *const bindings[] = {NULL, "logical", "rank", "sideways"};
+    static const ordo_lane_binding bindings[] = {ORDO_BINDING_LOGICAL, ORDO_BINDING_RANK,
+                                                 (ordo_lane_binding)7};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t b = 0; b < sizeof bindings / sizeof bindings[0]; b++) {
             int *ranks = NULL, count = 0;

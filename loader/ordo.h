@@ -10,9 +10,18 @@
  *  - Every fallible function returns an ordo_status; ORDO_OK is 0. When `err`
  *    is not NULL it receives the status and a message naming the thing and
  *    the number that was wrong.
- *  - Memory a function hands to the caller is released with the matching
- *    *_free function (or ordo_free for plain buffers); pointers in input
- *    structs are borrowed for the duration of the call only.
+ *  - Releasing (the one rule): whatever the library hands out is released
+ *    by one function named after its type, which takes that pointer alone
+ *    and accepts NULL. A handle made by ordo_X_open (ordo_ledger,
+ *    ordo_loader, ordo_tokenizer: they hold a connection, threads or
+ *    files) is released by ordo_X_close; every other object or result of
+ *    type ordo_X by ordo_X_free: an object the library allocated
+ *    (ordo_recipe, ordo_manifest, every list ordo_X_list, which holds its
+ *    own count) is freed whole, a result struct the caller passed in to be
+ *    filled (ordo_checkpoint, ordo_compare_result, ...) has what it owns
+ *    freed and the struct stays the caller's. Plain buffers (text, digests,
+ *    token ids, checkpoint states) are released by ordo_free. Pointers in
+ *    input structs are borrowed for the duration of the call only.
  *  - An ordo_ledger is one SQLite connection: use it from one thread at a
  *    time; open one per thread. There is no global state.
  *  - Digests are 32 raw bytes inside the API and 64 lowercase hex characters
@@ -38,7 +47,19 @@ extern "C" {
 #define ORDO_API
 #endif
 
-#define ORDO_VERSION_STRING "0.1.0"
+/* The library's version, the one place it is written: the Makefile reads
+ * these three lines (the installed libordo.so.X.Y.Z and ordo.pc take them),
+ * and ordo_version() / ordo_version_string() return them at run time. */
+#define ORDO_VERSION_MAJOR 0
+#define ORDO_VERSION_MINOR 1
+#define ORDO_VERSION_PATCH 0
+#define ORDO_VERSION_STR_(x) #x
+#define ORDO_VERSION_STR(x) ORDO_VERSION_STR_(x)
+#define ORDO_VERSION_STRING                                                    \
+    ORDO_VERSION_STR(ORDO_VERSION_MAJOR)                                       \
+    "." ORDO_VERSION_STR(ORDO_VERSION_MINOR) "." ORDO_VERSION_STR(ORDO_VERSION_PATCH)
+#define ORDO_VERSION_NUMBER                                                    \
+    (ORDO_VERSION_MAJOR * 10000 + ORDO_VERSION_MINOR * 100 + ORDO_VERSION_PATCH)
 
 #define ORDO_DIGEST_SIZE 32
 #define ORDO_DIGEST_HEX_SIZE 65 /* 64 characters and a NUL */
@@ -71,6 +92,13 @@ typedef struct ordo_error {
     ordo_status status;
     char message[ORDO_ERROR_MESSAGE_SIZE];
 } ordo_error;
+
+/* The version of the library running (which may be newer than the header a
+ * program was built with): MAJOR*10000 + MINOR*100 + PATCH, 100 for 0.1.0. */
+unsigned ordo_version(void);
+
+/* The same as text, "MAJOR.MINOR.PATCH"; static string. */
+const char *ordo_version_string(void);
 
 /* Short machine name of a status ("not_found"); static string. */
 const char *ordo_status_name(ordo_status status);
@@ -330,32 +358,44 @@ void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes)
 /* One data-parallel rank's loader over the lanes it owns. */
 typedef struct ordo_loader ordo_loader;
 
-/* How a loader runs. Nothing here changes the data, except lane_binding:
- * "logical" (default) gives the recipe's L lanes, rank r owning lanes
- * [r*L/W, (r+1)*L/W); "rank" is the standard rank-sharded loader kept for
- * contrast (one lane per rank; resumed at another world size it re-shards
- * the remaining data, so batches change). */
+/* How lanes are bound to ranks. ORDO_BINDING_LOGICAL (the default, 0)
+ * gives the recipe's L lanes, rank r owning lanes [r*L/W, (r+1)*L/W);
+ * ORDO_BINDING_RANK is the standard rank-sharded loader kept for contrast
+ * (one lane per rank; resumed at another world size it re-shards the
+ * remaining data, so batches change). Their names at the edges (CLI, JSON,
+ * the ledger) are "logical" and "rank". */
+typedef enum ordo_lane_binding {
+    ORDO_BINDING_LOGICAL = 0,
+    ORDO_BINDING_RANK = 1
+} ordo_lane_binding;
+
+/* "logical" or "rank"; NULL for a value that is neither. Static string. */
+const char *ordo_lane_binding_name(ordo_lane_binding binding);
+
+/* Reads "logical" or "rank" into *binding; anything else (NULL too) is
+ * ORDO_INVALID "lane binding '<text>' must be 'logical' or 'rank'". */
+ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding,
+                                    ordo_error *err);
+
+/* How a loader runs. Nothing here changes the data, except lane_binding. */
 typedef struct ordo_loader_options {
     int rank;
     int world_size;
     int read_workers;       /* >= 1 */
     int tokenize_workers;   /* >= 1 */
     int prefetch;           /* chunks in flight per lane, 0 for the default */
-    const char *lane_binding;
+    ordo_lane_binding lane_binding;
     const void *resume;     /* a checkpoint of every lane (ordo_loader_checkpoint
                                of all ranks joined by ordo_checkpoint_merge), or NULL */
     size_t resume_size;
-    int unordered;          /* debug only: hand chunks on as they finish,
-                               breaking determinism (for the benchmark) */
     /* Self-verifying resume (docs/reliability.md, "Checkpoints and resume"):
-     * the samples a resume regenerates
-     * and drops were delivered before; with a ledger, their lane digests
-     * recorded for `run` (the run the resume state was recorded for) must
-     * be reproduced, or the open is refused naming the step and the lane.
-     * Both are borrowed and only read while opening. Without a ledger the
-     * resume state is only bounded by what the recipe allows. */
+     * the samples a resume regenerates and drops were delivered before; with a ledger, their lane digests
+     * recorded for run `run_id` (the run the resume state was recorded
+     * for) must be reproduced, or the open is refused naming the step and
+     * the lane. The ledger is borrowed and only read while opening. Without
+     * a ledger the resume state is only bounded by what the recipe allows. */
     ordo_ledger *ledger;
-    const char *run;
+    int64_t run_id;
 } ordo_loader_options;
 
 /* A rank's batch for one step: rows = lanes owned × B/L samples, lane by
@@ -392,8 +432,7 @@ ordo_status ordo_loader_open(const ordo_recipe *recipe, const ordo_loader_option
 ordo_status ordo_loader_next(ordo_loader *loader, ordo_batch *batch, ordo_error *err);
 
 /* The state of this rank's lanes after the last batch it returned:
- * *state (caller frees with ordo_free) is a checkpoint of those lanes.
- * An unordered (debug) loader refuses: its batches cannot be replayed. */
+ * *state (caller frees with ordo_free) is a checkpoint of those lanes. */
 ordo_status ordo_loader_checkpoint(ordo_loader *loader, unsigned char **state, size_t *size,
                                    ordo_error *err);
 
@@ -457,14 +496,23 @@ ordo_status ordo_run_name_check(const char *name, ordo_error *err);
 ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int64_t *run_id,
                             ordo_error *err);
 
-/* Reads one run by name. */
+/* Reads one run by name: the one call that takes a run's name. Every
+ * other call takes its id (ordo_run_info.id); the CLI and the service
+ * resolve the names they are given with this, once. */
 ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
                          ordo_error *err);
 
-/* Reads every run, ordered by id. *runs is owned by the caller (ordo_free);
- * it is NULL when *count is 0. */
-ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
-                           ordo_error *err);
+/* A list of runs: `count` items. */
+typedef struct ordo_run_list {
+    size_t count;
+    ordo_run_info *items; /* NULL when count is 0 */
+} ordo_run_list;
+
+/* Reads every run, ordered by id. *list is the caller's
+ * (ordo_run_list_free). */
+ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_list **list, ordo_error *err);
+
+void ordo_run_list_free(ordo_run_list *list);
 
 /* What a new segment is. lane_ranks[l] is the rank that owns lane l. */
 typedef struct ordo_segment_spec {
@@ -472,7 +520,7 @@ typedef struct ordo_segment_spec {
     int64_t start_step;      /* first step of the segment, >= 1 */
     int lanes;               /* entries in lane_ranks */
     const int *lane_ranks;   /* [lanes] owning rank of each lane */
-    const char *lane_binding; /* "logical" (default when NULL) or "rank" */
+    ordo_lane_binding lane_binding; /* ORDO_BINDING_LOGICAL (0) or ORDO_BINDING_RANK */
     const char *workers;     /* worker settings as a JSON object, or NULL */
     const char *host;        /* where it runs, or NULL */
     int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
@@ -487,27 +535,27 @@ typedef struct ordo_segment_info {
     int ordinal; /* 0 for the first segment of its run */
     int world_size;
     int lanes;
-    char lane_binding[16];
+    ordo_lane_binding lane_binding;
     int64_t start_step;
     int64_t end_step; /* last step: the closing step, or for the open segment
                          the last step recorded in its range (start-1 if none) */
     int open;         /* 1 for the run's latest segment */
     int64_t resumed_from;
-    char *lane_plan;  /* owned; freed by ordo_segments_free */
+    char *lane_plan;  /* owned; freed by ordo_segment_list_free */
     char *workers;    /* owned, NULL when none */
     char *host;       /* owned, NULL when none */
     char created_at[32];
 } ordo_segment_info;
 
 /* Checks a segment's lane plan (docs/ledger.md, "Recording guarantees"), given as lane_ranks[l], the
- * rank owning lane l of `lanes`: `binding` is "logical" (or NULL) or
- * "rank" ("lane_binding must be 'logical' or 'rank'"); the world size is 1
+ * rank owning lane l of `lanes`: `binding` is ORDO_BINDING_LOGICAL or
+ * ORDO_BINDING_RANK ("lane_binding must be 'logical' or 'rank'"); the world size is 1
  * to 65536; under logical binding L % W == 0 ("lanes (8) must be divisible
  * by world size (3)") and every rank owns L/W lanes, under rank binding
  * L == W and every rank owns one ("lane_plan gives rank 0 3 lanes; every
  * rank owns 4"); every lane's rank is one of the world's. ORDO_INVALID
  * naming the numbers; the texts are those the service answers with. */
-ordo_status ordo_lane_plan_check(int lanes, int world_size, const char *binding,
+ordo_status ordo_lane_plan_check(int lanes, int world_size, ordo_lane_binding binding,
                                  const int *lane_ranks, ordo_error *err);
 
 /* Reads a segment's lane plan for a run of `lanes` lanes (the recipe's L)
@@ -519,7 +567,7 @@ ordo_status ordo_lane_plan_check(int lanes, int world_size, const char *binding,
  * r (rank-bound). Then checked as by ordo_lane_plan_check. *lane_ranks (the
  * caller's, ordo_free) receives the owning rank of each of *plan_lanes
  * lanes: L, or W under rank binding (the form ordo_segment_spec takes). */
-ordo_status ordo_lane_plan_parse(int lanes, int world_size, const char *binding,
+ordo_status ordo_lane_plan_parse(int lanes, int world_size, ordo_lane_binding binding,
                                  const char *plan, size_t len, int **lane_ranks, int *plan_lanes,
                                  ordo_error *err);
 
@@ -539,7 +587,7 @@ ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_seg
 typedef struct ordo_run_start_spec {
     ordo_run_spec run;        /* run.lanes is not read: the stored recipe's "lanes" is taken */
     int world_size;           /* W of the first segment */
-    const char *lane_binding; /* "logical" (NULL too) or "rank" */
+    ordo_lane_binding lane_binding; /* logical (0) or rank */
     const char *lane_plan;    /* JSON [[lanes of rank 0], ...] of lane_plan_len bytes, or
                                  NULL for the default (ordo_lane_plan_parse) */
     size_t lane_plan_len;
@@ -565,12 +613,18 @@ typedef struct ordo_run_started {
 ordo_status ordo_run_start(ordo_ledger *ledger, const ordo_run_start_spec *spec,
                            ordo_run_started *started, ordo_error *err);
 
-/* Reads a run's segments in order; free with ordo_segments_free. */
-ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
-                               size_t *count, ordo_error *err);
+/* A list of segments: `count` items. */
+typedef struct ordo_segment_list {
+    size_t count;
+    ordo_segment_info *items; /* NULL when count is 0 */
+} ordo_segment_list;
 
-/* Frees what ordo_segments_list returned. */
-void ordo_segments_free(ordo_segment_info *segments, size_t count);
+/* Reads a run's segments in order. *list is the caller's
+ * (ordo_segment_list_free, which frees the strings its items own too). */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_list **list,
+                               ordo_error *err);
+
+void ordo_segment_list_free(ordo_segment_list *list);
 
 /* ---- steps ------------------------------------------------------------ */
 
@@ -688,14 +742,14 @@ typedef struct ordo_compare_result {
     int64_t first_conflict_step;  /* in either run; 0 when none */
 } ordo_compare_result;
 
-/* Compares runs `a` and `b` step by step by batch digest (and, where both
+/* Compares runs `a` and `b` (run ids) step by step by batch digest (and, where both
  * recorded lane digests of the same lane count, lane by lane), and counts
  * each run's conflicting reports. Free the result with
  * ordo_compare_result_free. */
-ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
+ordo_status ordo_compare_runs(ordo_ledger *ledger, int64_t a, int64_t b,
                               ordo_compare_result *result, ordo_error *err);
 
-/* Frees what a compare result owns. */
+/* Frees what a compare result owns (the struct is the caller's). */
 void ordo_compare_result_free(ordo_compare_result *result);
 
 /* One bucket of consecutive steps of a comparison (for display). */
@@ -713,16 +767,17 @@ typedef struct ordo_compare_buckets_result {
                                      set when lane l differs at one of its divergent steps */
 } ordo_compare_buckets_result;
 
-/* Compares runs a and b over steps from..to (from <= 0: 1; to <= 0: the
+/* Compares runs a and b (run ids) over steps from..to (from <= 0: 1; to <= 0: the
  * last step either recorded) in `buckets` equal buckets: counts per bucket
  * and the lanes that differ. A bucket with any divergent step counts it,
  * so downsampling never hides a divergence. Reads range digests, and
- * steps only in blocks that differ. Free with ordo_compare_buckets_free. */
-ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
+ * steps only in blocks that differ. Free with ordo_compare_buckets_result_free. */
+ordo_status ordo_compare_buckets(ordo_ledger *ledger, int64_t a, int64_t b, int64_t from,
                                  int64_t to, int buckets, ordo_compare_buckets_result *result,
                                  ordo_error *err);
 
-void ordo_compare_buckets_free(ordo_compare_buckets_result *result);
+/* Frees what a buckets result owns (the struct is the caller's). */
+void ordo_compare_buckets_result_free(ordo_compare_buckets_result *result);
 
 /* One bucket of a run's steps, for display. */
 typedef struct ordo_series_bucket {
@@ -744,12 +799,13 @@ typedef struct ordo_series_result {
 /* A run's steps from..to (from <= 0: 1; to <= 0: its last step) in
  * `buckets` equal buckets: loss (sum, min, max over the steps that have
  * one), tokens and the first `sources` sources' tokens. Free with
- * ordo_series_free. */
-ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
+ * ordo_series_result_free. */
+ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
                             int buckets, int sources, ordo_series_result *result,
                             ordo_error *err);
 
-void ordo_series_free(ordo_series_result *result);
+/* Frees what a series result owns (the struct is the caller's). */
+void ordo_series_result_free(ordo_series_result *result);
 
 /* ---- checkpoints ------------------------------------------------------ */
 
@@ -779,30 +835,60 @@ ordo_status ordo_checkpoint_record(ordo_ledger *ledger, int64_t run_id, int64_t 
 ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                 ordo_checkpoint *checkpoint, ordo_error *err);
 
-/* Lists a run's checkpoints in step order without their state; the array is
- * owned by the caller (ordo_free). */
-ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
-                                  ordo_checkpoint **checkpoints, size_t *count, ordo_error *err);
-
-/* Frees the state a checkpoint owns (not the struct itself). */
+/* Frees the state a checkpoint filled by ordo_checkpoint_get owns (the
+ * struct is the caller's) and sets it to NULL. */
 void ordo_checkpoint_free(ordo_checkpoint *checkpoint);
 
+/* A list of checkpoints: `count` items, their state NULL. */
+typedef struct ordo_checkpoint_list {
+    size_t count;
+    ordo_checkpoint *items; /* NULL when count is 0 */
+} ordo_checkpoint_list;
+
+/* Lists a run's checkpoints in step order without their state. *list is
+ * the caller's (ordo_checkpoint_list_free). */
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
+                                  ordo_checkpoint_list **list, ordo_error *err);
+
+void ordo_checkpoint_list_free(ordo_checkpoint_list *list);
+
 /* ---- events ----------------------------------------------------------- */
+
+/* What an event records. Their names at the edges (CLI, JSON, the ledger)
+ * are "conflict", "resume", "divergence", "replay_mismatch", "skip" and
+ * "chunk_mismatch". */
+typedef enum ordo_event_kind {
+    ORDO_EVENT_ANY = -1, /* in ordo_events_list: every kind */
+    ORDO_EVENT_CONFLICT = 0,
+    ORDO_EVENT_RESUME,
+    ORDO_EVENT_DIVERGENCE,
+    ORDO_EVENT_REPLAY_MISMATCH,
+    ORDO_EVENT_SKIP,
+    ORDO_EVENT_CHUNK_MISMATCH
+} ordo_event_kind;
+
+/* The kind's name; NULL for ORDO_EVENT_ANY or a value that is no kind.
+ * Static string. */
+const char *ordo_event_kind_name(ordo_event_kind kind);
+
+/* Reads a kind's name into *kind; anything else (NULL too) is ORDO_INVALID
+ * naming it. */
+ordo_status ordo_event_kind_parse(const char *text, ordo_event_kind *kind, ordo_error *err);
 
 /* An event as read back. */
 typedef struct ordo_event {
     int64_t id;
     int64_t step; /* 0 when the event is not about one step */
-    char kind[24];
-    char *detail; /* JSON object, owned; freed by ordo_events_free */
+    ordo_event_kind kind;
+    char *detail; /* JSON object, owned; freed by ordo_event_list_free */
     char created_at[32];
 } ordo_event;
 
-/* Records an event of `kind` ("resume", "divergence", "replay_mismatch",
- * "skip", "chunk_mismatch"; conflicts are recorded by the step and
- * checkpoint calls) with a JSON object `detail` (NULL for {}). */
+/* Records an event of `kind` (any but ORDO_EVENT_CONFLICT: conflicts are
+ * recorded by the step and checkpoint calls) with a JSON object `detail`
+ * (NULL for {}). */
 ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                              const char *kind, const char *detail, ordo_error *err);
+                              ordo_event_kind kind, const char *detail, ordo_error *err);
 
 /* Records what stopped a job reading its data (`why`, the error its loader
  * gave) as an event of run `run_id` at `step` (0: none), when it is one the
@@ -813,12 +899,19 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
 ordo_status ordo_event_record_stop(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                    const ordo_error *why, int *recorded, ordo_error *err);
 
-/* Lists a run's events in id order, only those of `kind` unless it is NULL. */
-ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
-                             ordo_event **events, size_t *count, ordo_error *err);
+/* A list of events: `count` items. */
+typedef struct ordo_event_list {
+    size_t count;
+    ordo_event *items; /* NULL when count is 0 */
+} ordo_event_list;
 
-/* Frees what ordo_events_list returned. */
-void ordo_events_free(ordo_event *events, size_t count);
+/* Lists a run's events in id order, only those of `kind` unless it is
+ * ORDO_EVENT_ANY. *list is the caller's (ordo_event_list_free, which frees
+ * the details). */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, ordo_event_kind kind,
+                             ordo_event_list **list, ordo_error *err);
+
+void ordo_event_list_free(ordo_event_list *list);
 
 /* ---- writing shards ---------------------------------------------------- */
 
@@ -852,14 +945,14 @@ ordo_status ordo_shard_write(const ordo_shard_options *options, const char *cons
 
 /* ---- recovery manifests ------------------------------------------------ */
 
-/* The recovery manifest for resuming run `run` from its checkpoint at
+/* The recovery manifest for resuming run `run_id` from its checkpoint at
  * `step` (0: the latest) at world size `world_size`: JSON with the recipe,
  * L, W, rank -> lanes, the checkpoint state (base64) and its per-lane
  * replay positions, the batch digests recorded for the next
  * `expected_steps` steps, and "sha256": the SHA-256 of the manifest's
  * canonical text without that field. ORDO_INVALID naming both numbers when
  * L % W != 0. *json is owned by the caller (ordo_free). */
-ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run, int world_size,
+ordo_status ordo_recovery_manifest(ordo_ledger *ledger, int64_t run_id, int world_size,
                                    int64_t step, int expected_steps, char **json,
                                    ordo_error *err);
 
@@ -895,32 +988,51 @@ void ordo_manifest_free(ordo_manifest *manifest);
 /* "ordo_" and 64 hex characters, plus the terminating NUL. */
 #define ORDO_TOKEN_SIZE 70
 
-/* Creates an API token for `role` ("writer" or "reader") named `name`:
- * a fresh random secret written to `token` (shown once; only its SHA-256
- * is stored). */
-ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+/* What a token may do: read, or read and write. Their names at the edges
+ * (CLI, JSON, the ledger) are "reader" and "writer". */
+typedef enum ordo_token_role {
+    ORDO_ROLE_READER = 0,
+    ORDO_ROLE_WRITER = 1
+} ordo_token_role;
+
+/* "reader" or "writer"; NULL for a value that is neither. Static string. */
+const char *ordo_token_role_name(ordo_token_role role);
+
+/* Reads "reader" or "writer" into *role; anything else (NULL too) is
+ * ORDO_INVALID "token role '<text>' must be writer or reader". */
+ordo_status ordo_token_role_parse(const char *text, ordo_token_role *role, ordo_error *err);
+
+/* Creates an API token for `role` named `name`: a fresh random secret
+ * written to `token` (shown once; only its SHA-256 is stored). */
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, ordo_token_role role,
                               char token[ORDO_TOKEN_SIZE], ordo_error *err);
 
-/* Checks a presented token: ORDO_OK with its role ("writer" or "reader")
- * written to `role`, or ORDO_NOTFOUND for a malformed, unknown or revoked
- * token. Only hashes are compared, in constant time. */
-ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+/* Checks a presented token: ORDO_OK with its role written to *role, or
+ * ORDO_NOTFOUND for a malformed, unknown or revoked token. Only hashes are
+ * compared, in constant time. */
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, ordo_token_role *role,
                              ordo_error *err);
 
 /* A stored token, as listed: never its secret (which is not stored). */
 typedef struct ordo_token_info {
     int64_t id;
     char name[ORDO_NAME_MAX + 1];
-    char role[8];             /* "writer" or "reader" */
+    ordo_token_role role;
     char created_at[32];      /* ISO 8601, UTC */
     char revoked_at[32];      /* "" while the token is valid */
     char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */
 } ordo_token_info;
 
-/* Every token, ordered by id. *tokens is owned by the caller (ordo_free);
- * NULL when *count is 0. */
-ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
-                            ordo_error *err);
+/* A list of tokens: `count` items. */
+typedef struct ordo_token_list {
+    size_t count;
+    ordo_token_info *items; /* NULL when count is 0 */
+} ordo_token_list;
+
+/* Every token, ordered by id. *list is the caller's (ordo_token_list_free). */
+ordo_status ordo_tokens_list(ordo_ledger *ledger, ordo_token_list **list, ordo_error *err);
+
+void ordo_token_list_free(ordo_token_list *list);
 
 /* Revokes token `id`: from this call on, ordo_token_check refuses it.
  * Revoking a revoked token again is ORDO_OK; ORDO_NOTFOUND for an id that

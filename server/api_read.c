@@ -52,7 +52,7 @@ response api_compare(request *req)
     ordo_run_info ra, rb;
     if (!ledger || ordo_run_get(ledger, a, &ra, &err) != ORDO_OK ||
         ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
-        ordo_compare_runs(ledger, a, b, &r, &err) != ORDO_OK)
+        ordo_compare_runs(ledger, ra.id, rb.id, &r, &err) != ORDO_OK)
         return status_error(&err);
     json_t *body = view_json(ordo_compare_result_json(a, b, &r));
     ordo_compare_result_free(&r);
@@ -62,18 +62,18 @@ response api_compare(request *req)
 
 static json_t *world_sizes(ordo_ledger *ledger, int64_t run_id)
 {
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     ordo_error err;
     json_t *list = json_array();
-    if (ordo_segments_list(ledger, run_id, &segments, &count, &err) != ORDO_OK)
+    if (ordo_segments_list(ledger, run_id, &segments, &err) != ORDO_OK)
         return list;
-    for (size_t i = 0; i < count; i++)
-        json_array_append_new(list, json_pack("{s:i, s:I, s:s}", "world_size",
-                                              segments[i].world_size, "from_step",
-                                              (json_int_t)segments[i].start_step, "binding",
-                                              segments[i].lane_binding));
-    ordo_segments_free(segments, count);
+    for (size_t i = 0; i < segments->count; i++) {
+        const ordo_segment_info *s = &segments->items[i];
+        json_array_append_new(list, json_pack("{s:i, s:I, s:s}", "world_size", s->world_size,
+                                              "from_step", (json_int_t)s->start_step, "binding",
+                                              ordo_lane_binding_name(s->lane_binding)));
+    }
+    ordo_segment_list_free(segments);
     return list;
 }
 
@@ -85,13 +85,12 @@ response api_audit(request *req)
         return json_error(400, "invalid", "audit needs ?recipe=ID");
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
-    if (!ledger || ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
+    ordo_run_list *runs = NULL;
+    if (!ledger || ordo_runs_list(ledger, &runs, &err) != ORDO_OK)
         return status_error(&err);
     json_t *list = json_array();
-    for (size_t i = 0; i < count; i++) {
-        const ordo_run_info *run = &runs[i];
+    for (size_t i = 0; i < runs->count; i++) {
+        const ordo_run_info *run = &runs->items[i];
         if (strcmp(run->recipe_id, recipe) != 0)
             continue;
         json_t *item = json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
@@ -99,8 +98,9 @@ response api_audit(request *req)
                                  "world_sizes", world_sizes(ledger, run->id), "steps",
                                  (json_int_t)run->steps);
         ordo_compare_result r;
-        if (run->baseline[0] && ordo_compare_runs(ledger, run->baseline, run->name, &r, &err) ==
-                                    ORDO_OK) {
+        ordo_run_info base;
+        if (run->baseline[0] && ordo_run_get(ledger, run->baseline, &base, &err) == ORDO_OK &&
+            ordo_compare_runs(ledger, base.id, run->id, &r, &err) == ORDO_OK) {
             json_object_set_new(item, "steps_compared", json_integer(r.steps_compared));
             json_object_set_new(item, "matched", json_integer(r.matched));
             json_object_set_new(item, "agreement",
@@ -114,7 +114,7 @@ response api_audit(request *req)
         }
         json_array_append_new(list, item);
     }
-    ordo_free(runs);
+    ordo_run_list_free(runs);
     return json_ok(200, json_pack("{s:s, s:o}", "recipe", recipe, "runs", list));
 }
 
@@ -129,8 +129,10 @@ response api_recovery(request *req, const char *name)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     char *json = NULL;
-    if (!ledger || ordo_recovery_manifest(ledger, name, (int)world, step, SERVER_MANIFEST_STEPS,
-                                          &json, &err) != ORDO_OK)
+    ordo_run_info run;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+        ordo_recovery_manifest(ledger, run.id, (int)world, step, SERVER_MANIFEST_STEPS, &json,
+                               &err) != ORDO_OK)
         return status_error(&err);
     json_t *m = json_loads(json, 0, NULL);
     ordo_free(json);

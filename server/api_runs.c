@@ -48,10 +48,24 @@ static char *plan_text(json_t *body, int *bad)
     return text;
 }
 
+/* A body's "lane_binding": absent or null is logical; 0, or -1 when it is
+ * neither 'logical' nor 'rank' (a string not known, or not a string). */
+static int read_binding(json_t *body, ordo_lane_binding *binding)
+{
+    json_t *v = json_object_get(body, "lane_binding");
+    *binding = ORDO_BINDING_LOGICAL;
+    if (!v || json_is_null(v))
+        return 0;
+    return json_is_string(v) && ordo_lane_binding_parse(json_string_value(v), binding, NULL) ==
+                                    ORDO_OK
+               ? 0
+               : -1;
+}
+
 /* The body's lane plan (its "lane_plan" as JSON text, or the default
  * without one) read and checked by the library: *ranks (ordo_free) holds
  * each lane's rank, or NULL with the refusal in *error. */
-static int *plan_ranks(json_t *body, int lanes, int world, const char *binding, int *plan_lanes,
+static int *plan_ranks(json_t *body, int lanes, int world, ordo_lane_binding binding, int *plan_lanes,
                        response *error)
 {
     int no_memory = 0;
@@ -86,7 +100,14 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
         json_integer_value(world) > 65536)
         return json_error(400, "invalid", "world_size must be a whole number from 1 to 65536");
     int w = (int)json_integer_value(world), bad = 0, plan_lanes = 0;
-    const char *binding = opt_string(body, "lane_binding", &bad);
+    json_t *binding_value = json_object_get(body, "lane_binding");
+    ordo_lane_binding binding;
+    if (binding_value && !json_is_null(binding_value) && !json_is_string(binding_value))
+        bad = 1; /* refused below, as before */
+    else if (read_binding(body, &binding) != 0)
+        return json_error(400, "invalid", "lane_binding must be 'logical' or 'rank'");
+    if (bad)
+        binding = ORDO_BINDING_LOGICAL;
     response error;
     int *ranks = plan_ranks(body, lanes, w, binding, &plan_lanes, &error);
     if (!ranks)
@@ -137,7 +158,7 @@ response api_runs_post(request *req)
         return error;
     }
     LEDGER_OR_RETURN(ledger);
-    int bad = 0, bad_binding = 0, bad_host = 0, no_memory = 0;
+    int bad = 0, bad_host = 0, no_memory = 0;
     json_t *world = json_object_get(body, "world_size"), *resumed = json_object_get(body,
                                                                                    "resumed_from");
     ordo_run_start_spec spec = {
@@ -147,13 +168,10 @@ response api_runs_post(request *req)
                 .baseline = opt_string(body, "baseline", &bad),
                 .digest_kind = opt_string(body, "digest_kind", &bad)},
         .world_size = (int)json_integer_value(world),
-        .lane_binding = opt_string(body, "lane_binding", &bad_binding),
         .lane_plan = plan_text(body, &no_memory),
         .host = opt_string(body, "host", &bad_host),
         .resumed_from = json_is_integer(resumed) ? json_integer_value(resumed) : 0};
     spec.lane_plan_len = spec.lane_plan ? strlen(spec.lane_plan) : 0;
-    if (bad_binding) /* not a string: refused as a binding the library does not know */
-        spec.lane_binding = "";
     ordo_run_started started;
     response out;
     if (bad || !spec.run.name || !spec.run.recipe_id)
@@ -168,6 +186,8 @@ response api_runs_post(request *req)
         out = json_error(503, "out_of_memory", "out of memory");
     else if (bad_host)
         out = json_error(400, "invalid", "lane_binding and host must be strings");
+    else if (read_binding(body, &spec.lane_binding) != 0)
+        out = json_error(400, "invalid", "lane_binding must be 'logical' or 'rank'");
     else if (ordo_run_start(ledger, &spec, &started, &err) != ORDO_OK)
         out = status_error(&err);
     else if (!started.created)
@@ -187,18 +207,17 @@ response api_runs_post(request *req)
 response api_runs_list(request *req)
 {
     LEDGER_OR_RETURN(ledger);
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
-    if (ordo_runs_list(ledger, &runs, &count, &err) != ORDO_OK)
+    ordo_run_list *runs = NULL;
+    if (ordo_runs_list(ledger, &runs, &err) != ORDO_OK)
         return status_error(&err);
     const char *recipe = query(req, "recipe"), *group = query(req, "group");
     json_text list = {0};
     json_text_raw(&list, "{\"runs\":[");
-    for (size_t i = 0; i < count; i++)
-        if ((!recipe || strcmp(recipe, runs[i].recipe_id) == 0) &&
-            (!group || strcmp(group, runs[i].group_tag) == 0))
-            json_text_item(&list, ordo_run_info_json(&runs[i]));
-    ordo_free(runs);
+    for (size_t i = 0; i < runs->count; i++)
+        if ((!recipe || strcmp(recipe, runs->items[i].recipe_id) == 0) &&
+            (!group || strcmp(group, runs->items[i].group_tag) == 0))
+            json_text_item(&list, ordo_run_info_json(&runs->items[i]));
+    ordo_run_list_free(runs);
     json_text_raw(&list, "]}");
     return json_text_ok(&list, 200);
 }
@@ -208,23 +227,23 @@ response api_run_get(const char *name)
 {
     LEDGER_OR_RETURN(ledger);
     ordo_run_info run;
-    ordo_segment_info *segments = NULL;
-    size_t count = 0;
+    ordo_segment_list *segments = NULL;
     if (ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
-        ordo_segments_list(ledger, run.id, &segments, &count, &err) != ORDO_OK)
+        ordo_segments_list(ledger, run.id, &segments, &err) != ORDO_OK)
         return status_error(&err);
     json_t *body = view_json(ordo_run_info_json(&run)), *list = json_array();
-    for (size_t i = 0; i < count; i++)
-        json_array_append_new(list, view_json(ordo_segment_info_json(&segments[i])));
-    ordo_segments_free(segments, count);
+    for (size_t i = 0; i < segments->count; i++)
+        json_array_append_new(list, view_json(ordo_segment_info_json(&segments->items[i])));
+    ordo_segment_list_free(segments);
     json_object_set_new(body, "segments", list);
-    ordo_event *events = NULL;
-    if (ordo_events_list(ledger, run.id, NULL, &events, &count, &err) == ORDO_OK) {
+    ordo_event_list *events = NULL;
+    if (ordo_events_list(ledger, run.id, ORDO_EVENT_ANY, &events, &err) == ORDO_OK) {
         json_t *evs = json_array();
+        size_t count = events->count;
         size_t first = count > SERVER_MAX_EVENTS ? count - SERVER_MAX_EVENTS : 0;
         for (size_t i = first; i < count; i++) /* the latest ones */
-            json_array_append_new(evs, view_json(ordo_event_json(&events[i])));
-        ordo_events_free(events, count);
+            json_array_append_new(evs, view_json(ordo_event_json(&events->items[i])));
+        ordo_event_list_free(events);
         json_object_set_new(body, "events", evs);
         json_object_set_new(body, "events_total", json_integer((json_int_t)count));
     }

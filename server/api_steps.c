@@ -447,15 +447,14 @@ response api_checkpoints_get(const char *name)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;
-    ordo_checkpoint *list = NULL;
-    size_t count = 0;
+    ordo_checkpoint_list *list = NULL;
     if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
-        ordo_checkpoints_list(ledger, run.id, &list, &count, &err) != ORDO_OK)
+        ordo_checkpoints_list(ledger, run.id, &list, &err) != ORDO_OK)
         return status_error(&err);
     json_t *out = json_array();
-    for (size_t i = 0; i < count; i++)
-        json_array_append_new(out, view_json(ordo_checkpoint_json(&list[i])));
-    ordo_free(list);
+    for (size_t i = 0; i < list->count; i++)
+        json_array_append_new(out, view_json(ordo_checkpoint_json(&list->items[i])));
+    ordo_checkpoint_list_free(list);
     return json_ok(200, json_pack("{s:o}", "checkpoints", out));
 }
 

@@ -24,7 +24,10 @@ response api_compare_strip(request *req)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_compare_buckets_result r;
-    if (!ledger || ordo_compare_buckets(ledger, a, b, from, to, (int)buckets, &r, &err) != ORDO_OK)
+    ordo_run_info ra, rb;
+    if (!ledger || ordo_run_get(ledger, a, &ra, &err) != ORDO_OK ||
+        ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
+        ordo_compare_buckets(ledger, ra.id, rb.id, from, to, (int)buckets, &r, &err) != ORDO_OK)
         return status_error(&err);
     json_t *list = json_array();
     int lane_bytes = (r.lanes + 7) / 8;
@@ -45,7 +48,7 @@ response api_compare_strip(request *req)
                              (json_int_t)r.width, "lanes", r.lanes, "columns",
                              "from, to, matched, diverged, missing, lanes that differ", "buckets",
                              list);
-    ordo_compare_buckets_free(&r);
+    ordo_compare_buckets_result_free(&r);
     return json_ok(200, body);
 }
 
@@ -89,7 +92,7 @@ response api_run_series(request *req, const char *name)
     json_t *sources = recipe_sources(ledger, run.recipe_id);
     int count = (int)json_array_size(sources);
     ordo_series_result r;
-    if (ordo_run_series(ledger, name, from, to, (int)buckets, count, &r, &err) != ORDO_OK) {
+    if (ordo_run_series(ledger, run.id, from, to, (int)buckets, count, &r, &err) != ORDO_OK) {
         json_decref(sources);
         return status_error(&err);
     }
@@ -115,6 +118,6 @@ response api_run_series(request *req, const char *name)
     }
     json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,
                              "sources", sources, "buckets", list);
-    ordo_series_free(&r);
+    ordo_series_result_free(&r);
     return json_ok(200, body);
 }

@@ -7,7 +7,7 @@
 
 /* The role of the request's bearer token: 1 found (role filled), 0 none
  * given, -1 given but refused (*error filled). */
-static int bearer_role(const request *req, char role[8], response *error)
+static int bearer_role(const request *req, ordo_token_role *role, response *error)
 {
     const char *header =
         MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, "Authorization");
@@ -43,8 +43,8 @@ static int bearer_role(const request *req, char role[8], response *error)
 
 int require_writer(const request *req, response *error)
 {
-    char role[8];
-    int found = bearer_role(req, role, error);
+    ordo_token_role role;
+    int found = bearer_role(req, &role, error);
     if (found < 0)
         return -1;
     if (found == 0) {
@@ -52,7 +52,7 @@ int require_writer(const request *req, response *error)
                                                  "(Authorization: Bearer TOKEN)");
         return -1;
     }
-    if (strcmp(role, "writer") != 0) {
+    if (role != ORDO_ROLE_WRITER) {
         *error = json_error(403, "forbidden", "this token may only read");
         return -1;
     }
@@ -61,8 +61,8 @@ int require_writer(const request *req, response *error)
 
 int require_reader(const request *req, response *error)
 {
-    char role[8];
-    int found = bearer_role(req, role, error);
+    ordo_token_role role;
+    int found = bearer_role(req, &role, error);
     if (found < 0)
         return -1;
     if (found == 0 && !server->loopback && !server->public_read) {

@@ -79,3 +79,12 @@ void fixture_sql(const char *db_path, const char *sql)
         test_fail(__FILE__, __LINE__, "%s: %s", sql, message ? message : "?");
     sqlite3_close(db);
 }
+
+/* The id of run `name` (which must be in the ledger). */
+int64_t fixture_run_id(ordo_ledger *ledger, const char *name)
+{
+    ordo_run_info info;
+    ordo_error err;
+    ASSERT_OK(ordo_run_get(ledger, name, &info, &err), &err);
+    return info.id;
+}

@@ -15,6 +15,9 @@ ordo_ledger *fixture_open(const char *name);
  * logical segment at world size `world` from step 1 (lane l → rank l % W). */
 int64_t fixture_run(ordo_ledger *ledger, const char *name, int lanes, int world);
 
+/* The id of run `name` (which must be in the ledger). */
+int64_t fixture_run_id(ordo_ledger *ledger, const char *name);
+
 /* Fills a step with deterministic lane digests (from `seed`, step, lane)
  * into `lanes_buffer` (lanes × 32 bytes) and the matching batch digest. */
 void fixture_step(ordo_step *step, int64_t number, int lanes, unsigned char *lanes_buffer,

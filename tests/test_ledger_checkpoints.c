@@ -39,14 +39,13 @@ TEST(checkpoints_record_get_list)
     ordo_checkpoint_free(&c);
     ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 150, &c, &err), ORDO_NOTFOUND, &err);
     ASSERT_CONTAINS(err.message, "no checkpoint at step 150");
-    ordo_checkpoint *list = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_INT(list[0].step, 100);
-    ASSERT_EQ_INT(list[1].step, 200);
-    ASSERT(list[0].state == NULL);
-    ordo_free(list);
+    ordo_checkpoint_list *list = NULL;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &err), &err);
+    ASSERT_EQ_INT(list->count, 2);
+    ASSERT_EQ_INT(list->items[0].step, 100);
+    ASSERT_EQ_INT(list->items[1].step, 200);
+    ASSERT(list->items[0].state == NULL);
+    ordo_checkpoint_list_free(list);
     ordo_ledger_close(ledger);
 }
 
@@ -95,26 +94,37 @@ TEST(events_record_and_filter)
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
     ordo_error err;
-    ASSERT_OK(ordo_event_record(ledger, run, 12, "divergence", "{\"baseline\": \"x\"}", &err),
+    ASSERT_OK(ordo_event_record(ledger, run, 12, ORDO_EVENT_DIVERGENCE, "{\"baseline\": \"x\"}",
+                                &err),
               &err);
-    ASSERT_OK(ordo_event_record(ledger, run, 0, "skip", NULL, &err), &err);
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "conflict", NULL, &err), ORDO_INVALID, &err);
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "party", NULL, &err), ORDO_INVALID, &err);
+    ASSERT_OK(ordo_event_record(ledger, run, 0, ORDO_EVENT_SKIP, NULL, &err), &err);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, ORDO_EVENT_CONFLICT, NULL, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "event kind 'conflict' must be resume");
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, (ordo_event_kind)40, NULL, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "event kind 40");
+    ordo_event_kind kind = ORDO_EVENT_ANY;
+    ASSERT_STATUS(ordo_event_kind_parse("party", &kind, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "'party'");
-    ASSERT_STATUS(ordo_event_record(ledger, run, 1, "skip", "not json", &err), ORDO_INVALID, &err);
-    ordo_event *events = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_events_list(ledger, run, NULL, &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_STR(events[0].kind, "divergence");
-    ASSERT_EQ_INT(events[0].step, 12);
-    ASSERT_EQ_STR(events[1].kind, "skip");
-    ASSERT_EQ_INT(events[1].step, 0);
-    ASSERT_EQ_STR(events[1].detail, "{}");
-    ordo_events_free(events, count);
-    ASSERT_OK(ordo_events_list(ledger, run, "skip", &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 1);
-    ordo_events_free(events, count);
+    ASSERT_OK(ordo_event_kind_parse("replay_mismatch", &kind, &err), &err);
+    ASSERT_EQ_INT(kind, ORDO_EVENT_REPLAY_MISMATCH);
+    ASSERT_EQ_STR(ordo_event_kind_name(ORDO_EVENT_CHUNK_MISMATCH), "chunk_mismatch");
+    ASSERT(ordo_event_kind_name(ORDO_EVENT_ANY) == NULL);
+    ASSERT_STATUS(ordo_event_record(ledger, run, 1, ORDO_EVENT_SKIP, "not json", &err),
+                  ORDO_INVALID, &err);
+    ordo_event_list *events = NULL;
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_ANY, &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 2);
+    ASSERT_EQ_INT(events->items[0].kind, ORDO_EVENT_DIVERGENCE);
+    ASSERT_EQ_INT(events->items[0].step, 12);
+    ASSERT_EQ_INT(events->items[1].kind, ORDO_EVENT_SKIP);
+    ASSERT_EQ_INT(events->items[1].step, 0);
+    ASSERT_EQ_STR(events->items[1].detail, "{}");
+    ordo_event_list_free(events);
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_SKIP, &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 1);
+    ordo_event_list_free(events);
     ordo_ledger_close(ledger);
 }
 
@@ -144,13 +154,12 @@ TEST(checkpoint_past_the_reports_is_refused_and_pending_one_held)
     ordo_checkpoint_free(&c);
     ASSERT_STATUS(ordo_checkpoint_get(ledger, run, 12, &c, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "held");
-    ordo_checkpoint *list = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_INT(list[0].held, 0);
-    ASSERT_EQ_INT(list[1].held, 1);
-    ordo_free(list);
+    ordo_checkpoint_list *list = NULL;
+    ASSERT_OK(ordo_checkpoints_list(ledger, run, &list, &err), &err);
+    ASSERT_EQ_INT(list->count, 2);
+    ASSERT_EQ_INT(list->items[0].held, 0);
+    ASSERT_EQ_INT(list->items[1].held, 1);
+    ordo_checkpoint_list_free(list);
     /* Step 11 and the rest of 12 arrive: the held checkpoint is the latest. */
     unsigned char digests[4 * ORDO_DIGEST_SIZE];
     ordo_step step;

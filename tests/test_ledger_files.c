@@ -44,10 +44,9 @@ TEST(truncated_ledger_fails_cleanly)
      * with a clear error, never crash or return half the data as whole. */
     ordo_status status = ordo_ledger_open(test_path("t.db"), ORDO_OPEN_READONLY, &ledger, &err);
     if (status == ORDO_OK) {
-        ordo_run_info *runs = NULL;
-        size_t count = 0;
-        status = ordo_runs_list(ledger, &runs, &count, &err);
-        ordo_free(runs);
+        ordo_run_list *runs = NULL;
+        status = ordo_runs_list(ledger, &runs, &err);
+        ordo_run_list_free(runs);
         ordo_ledger_close(ledger);
     }
     ASSERT_EQ_INT(status, ORDO_NOTLEDGER);

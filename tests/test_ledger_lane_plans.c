@@ -2,12 +2,22 @@
  * one rule), and the lane count of a stored recipe. */
 #include "fixtures.h"
 
+/* A binding by its name: NULL is logical, an unknown name a value outside
+ * the enum. */
+static ordo_lane_binding binding_of(const char *name)
+{
+    ordo_lane_binding binding = ORDO_BINDING_LOGICAL;
+    if (name && ordo_lane_binding_parse(name, &binding, NULL) != ORDO_OK)
+        binding = (ordo_lane_binding)9;
+    return binding;
+}
+
 /* Parses `plan` for L lanes at W ranks; the message of a refusal, or "" */
 static const char *parse(int lanes, int world, const char *binding, const char *plan,
                          int **ranks, int *count)
 {
     static ordo_error err;
-    ordo_status status = ordo_lane_plan_parse(lanes, world, binding, plan,
+    ordo_status status = ordo_lane_plan_parse(lanes, world, binding_of(binding), plan,
                                               plan ? strlen(plan) : 0, ranks, count, &err);
     if (status == ORDO_OK)
         return "";
@@ -71,17 +81,17 @@ TEST(lane_plan_check_is_the_segments_rule)
 {
     ordo_error err;
     int ranks[8] = {0, 0, 0, 1, 1, 1, 1, 1};
-    ASSERT_STATUS(ordo_lane_plan_check(8, 2, NULL, ranks, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID, &err);
     ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 4");
     ranks[7] = 2;
-    ASSERT_STATUS(ordo_lane_plan_check(8, 2, NULL, ranks, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID, &err);
     ASSERT_EQ_STR(err.message, "lane 7 is assigned to rank 2, outside world size 2");
-    ASSERT_STATUS(ordo_lane_plan_check(8, 4, "rank", ranks, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 4, ORDO_BINDING_RANK, ranks, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "lanes (8) must equal world size (4)");
-    ASSERT_STATUS(ordo_lane_plan_check(8, 2, NULL, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, NULL, &err), ORDO_INVALID, &err);
     ASSERT_EQ_STR(err.message, "lane plan is empty");
     int good[4] = {1, 0, 0, 1};
-    ASSERT_OK(ordo_lane_plan_check(4, 2, "logical", good, &err), &err);
+    ASSERT_OK(ordo_lane_plan_check(4, 2, ORDO_BINDING_LOGICAL, good, &err), &err);
     /* ordo_segment_add refuses with the same words, recording nothing */
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 8, 2), segment = 0;
@@ -89,9 +99,9 @@ TEST(lane_plan_check_is_the_segments_rule)
     ordo_segment_spec spec = {.world_size = 2, .start_step = 5, .lanes = 8, .lane_ranks = ranks};
     ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &segment, &err), ORDO_INVALID, &err);
     ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 4");
-    spec.lane_binding = "sideways";
+    spec.lane_binding = (ordo_lane_binding)9;
     ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &segment, &err), ORDO_INVALID, &err);
-    ASSERT_EQ_STR(err.message, "lane_binding must be 'logical' or 'rank'");
+    ASSERT_EQ_STR(err.message, "lane binding 9 must be ORDO_BINDING_LOGICAL or ORDO_BINDING_RANK");
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "segments", run), 1);
 }

@@ -45,7 +45,8 @@ TEST(lane_reports_composing_several_steps_count_each_once)
     ASSERT_OK(ordo_run_get(ledger, "a", &info, &err), &err);
     ASSERT_EQ_INT(info.steps, 3);
     ordo_compare_result r;
-    ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &r, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
+                                        &r, &err), &err);
     ASSERT_EQ_INT(r.matched, 3);
     ASSERT_EQ_INT(r.only_a, 0);
     ordo_compare_result_free(&r);

@@ -38,13 +38,12 @@ TEST(run_create_get_list)
     ASSERT_EQ_INT(info.steps, 0);
     ASSERT_EQ_INT(info.segments, 0);
 
-    ordo_run_info *runs = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_runs_list(ledger, &runs, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_STR(runs[0].name, "base");
-    ASSERT_EQ_STR(runs[1].name, "other");
-    ordo_free(runs);
+    ordo_run_list *runs = NULL;
+    ASSERT_OK(ordo_runs_list(ledger, &runs, &err), &err);
+    ASSERT_EQ_INT(runs->count, 2);
+    ASSERT_EQ_STR(runs->items[0].name, "base");
+    ASSERT_EQ_STR(runs->items[1].name, "other");
+    ordo_run_list_free(runs);
     ASSERT_STATUS(ordo_run_get(ledger, "nope", &info, &err), ORDO_NOTFOUND, &err);
     ASSERT_CONTAINS(err.message, "'nope'");
     ordo_ledger_close(ledger);
@@ -108,9 +107,11 @@ static ordo_status add(ordo_ledger *ledger, int64_t run, int world, int64_t star
                        const int *ranks, int lanes, const char *binding, ordo_error *err)
 {
     ordo_segment_spec spec = {.world_size = world, .start_step = start, .lanes = lanes,
-                              .lane_ranks = ranks, .lane_binding = binding};
+                              .lane_ranks = ranks};
+    ordo_status status =
+        binding ? ordo_lane_binding_parse(binding, &spec.lane_binding, err) : ORDO_OK;
     int64_t id = 0;
-    return ordo_segment_add(ledger, run, &spec, &id, err);
+    return status == ORDO_OK ? ordo_segment_add(ledger, run, &spec, &id, err) : status;
 }
 
 TEST(segment_lane_plan_validation_names_the_numbers)
@@ -156,33 +157,32 @@ TEST(segment_resume_closes_previous_and_records_event)
                               .resumed_from = 50};
     int64_t id = 0;
     ASSERT_OK(ordo_segment_add(ledger, run, &spec, &id, &err), &err);
-    ordo_segment_info *segs = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_INT(segs[0].world_size, 4);
-    ASSERT_EQ_INT(segs[0].start_step, 1);
-    ASSERT_EQ_INT(segs[0].end_step, 50);
-    ASSERT_EQ_INT(segs[0].open, 0);
-    ASSERT_EQ_STR(segs[0].lane_plan, "[[0,4,8,12,16,20,24,28],[1,5,9,13,17,21,25,29],"
-                                     "[2,6,10,14,18,22,26,30],[3,7,11,15,19,23,27,31]]");
-    ASSERT_EQ_INT(segs[1].world_size, 8);
-    ASSERT_EQ_INT(segs[1].open, 1);
-    ASSERT_EQ_INT(segs[1].end_step, 50); /* nothing recorded yet: start - 1 */
-    ASSERT_EQ_INT(segs[1].resumed_from, 50);
-    ASSERT_EQ_STR(segs[1].lane_binding, "logical");
-    ASSERT_EQ_STR(segs[1].host, "node-7");
-    ASSERT_CONTAINS(segs[1].lane_plan, "[[0,1,2,3],[4,5,6,7],");
-    ASSERT_CONTAINS(segs[1].workers, "\"tokenize\"");
-    ordo_segments_free(segs, count);
+    ordo_segment_list *segs = NULL;
+    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &err), &err);
+    ASSERT_EQ_INT(segs->count, 2);
+    ASSERT_EQ_INT(segs->items[0].world_size, 4);
+    ASSERT_EQ_INT(segs->items[0].start_step, 1);
+    ASSERT_EQ_INT(segs->items[0].end_step, 50);
+    ASSERT_EQ_INT(segs->items[0].open, 0);
+    ASSERT_EQ_STR(segs->items[0].lane_plan, "[[0,4,8,12,16,20,24,28],[1,5,9,13,17,21,25,29],"
+                                            "[2,6,10,14,18,22,26,30],[3,7,11,15,19,23,27,31]]");
+    ASSERT_EQ_INT(segs->items[1].world_size, 8);
+    ASSERT_EQ_INT(segs->items[1].open, 1);
+    ASSERT_EQ_INT(segs->items[1].end_step, 50); /* nothing recorded yet: start - 1 */
+    ASSERT_EQ_INT(segs->items[1].resumed_from, 50);
+    ASSERT_EQ_INT(segs->items[1].lane_binding, ORDO_BINDING_LOGICAL);
+    ASSERT_EQ_STR(segs->items[1].host, "node-7");
+    ASSERT_CONTAINS(segs->items[1].lane_plan, "[[0,1,2,3],[4,5,6,7],");
+    ASSERT_CONTAINS(segs->items[1].workers, "\"tokenize\"");
+    ordo_segment_list_free(segs);
 
-    ordo_event *events = NULL;
-    ASSERT_OK(ordo_events_list(ledger, run, "resume", &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 1);
-    ASSERT_EQ_INT(events[0].step, 51);
-    ASSERT_CONTAINS(events[0].detail, "\"from_world_size\":4");
-    ASSERT_CONTAINS(events[0].detail, "\"to_world_size\":8");
-    ordo_events_free(events, count);
+    ordo_event_list *events = NULL;
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_RESUME, &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 1);
+    ASSERT_EQ_INT(events->items[0].step, 51);
+    ASSERT_CONTAINS(events->items[0].detail, "\"from_world_size\":4");
+    ASSERT_CONTAINS(events->items[0].detail, "\"to_world_size\":8");
+    ordo_event_list_free(events);
 
     spec.start_step = 40; /* before the segment at 51 */
     spec.resumed_from = 0;
@@ -204,13 +204,12 @@ TEST(rank_bound_segment_has_one_lane_per_rank)
     ordo_error err;
     int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     ASSERT_OK(add(ledger, run, 8, 20, ranks, 8, "rank", &err), &err);
-    ordo_segment_info *segs = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &count, &err), &err);
-    ASSERT_EQ_INT(count, 2);
-    ASSERT_EQ_STR(segs[1].lane_binding, "rank");
-    ASSERT_EQ_INT(segs[1].lanes, 8);
-    ordo_segments_free(segs, count);
+    ordo_segment_list *segs = NULL;
+    ASSERT_OK(ordo_segments_list(ledger, run, &segs, &err), &err);
+    ASSERT_EQ_INT(segs->count, 2);
+    ASSERT_EQ_INT(segs->items[1].lane_binding, ORDO_BINDING_RANK);
+    ASSERT_EQ_INT(segs->items[1].lanes, 8);
+    ordo_segment_list_free(segs);
     ordo_ledger_close(ledger);
 }
 
@@ -230,7 +229,7 @@ TEST(run_ids_out_of_range_are_not_found)
                       ORDO_NOTFOUND, &err);
         ASSERT_STATUS(ordo_steps_record(ledger, bogus[i], &step, 1, NULL, &err), ORDO_NOTFOUND,
                       &err);
-        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, "skip", NULL, &err), ORDO_NOTFOUND,
+        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, ORDO_EVENT_SKIP, NULL, &err), ORDO_NOTFOUND,
                       &err);
     }
     ordo_ledger_close(ledger);
@@ -337,4 +336,56 @@ TEST(run_start_takes_the_recipes_lanes_and_records_nothing_it_refuses)
     ordo_ledger_close(ledger);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM segments"), 1);
+}
+
+TEST(lane_binding_names_and_values)
+{
+    ordo_lane_binding binding = ORDO_BINDING_RANK;
+    ordo_error err;
+    ASSERT_OK(ordo_lane_binding_parse("logical", &binding, &err), &err);
+    ASSERT_EQ_INT(binding, ORDO_BINDING_LOGICAL);
+    ASSERT_OK(ordo_lane_binding_parse("rank", &binding, &err), &err);
+    ASSERT_EQ_INT(binding, ORDO_BINDING_RANK);
+    ASSERT_EQ_STR(ordo_lane_binding_name(ORDO_BINDING_LOGICAL), "logical");
+    ASSERT_EQ_STR(ordo_lane_binding_name(ORDO_BINDING_RANK), "rank");
+    ASSERT(ordo_lane_binding_name((ordo_lane_binding)2) == NULL);
+    ASSERT_STATUS(ordo_lane_binding_parse("Rank", &binding, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "lane binding 'Rank' must be 'logical' or 'rank'");
+    ASSERT_STATUS(ordo_lane_binding_parse(NULL, &binding, &err), ORDO_INVALID, &err);
+    /* a value outside the enum is refused by the calls that take one */
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 4, 4);
+    int ranks[4] = {0, 1, 2, 3};
+    ordo_segment_spec spec = {.world_size = 4, .start_step = 20, .lanes = 4, .lane_ranks = ranks,
+                              .lane_binding = (ordo_lane_binding)7};
+    int64_t id = 0;
+    ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "lane binding 7");
+    ordo_ledger_close(ledger);
+}
+
+TEST(token_role_names_and_values)
+{
+    ordo_token_role role = ORDO_ROLE_WRITER;
+    ordo_error err;
+    ASSERT_OK(ordo_token_role_parse("reader", &role, &err), &err);
+    ASSERT_EQ_INT(role, ORDO_ROLE_READER);
+    ASSERT_EQ_STR(ordo_token_role_name(ORDO_ROLE_WRITER), "writer");
+    ASSERT(ordo_token_role_name((ordo_token_role)2) == NULL);
+    ASSERT_STATUS(ordo_token_role_parse("admin", &role, &err), ORDO_INVALID, &err);
+    ASSERT_EQ_STR(err.message, "token role 'admin' must be writer or reader");
+    ordo_ledger *ledger = fixture_open("l.db");
+    char token[ORDO_TOKEN_SIZE];
+    ASSERT_STATUS(ordo_token_create(ledger, "x", (ordo_token_role)5, token, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "token role 5");
+    ASSERT_OK(ordo_token_create(ledger, "w", ORDO_ROLE_WRITER, token, &err), &err);
+    ASSERT_OK(ordo_token_check(ledger, token, &role, &err), &err);
+    ASSERT_EQ_INT(role, ORDO_ROLE_WRITER);
+    ordo_token_list *tokens = NULL;
+    ASSERT_OK(ordo_tokens_list(ledger, &tokens, &err), &err);
+    ASSERT_EQ_INT(tokens->count, 1);
+    ASSERT_EQ_INT(tokens->items[0].role, ORDO_ROLE_WRITER);
+    ordo_token_list_free(tokens);
+    ordo_ledger_close(ledger);
 }

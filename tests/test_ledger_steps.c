@@ -152,16 +152,15 @@ TEST(different_digest_is_a_conflict_and_never_overwrites)
         ASSERT_EQ_INT(result.conflicts, 10);
         ASSERT_EQ_INT(result.first_conflict_step, 11);
     }
-    ordo_event *events = NULL;
-    size_t count = 0;
-    ASSERT_OK(ordo_events_list(ledger, run, "conflict", &events, &count, &err), &err);
-    ASSERT_EQ_INT(count, 10);
-    ASSERT_EQ_INT(events[0].step, 11);
-    ASSERT_CONTAINS(events[0].detail, "\"lanes\":[3]");
+    ordo_event_list *events = NULL;
+    ASSERT_OK(ordo_events_list(ledger, run, ORDO_EVENT_CONFLICT, &events, &err), &err);
+    ASSERT_EQ_INT(events->count, 10);
+    ASSERT_EQ_INT(events->items[0].step, 11);
+    ASSERT_CONTAINS(events->items[0].detail, "\"lanes\":[3]");
     char hex[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(first.steps[10].batch_digest, hex);
-    ASSERT_CONTAINS(events[0].detail, hex);
-    ordo_events_free(events, count);
+    ASSERT_CONTAINS(events->items[0].detail, hex);
+    ordo_event_list_free(events);
     /* The first report stands. */
     compare_context context = {&first, 0};
     ASSERT_OK(ordo_steps_scan(ledger, run, 1, 20, compare_step, &context, &err), &err);
@@ -264,7 +263,7 @@ TEST(lane_count_follows_the_segment)
     int64_t run = fixture_run(ledger, "r", 4, 4);
     int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     ordo_segment_spec seg = {.world_size = 8, .start_step = 3, .lanes = 8, .lane_ranks = ranks,
-                             .lane_binding = "rank"};
+                             .lane_binding = ORDO_BINDING_RANK};
     int64_t id;
     ordo_error err;
     ASSERT_OK(ordo_segment_add(ledger, run, &seg, &id, &err), &err);

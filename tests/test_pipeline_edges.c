@@ -87,13 +87,15 @@ TEST(unordered_loader_takes_no_checkpoints)
 {
     corpus_jsonl("data", "doc", 1, 30, 5, 60, 12);
     ordo_recipe *r = indexed(one_source(2, 4, 16, 2, 0));
-    ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1,
-                             .unordered = 1};
+    ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
     ordo_loader *l = NULL;
     ordo_error err;
     ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    ASSERT_OK(ordo__loader_set_unordered(l, &err), &err);
     ordo_batch b;
     ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+    ASSERT_STATUS(ordo__loader_set_unordered(l, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "before its first batch");
     unsigned char *state = NULL;
     size_t size = 0;
     ASSERT_STATUS(ordo_loader_checkpoint(l, &state, &size, &err), ORDO_INVALID, &err);
@@ -346,7 +348,7 @@ TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
     /* Rank 0 of 4 rank-bound ranks holds one lane of four: not enough to
      * re-shard from. */
     ordo_loader_options r0 = {.world_size = 4, .read_workers = 1, .tokenize_workers = 1,
-                              .lane_binding = "rank"};
+                              .lane_binding = ORDO_BINDING_RANK};
     ASSERT_OK(ordo_loader_open(a, &r0, &l, &err), &err);
     ASSERT_OK(ordo_loader_next(l, &batch, &err), &err);
     ASSERT_OK(ordo_loader_checkpoint(l, &state, &size, &err), &err);

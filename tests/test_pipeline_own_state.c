@@ -21,11 +21,11 @@ static void play(const ordo_recipe *r, const char *binding, int rank, int world,
                  unsigned char **after, size_t *after_size)
 {
     ordo_loader_options o = {.rank = rank, .world_size = world, .read_workers = 1,
-                             .tokenize_workers = 1, .lane_binding = binding, .resume = state,
-                             .resume_size = size};
+                             .tokenize_workers = 1, .resume = state, .resume_size = size};
     ordo_loader *l = NULL;
     ordo_batch b;
     ordo_error err;
+    ASSERT_OK(ordo_lane_binding_parse(binding, &o.lane_binding, &err), &err);
     ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
     for (int s = 0; s < steps; s++) {
         ASSERT_OK(ordo_loader_next(l, &b, &err), &err);

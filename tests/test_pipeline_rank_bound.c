@@ -114,7 +114,7 @@ static void run_segment(const ordo_recipe *r, int world, const unsigned char *re
     ordo_error err;
     for (int rank = 0; rank < world; rank++) {
         ordo_loader_options o = {.rank = rank, .world_size = world, .read_workers = 1,
-                                 .tokenize_workers = 1, .lane_binding = "rank",
+                                 .tokenize_workers = 1, .lane_binding = ORDO_BINDING_RANK,
                                  .resume = resume, .resume_size = resume_size};
         ASSERT_OK(ordo_loader_open(r, &o, &loaders[rank], &err), &err);
     }

@@ -296,7 +296,8 @@ TEST(resume_from_a_forged_manifest_state_is_refused)
     ordo_ledger *ledger = fixture_open("ledger.db");
     char *text = NULL;
     ordo_error err;
-    ASSERT_OK(ordo_recovery_manifest(ledger, "base", 8, 40, 5, &text, &err), &err);
+    ASSERT_OK(ordo_recovery_manifest(ledger, fixture_run_id(ledger, "base"), 8, 40, 5, &text, &err),
+              &err);
     ordo_ledger_close(ledger);
     json_t *m = json_loads(text, 0, NULL);
     ordo_free(text);

@@ -70,11 +70,11 @@ static void record_some(ordo_ledger *ledger, int64_t run, unsigned *state, unsig
     }
 }
 
-static void check_pair(ordo_ledger *ledger, const char *a, const char *b, int64_t ia, int64_t ib)
+static void check_pair(ordo_ledger *ledger, int64_t ia, int64_t ib)
 {
     ordo_compare_result got, want;
     ordo_error err;
-    ASSERT_OK(ordo_compare_runs(ledger, a, b, &got, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, ia, ib, &got, &err), &err);
     brute_force(ledger, ia, ib, &want);
     ASSERT_EQ_INT(got.steps_compared, want.steps_compared);
     ASSERT_EQ_INT(got.matched, want.matched);
@@ -92,7 +92,7 @@ static void check_pair(ordo_ledger *ledger, const char *a, const char *b, int64_
     /* Buckets for display count every step once, and a bucket holding a
      * divergent step says so. */
     ordo_compare_buckets_result buckets;
-    ASSERT_OK(ordo_compare_buckets(ledger, a, b, 0, 0, 37, &buckets, &err), &err);
+    ASSERT_OK(ordo_compare_buckets(ledger, ia, ib, 0, 0, 37, &buckets, &err), &err);
     int64_t matched = 0, diverged = 0, missing = 0;
     for (size_t i = 0; i < buckets.count; i++) {
         const ordo_compare_bucket *k = &buckets.buckets[i];
@@ -107,7 +107,7 @@ static void check_pair(ordo_ledger *ledger, const char *a, const char *b, int64_
     ASSERT_EQ_INT(matched, want.matched);
     ASSERT_EQ_INT(diverged, want.diverged);
     ASSERT_EQ_INT(missing, want.only_a + want.only_b);
-    ordo_compare_buckets_free(&buckets);
+    ordo_compare_buckets_result_free(&buckets);
     ordo_compare_result_free(&got);
 }
 
@@ -124,7 +124,7 @@ TEST(compare_by_blocks_equals_brute_force)
     }
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
-            check_pair(ledger, names[a], names[b], ids[a], ids[b]);
+            check_pair(ledger, ids[a], ids[b]);
     ordo_ledger_close(ledger);
 }
 
@@ -137,7 +137,8 @@ TEST(migration_rebuilds_step_blocks)
     record_some(ledger, b, &state, 12, 60);
     ordo_compare_result before;
     ordo_error err;
-    ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &before, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
+                                        &before, &err), &err);
     ordo_ledger_close(ledger);
     /* As a ledger from before migration 0003 looked: no blocks (nor what
      * later migrations add). */
@@ -148,7 +149,8 @@ TEST(migration_rebuilds_step_blocks)
     ledger = fixture_open("l.db"); /* migrates to the latest */
     ASSERT_EQ_INT(ordo_ledger_schema_version(ledger), ordo_schema_version_latest());
     ordo_compare_result after;
-    ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &after, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
+                                        &after, &err), &err);
     ASSERT(before.steps_compared > 100);
     ASSERT_EQ_INT(after.steps_compared, before.steps_compared);
     ASSERT_EQ_INT(after.diverged, before.diverged);
@@ -157,7 +159,7 @@ TEST(migration_rebuilds_step_blocks)
     ASSERT_EQ_INT(after.range_count, before.range_count);
     ordo_compare_result_free(&before);
     ordo_compare_result_free(&after);
-    check_pair(ledger, "a", "b", a, b);
+    check_pair(ledger, a, b);
     ordo_ledger_close(ledger);
 }
 
@@ -187,12 +189,14 @@ TEST(step_blocks_of_large_steps_stay_in_their_run)
     }
     ordo_compare_result r;
     ordo_error err;
-    ASSERT_OK(ordo_compare_runs(ledger, "r2", "r3", &r, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "r2"), fixture_run_id(ledger, "r3"),
+                                        &r, &err), &err);
     ASSERT_EQ_INT(r.steps_compared, 120);
     ASSERT_EQ_INT(r.diverged, 120);
     ASSERT_EQ_INT(r.only_a, 3);
     ordo_compare_result_free(&r);
-    ASSERT_OK(ordo_compare_runs(ledger, "r1", "r2", &r, &err), &err);
+    ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "r1"), fixture_run_id(ledger, "r2"),
+                                        &r, &err), &err);
     ASSERT_EQ_INT(r.steps_compared, 3);
     ASSERT_EQ_INT(r.matched, 3);
     ASSERT_EQ_INT(r.only_b, 120);
@@ -237,7 +241,8 @@ TEST(compare_reads_one_snapshot)
     ASSERT(pthread_create(&writer, NULL, write_steps, NULL) == 0);
     for (int i = 0; i < 400; i++) {
         ordo_compare_result r;
-        ASSERT_OK(ordo_compare_runs(ledger, "a", "b", &r, &err), &err);
+        ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"),
+                                            fixture_run_id(ledger, "b"), &r, &err), &err);
         ASSERT_EQ_INT(r.only_b, 0);
         ASSERT_EQ_INT(r.only_a + r.steps_compared, 6000);
         ordo_compare_result_free(&r);

@@ -31,7 +31,7 @@ TEST(json_views_are_compact_ascii_and_embed_json)
                   "[97],\"loss\":0.5,\"metrics\":{\"n\\u00E4me\":\"\\u2603\",\"lr\":1}}");
     ordo_free(text);
 
-    ordo_event event = {.id = 3, .kind = "resume", .detail = "{\"from\": 2}",
+    ordo_event event = {.id = 3, .kind = ORDO_EVENT_RESUME, .detail = "{\"from\": 2}",
                         .created_at = "2026-01-01T00:00:00.000Z"};
     text = ordo_event_json(&event);
     ASSERT_EQ_STR(text, "{\"id\":3,\"step\":null,\"kind\":\"resume\",\"detail\":{\"from\":2},"

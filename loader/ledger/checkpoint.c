@@ -204,8 +204,8 @@ ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t ste
 }
 
 /* Lists checkpoints without state into a caller-owned array. */
-ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
-                                  ordo_checkpoint **checkpoints, size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id,
+                              ordo_checkpoint **checkpoints, size_t *count, ordo_error *err)
 {
     *checkpoints = NULL;
     *count = 0;
@@ -232,4 +232,28 @@ void ordo_checkpoint_free(ordo_checkpoint *checkpoint)
         return;
     free(checkpoint->state);
     checkpoint->state = NULL;
+}
+
+/* A run's checkpoints: see ordo.h. *list is the caller's (ordo_checkpoint_list_free). */
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
+                                  ordo_checkpoint_list **list, ordo_error *err)
+{
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing checkpoints");
+    ordo_status status = list_items(ledger, run_id, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_checkpoint_list_free(ordo_checkpoint_list *list)
+{
+    if (!list)
+        return;
+    free(list->items);
+    free(list);
 }

@@ -49,7 +49,7 @@ ordo_status ordo_event_record_stop(ordo_ledger *ledger, int64_t run_id, int64_t 
     if (!text)
         return ordo__error(err, ORDO_NOMEM, "out of memory recording a chunk mismatch");
     ordo_status status = ordo_event_record(ledger, run_id, step > 0 ? step : 0,
-                                           "chunk_mismatch", text, err);
+                                           ORDO_EVENT_CHUNK_MISMATCH, text, err);
     free(text);
     if (status == ORDO_OK && recorded)
         *recorded = 1;

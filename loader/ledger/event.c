@@ -4,9 +4,6 @@
 
 #include "sql.h"
 
-static const char *const event_kinds[] = {"conflict", "resume", "divergence", "replay_mismatch",
-                                          "skip", "chunk_mismatch"};
-
 static ordo_status insert_event(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                 const char *kind, const unsigned char *digest, const char *detail,
                                 ordo_error *err)
@@ -55,16 +52,19 @@ ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
 
 /* Records an event of a public kind; see ordo.h. */
 ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                              const char *kind, const char *detail, ordo_error *err)
+                              ordo_event_kind kind_value, const char *detail, ordo_error *err)
 {
-    int known = 0;
-    for (size_t i = 1; kind && i < sizeof event_kinds / sizeof event_kinds[0]; i++)
-        known |= strcmp(kind, event_kinds[i]) == 0;
-    if (!known)
+    const char *kind = ordo_event_kind_name(kind_value); /* the stored text */
+    if (!kind)
+        return ordo__error(err, ORDO_INVALID,
+                           "event kind %d must be resume, divergence, replay_mismatch, skip "
+                           "or chunk_mismatch",
+                           (int)kind_value);
+    if (kind_value == ORDO_EVENT_CONFLICT)
         return ordo__error(err, ORDO_INVALID,
                            "event kind '%s' must be resume, divergence, replay_mismatch, skip "
                            "or chunk_mismatch",
-                           kind ? kind : "");
+                           kind);
     if (step < 0 || step > ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID, "event step %lld is out of range",
                            (long long)step);
@@ -78,20 +78,30 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
+/* Frees events and their details. */
+static void free_events(ordo_event *events, size_t count)
+{
+    for (size_t i = 0; events && i < count; i++)
+        free(events[i].detail);
+    free(events);
+}
+
 static ordo_status read_event(sqlite3_stmt *stmt, void *item, ordo_error *err)
 {
     ordo_event *e = item;
     e->id = sqlite3_column_int64(stmt, 0);
     e->step = sqlite3_column_int64(stmt, 1);
-    ordo__copy(e->kind, sizeof e->kind, (const char *)sqlite3_column_text(stmt, 2));
+    if (ordo_event_kind_parse((const char *)sqlite3_column_text(stmt, 2), &e->kind, NULL) !=
+        ORDO_OK)
+        e->kind = ORDO_EVENT_CONFLICT; /* the schema allows no other text */
     e->detail = ordo__strdup((const char *)sqlite3_column_text(stmt, 3));
     ordo__copy(e->created_at, sizeof e->created_at, (const char *)sqlite3_column_text(stmt, 4));
     return e->detail ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory listing events");
 }
 
 /* Lists a run's events (optionally of one kind) into a caller-owned array. */
-ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *kind,
-                             ordo_event **events, size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, const char *kind,
+                              ordo_event **events, size_t *count, ordo_error *err)
 {
     *events = NULL;
     *count = 0;
@@ -103,7 +113,7 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
         "WHERE run_id = ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY id",
         ORDO__BIND(ORDO__INT(run_id), ORDO__TEXT(kind)), &rows, "listing events", err);
     if (status != ORDO_OK) {
-        ordo_events_free(rows.items, rows.count);
+        free_events(rows.items, rows.count);
         return status;
     }
     *events = rows.items;
@@ -111,10 +121,30 @@ ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, const char *ki
     return ordo__ok(err);
 }
 
-/* Frees events and their details. */
-void ordo_events_free(ordo_event *events, size_t count)
+/* A run's events: see ordo.h. *list is the caller's (ordo_event_list_free). */
+ordo_status ordo_events_list(ordo_ledger *ledger, int64_t run_id, ordo_event_kind kind_value,
+                             ordo_event_list **list, ordo_error *err)
 {
-    for (size_t i = 0; events && i < count; i++)
-        free(events[i].detail);
-    free(events);
+    *list = NULL;
+    const char *kind = ordo_event_kind_name(kind_value); /* NULL: every kind */
+    if (!kind && kind_value != ORDO_EVENT_ANY)
+        return ordo__error(err, ORDO_INVALID, "event kind %d is not one", (int)kind_value);
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing events");
+    ordo_status status = list_items(ledger, run_id, kind, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_event_list_free(ordo_event_list *list)
+{
+    if (!list)
+        return;
+    free_events(list->items, list->count);
+    free(list);
 }

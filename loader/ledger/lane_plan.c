@@ -9,12 +9,12 @@
 
 #define MAX_WORLD_SIZE 65536
 
-/* 1 for rank binding, 0 for logical (NULL too), -1 for anything else. */
-static int rank_bound(const char *binding, ordo_error *err)
+/* 1 for rank binding, 0 for logical, -1 (err filled) for anything else. */
+static int rank_bound(ordo_lane_binding binding, ordo_error *err)
 {
-    if (!binding || strcmp(binding, "logical") == 0)
+    if (binding == ORDO_BINDING_LOGICAL)
         return 0;
-    if (strcmp(binding, "rank") == 0)
+    if (binding == ORDO_BINDING_RANK)
         return 1;
     ordo__error(err, ORDO_INVALID, "lane_binding must be 'logical' or 'rank'");
     return -1;
@@ -38,7 +38,7 @@ static ordo_status check_shape(int lanes, int world_size, int bound, ordo_error 
 }
 
 /* Checks a lane plan given lane by lane; see ordo.h. */
-ordo_status ordo_lane_plan_check(int lanes, int world_size, const char *binding,
+ordo_status ordo_lane_plan_check(int lanes, int world_size, ordo_lane_binding binding,
                                  const int *lane_ranks, ordo_error *err)
 {
     int bound = rank_bound(binding, err);
@@ -123,7 +123,7 @@ static ordo_status fill_plan(const char *plan, size_t len, int lanes, int world_
 }
 
 /* Reads and checks a segment's lane plan; see ordo.h. */
-ordo_status ordo_lane_plan_parse(int lanes, int world_size, const char *binding,
+ordo_status ordo_lane_plan_parse(int lanes, int world_size, ordo_lane_binding binding,
                                  const char *plan, size_t len, int **lane_ranks, int *plan_lanes,
                                  ordo_error *err)
 {

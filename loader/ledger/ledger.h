@@ -10,6 +10,11 @@
 #include "core/core.h"
 #include "shards/shards.h"
 
+/* Reads run `run_id`; ORDO_NOTFOUND naming the id when it is not there.
+ * (Names are resolved once, by ordo_run_get; every other call takes ids.) */
+ordo_status ordo__run_get_id(ordo_ledger *ledger, int64_t run_id, ordo_run_info *info,
+                             ordo_error *err);
+
 /* The digest recorded for a shard file (by its resolved path) at this size
  * and modification time; *found is 0 when there is none (or no ledger, or an
  * older schema). */

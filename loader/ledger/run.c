@@ -82,9 +82,22 @@ ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *i
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
+/* Reads run `run_id` (ledger.h): the views and the loader take run ids. */
+ordo_status ordo__run_get_id(ordo_ledger *ledger, int64_t run_id, ordo_run_info *info,
+                             ordo_error *err)
+{
+    ordo_status status =
+        ordo__sql_row(ledger, RUN_COLUMNS "WHERE r.id = ?1", ORDO__BIND(ORDO__INT(run_id)),
+                      read_run, info, "reading run", err);
+    if (status == ORDO_NOTFOUND)
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
+                           (long long)run_id);
+    return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
 /* Reads every run in id order into a caller-owned array. */
-ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
-                           ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, ordo_run_info **runs, size_t *count,
+                              ordo_error *err)
 {
     *runs = NULL;
     *count = 0;
@@ -221,4 +234,27 @@ ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int6
         status = ordo__transaction(ledger, create_locked,
                                    &(run_creation){spec, recipe_id, run_id}, err);
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Every run: see ordo.h. *list is the caller's (ordo_run_list_free). */
+ordo_status ordo_runs_list(ordo_ledger *ledger, ordo_run_list **list, ordo_error *err)
+{
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing run");
+    ordo_status status = list_items(ledger, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_run_list_free(ordo_run_list *list)
+{
+    if (!list)
+        return;
+    free(list->items);
+    free(list);
 }

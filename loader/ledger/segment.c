@@ -136,7 +136,8 @@ static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
     json_decref(detail);
     if (!text)
         return ordo__error(err, ORDO_NOMEM, "out of memory recording a resume");
-    ordo_status status = ordo_event_record(ledger, run_id, spec->start_step, "resume", text, err);
+    ordo_status status =
+        ordo_event_record(ledger, run_id, spec->start_step, ORDO_EVENT_RESUME, text, err);
     free(text);
     return status;
 }
@@ -220,8 +221,11 @@ static ordo_status add_locked(ordo_ledger *ledger, void *context, ordo_error *er
 ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
                              int64_t *segment_id, ordo_error *err)
 {
-    const char *binding = spec->lane_binding ? spec->lane_binding : "logical";
-    ordo_status checked = ordo_lane_plan_check(spec->lanes, spec->world_size, binding,
+    const char *binding = ordo_lane_binding_name(spec->lane_binding); /* the stored text */
+    if (!binding)
+        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                                              "ORDO_BINDING_RANK", (int)spec->lane_binding);
+    ordo_status checked = ordo_lane_plan_check(spec->lanes, spec->world_size, spec->lane_binding,
                                                spec->lane_ranks, err);
     if (checked != ORDO_OK) /* refused before the ledger is locked */
         return checked;
@@ -238,8 +242,9 @@ static ordo_status read_segment(sqlite3_stmt *stmt, void *item, ordo_error *err)
     info->ordinal = sqlite3_column_int(stmt, 1);
     info->world_size = sqlite3_column_int(stmt, 2);
     info->lanes = sqlite3_column_int(stmt, 3);
-    ordo__copy(info->lane_binding, sizeof info->lane_binding,
-               (const char *)sqlite3_column_text(stmt, 4));
+    if (ordo_lane_binding_parse((const char *)sqlite3_column_text(stmt, 4), &info->lane_binding,
+                                NULL) != ORDO_OK)
+        info->lane_binding = ORDO_BINDING_LOGICAL; /* the schema allows no other text */
     info->start_step = sqlite3_column_int64(stmt, 5);
     info->open = sqlite3_column_type(stmt, 6) == SQLITE_NULL;
     info->end_step = info->open ? sqlite3_column_int64(stmt, 7) : sqlite3_column_int64(stmt, 6);
@@ -254,9 +259,20 @@ static ordo_status read_segment(sqlite3_stmt *stmt, void *item, ordo_error *err)
     return lost ? ordo__error(err, ORDO_NOMEM, "out of memory listing segments") : ORDO_OK;
 }
 
+/* Frees segments and the strings they own. */
+static void free_segments(ordo_segment_info *segments, size_t count)
+{
+    for (size_t i = 0; segments && i < count; i++) {
+        free(segments[i].lane_plan);
+        free(segments[i].workers);
+        free(segments[i].host);
+    }
+    free(segments);
+}
+
 /* Reads a run's segments in order into a caller-owned array. */
-ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
-                               size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, ordo_segment_info **segments,
+                              size_t *count, ordo_error *err)
 {
     *segments = NULL;
     *count = 0;
@@ -272,7 +288,7 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
         "FROM segments s WHERE run_id = ?1 ORDER BY ordinal",
         ORDO__BIND(ORDO__INT(run_id)), &rows, "listing segments", err);
     if (status != ORDO_OK) {
-        ordo_segments_free(rows.items, rows.count);
+        free_segments(rows.items, rows.count);
         return status;
     }
     *segments = rows.items;
@@ -280,13 +296,26 @@ ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment
     return ordo__ok(err);
 }
 
-/* Frees segments and the strings they own. */
-void ordo_segments_free(ordo_segment_info *segments, size_t count)
+/* A run's segments: see ordo.h. *list is the caller's (ordo_segment_list_free). */
+ordo_status ordo_segments_list(ordo_ledger *ledger, int64_t run_id, ordo_segment_list **list,
+                               ordo_error *err)
 {
-    for (size_t i = 0; segments && i < count; i++) {
-        free(segments[i].lane_plan);
-        free(segments[i].workers);
-        free(segments[i].host);
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing segments");
+    ordo_status status = list_items(ledger, run_id, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
     }
-    free(segments);
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_segment_list_free(ordo_segment_list *list)
+{
+    if (!list)
+        return;
+    free_segments(list->items, list->count);
+    free(list);
 }

@@ -8,19 +8,15 @@
 
 #define TOKEN_PREFIX "ordo_"
 
-static int valid_role(const char *role)
-{
-    return role && (strcmp(role, "writer") == 0 || strcmp(role, "reader") == 0);
-}
-
 /* Creates a token; see ordo.h. */
-ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char *role,
+ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, ordo_token_role role_value,
                               char token[ORDO_TOKEN_SIZE], ordo_error *err)
 {
     token[0] = '\0';
-    if (!valid_role(role))
-        return ordo__error(err, ORDO_INVALID, "token role '%s' must be writer or reader",
-                           role ? role : "");
+    const char *role = ordo_token_role_name(role_value); /* the stored text */
+    if (!role)
+        return ordo__error(err, ORDO_INVALID, "token role %d must be ORDO_ROLE_READER or "
+                                              "ORDO_ROLE_WRITER", (int)role_value);
     size_t name_len = name ? strlen(name) : 0;
     if (name_len < 1 || name_len > ORDO_NAME_MAX)
         return ordo__error(err, ORDO_INVALID, "token name must be 1 to %d bytes (got %zu)",
@@ -46,7 +42,7 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, const char 
 
 typedef struct {
     const unsigned char *hash;
-    char *role;
+    ordo_token_role *role;
 } token_match;
 
 /* The role of the row whose hash matches (compared in constant time). */
@@ -57,16 +53,17 @@ static ordo_status read_match(sqlite3_stmt *row, void *context, ordo_error *err)
     if (sqlite3_column_bytes(row, 1) != ORDO_DIGEST_SIZE ||
         CRYPTO_memcmp(sqlite3_column_blob(row, 1), m->hash, ORDO_DIGEST_SIZE) != 0)
         return ORDO_NOTFOUND;
-    const char *found = (const char *)sqlite3_column_text(row, 0);
-    snprintf(m->role, 8, "%s", found ? found : "");
+    /* the schema keeps the column to the two names; any other reads */
+    if (ordo_token_role_parse((const char *)sqlite3_column_text(row, 0), m->role, NULL) != ORDO_OK)
+        *m->role = ORDO_ROLE_READER;
     return ORDO_OK;
 }
 
 /* Looks a presented token up by its hash; see ordo.h. */
-ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, char role[8],
+ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, ordo_token_role *role,
                              ordo_error *err)
 {
-    role[0] = '\0';
+    *role = ORDO_ROLE_READER;
     size_t len = token ? strlen(token) : 0;
     if (len != ORDO_TOKEN_SIZE - 1 || strncmp(token, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) != 0)
         return ordo__error(err, ORDO_NOTFOUND, "not an ordo token");
@@ -95,7 +92,9 @@ static ordo_status read_token(sqlite3_stmt *stmt, void *item, ordo_error *err)
     memset(t, 0, sizeof *t);
     t->id = sqlite3_column_int64(stmt, 0);
     copy_column(stmt, 1, t->name, sizeof t->name);
-    copy_column(stmt, 2, t->role, sizeof t->role);
+    if (ordo_token_role_parse((const char *)sqlite3_column_text(stmt, 2), &t->role, NULL) !=
+        ORDO_OK)
+        t->role = ORDO_ROLE_READER;
     copy_column(stmt, 3, t->created_at, sizeof t->created_at);
     copy_column(stmt, 4, t->revoked_at, sizeof t->revoked_at);
     const unsigned char *hash = sqlite3_column_blob(stmt, 5);
@@ -106,8 +105,8 @@ static ordo_status read_token(sqlite3_stmt *stmt, void *item, ordo_error *err)
 }
 
 /* Lists the stored tokens; see ordo.h. */
-ordo_status ordo_token_list(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
-                            ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, ordo_token_info **tokens, size_t *count,
+                              ordo_error *err)
 {
     *tokens = NULL;
     *count = 0;
@@ -136,4 +135,27 @@ ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
         status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger",
                              (long long)id);
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* Every token: see ordo.h. *list is the caller's (ordo_token_list_free). */
+ordo_status ordo_tokens_list(ordo_ledger *ledger, ordo_token_list **list, ordo_error *err)
+{
+    *list = calloc(1, sizeof **list);
+    if (!*list)
+        return ordo__error(err, ORDO_NOMEM, "out of memory listing token");
+    ordo_status status = list_items(ledger, &(*list)->items, &(*list)->count, err);
+    if (status != ORDO_OK) {
+        free(*list);
+        *list = NULL;
+    }
+    return status;
+}
+
+/* Frees a list and what its items own (NULL is fine). */
+void ordo_token_list_free(ordo_token_list *list)
+{
+    if (!list)
+        return;
+    free(list->items);
+    free(list);
 }

@@ -110,9 +110,9 @@ static ordo_status resume_run(const ordo_loader_options *o, int64_t step, int64_
     if (!o->ledger || step == 0)
         return ORDO_OK;
     ordo_run_info run;
-    ordo_status status = o->run ? ordo_run_get(o->ledger, o->run, &run, err)
-                                : ordo__error(err, ORDO_INVALID, "a resume checked against a "
-                                                                 "ledger needs the run's name");
+    ordo_status status = o->run_id ? ordo__run_get_id(o->ledger, o->run_id, &run, err)
+                                   : ordo__error(err, ORDO_INVALID, "a resume checked against a "
+                                                                    "ledger needs the run's id");
     if (status == ORDO_OK)
         status = ordo__replay_reached(o->ledger, run.id, step, err);
     if (status == ORDO_OK)
@@ -267,11 +267,10 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
                              ordo_loader **out, ordo_error *err)
 {
     *out = NULL;
-    const char *binding = o->lane_binding ? o->lane_binding : "logical";
-    int rank_bound = strcmp(binding, "rank") == 0;
-    if (!rank_bound && strcmp(binding, "logical") != 0)
-        return ordo__error(err, ORDO_INVALID, "lane binding '%s' must be 'logical' or 'rank'",
-                           binding);
+    if (!ordo_lane_binding_name(o->lane_binding))
+        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                                              "ORDO_BINDING_RANK", (int)o->lane_binding);
+    int rank_bound = o->lane_binding == ORDO_BINDING_RANK;
     ordo_status status = check_options(r, o, rank_bound, err);
     if (status != ORDO_OK)
         return status;
@@ -282,7 +281,6 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     l->rank = o->rank;
     l->world_size = o->world_size;
     l->rank_bound = rank_bound;
-    l->unordered = o->unordered;
     l->stride = rank_bound ? o->world_size : r->lanes;
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;
@@ -307,6 +305,20 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     }
     *out = l;
     return ordo__ok(err);
+}
+
+/* Debug only (testing.h): from its first batch on, the loader hands chunks
+ * on as they finish instead of in number order, breaking determinism, to
+ * measure what ordering costs; it then takes no checkpoints. Refused once
+ * a batch was returned. */
+ordo_status ordo__loader_set_unordered(ordo_loader *l, ordo_error *err)
+{
+    if (l->step > 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "a loader becomes unordered before its first batch, not after step %lld",
+                           (long long)l->step);
+    l->unordered = 1;
+    return ORDO_OK;
 }
 
 /* Stops workers and frees everything. */

@@ -143,6 +143,9 @@ ordo_status ordo__lane_resume(ordo__lane *lane, uint64_t epoch, uint64_t deliver
 const ordo__snapshot *ordo__lane_snapshot(const ordo__lane *lane);
 
 /* Workers (pool.c). */
+/* Debug only: chunks handed on as they finish (loader.c). */
+ordo_status ordo__loader_set_unordered(struct ordo_loader *loader, ordo_error *err);
+
 ordo_status ordo__pool_start(struct ordo_loader *loader, ordo_error *err);
 void ordo__pool_stop(struct ordo_loader *loader);
 /* Queues work items for reading (caller holds no lock). */

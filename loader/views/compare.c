@@ -245,13 +245,13 @@ static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *co
     return ORDO_OK;
 }
 
-static ordo_status compare_in_snapshot(ordo_ledger *ledger, const char *a, const char *b,
+static ordo_status compare_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b,
                                        ordo_compare_result *result, ordo_error *err)
 {
     ordo_run_info run_a, run_b;
-    ordo_status status = ordo_run_get(ledger, a, &run_a, err);
+    ordo_status status = ordo__run_get_id(ledger, a, &run_a, err);
     if (status == ORDO_OK)
-        status = ordo_run_get(ledger, b, &run_b, err);
+        status = ordo__run_get_id(ledger, b, &run_b, err);
     if (status != ORDO_OK)
         return status;
     result->comparable = strcmp(run_a.digest_kind, run_b.digest_kind) == 0;
@@ -278,7 +278,7 @@ static ordo_status compare_in_snapshot(ordo_ledger *ledger, const char *a, const
 
 /* Compares two runs in one snapshot (the counts and the steps agree even
  * while others write); see ordo.h. */
-ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
+ordo_status ordo_compare_runs(ordo_ledger *ledger, int64_t a, int64_t b,
                               ordo_compare_result *result, ordo_error *err)
 {
     memset(result, 0, sizeof *result);
@@ -291,6 +291,8 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, const char *a, const char *b,
 /* Frees ranges and lanes. */
 void ordo_compare_result_free(ordo_compare_result *result)
 {
+    if (!result)
+        return;
     free(result->ranges);
     free(result->lanes);
     result->ranges = NULL;

@@ -170,14 +170,14 @@ static ordo_status merge(bucket_state *s, ordo_error *err)
     return status;
 }
 
-static ordo_status buckets_in_snapshot(ordo_ledger *ledger, const char *a, const char *b,
+static ordo_status buckets_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b,
                                        int64_t from, int64_t to, int buckets,
                                        ordo_compare_buckets_result *out, ordo_error *err)
 {
     ordo_run_info ra, rb;
-    ordo_status status = ordo_run_get(ledger, a, &ra, err);
+    ordo_status status = ordo__run_get_id(ledger, a, &ra, err);
     if (status == ORDO_OK)
-        status = ordo_run_get(ledger, b, &rb, err);
+        status = ordo__run_get_id(ledger, b, &rb, err);
     if (status != ORDO_OK)
         return status;
     if (buckets < 1 || buckets > 100000)
@@ -221,7 +221,7 @@ static ordo_status buckets_in_snapshot(ordo_ledger *ledger, const char *a, const
 }
 
 /* Buckets of a comparison, in one snapshot; see ordo.h. */
-ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char *b, int64_t from,
+ordo_status ordo_compare_buckets(ordo_ledger *ledger, int64_t a, int64_t b, int64_t from,
                                  int64_t to, int buckets, ordo_compare_buckets_result *out,
                                  ordo_error *err)
 {
@@ -233,8 +233,10 @@ ordo_status ordo_compare_buckets(ordo_ledger *ledger, const char *a, const char 
 }
 
 /* Frees what ordo_compare_buckets returned. */
-void ordo_compare_buckets_free(ordo_compare_buckets_result *result)
+void ordo_compare_buckets_result_free(ordo_compare_buckets_result *result)
 {
+    if (!result)
+        return;
     free(result->buckets);
     free(result->lane_map);
     memset(result, 0, sizeof *result);

@@ -47,7 +47,7 @@ char *ordo_segment_info_json(const ordo_segment_info *s)
     return render(json_pack(
         "{s:I, s:i, s:i, s:i, s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:o, s:s}", "id",
         (json_int_t)s->id, "ordinal", s->ordinal, "world_size", s->world_size, "lanes", s->lanes,
-        "lane_binding", s->lane_binding, "start_step", (json_int_t)s->start_step, "end_step",
+        "lane_binding", ordo_lane_binding_name(s->lane_binding), "start_step", (json_int_t)s->start_step, "end_step",
         (json_int_t)s->end_step, "open", s->open, "resumed_from",
         s->resumed_from ? json_integer(s->resumed_from) : json_null(), "lane_plan",
         plan ? plan : json_null(), "workers", workers ? workers : json_null(), "host",
@@ -67,7 +67,7 @@ char *ordo_event_json(const ordo_event *e)
 {
     json_t *detail = json_loads(e->detail, 0, NULL);
     return render(json_pack("{s:I, s:o, s:s, s:o, s:s}", "id", (json_int_t)e->id, "step",
-                            e->step ? json_integer(e->step) : json_null(), "kind", e->kind,
+                            e->step ? json_integer(e->step) : json_null(), "kind", ordo_event_kind_name(e->kind),
                             "detail", detail ? detail : json_object(), "created_at",
                             e->created_at));
 }

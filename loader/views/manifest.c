@@ -114,12 +114,12 @@ static ordo_status build(ordo_ledger *ledger, const ordo_run_info *run, int worl
 }
 
 /* The recovery manifest of a run; see ordo.h. */
-ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run_name, int world_size,
+ordo_status ordo_recovery_manifest(ordo_ledger *ledger, int64_t run_id, int world_size,
                                    int64_t step, int expected_steps, char **json, ordo_error *err)
 {
     *json = NULL;
     ordo_run_info run;
-    ordo_status status = ordo_run_get(ledger, run_name, &run, err);
+    ordo_status status = ordo__run_get_id(ledger, run_id, &run, err);
     if (status != ORDO_OK)
         return status;
     if (world_size < 1 || world_size > 65536 || run.lanes % world_size != 0)
@@ -130,11 +130,11 @@ ordo_status ordo_recovery_manifest(ordo_ledger *ledger, const char *run_name, in
                            expected_steps);
     ordo_checkpoint c;
     status = ordo_checkpoint_get(ledger, run.id, step, &c, err);
-    if (status == ORDO_NOTFOUND && step) /* named as the caller named the run */
-        return ordo__error(err, status, "run '%s' has no checkpoint at step %lld", run_name,
+    if (status == ORDO_NOTFOUND && step) /* named by its name */
+        return ordo__error(err, status, "run '%s' has no checkpoint at step %lld", run.name,
                            (long long)step);
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, status, "run '%s' has no checkpoints", run_name);
+        return ordo__error(err, status, "run '%s' has no checkpoints", run.name);
     if (status != ORDO_OK)
         return status;
     if (c.lanes != run.lanes)

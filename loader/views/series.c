@@ -33,12 +33,12 @@ static int add(const ordo_step *s, void *context)
 }
 
 /* Downsamples a run's steps; see ordo.h. */
-ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, int64_t to,
+ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
                             int buckets, int sources, ordo_series_result *out, ordo_error *err)
 {
     memset(out, 0, sizeof *out);
     ordo_run_info info;
-    ordo_status status = ordo_run_get(ledger, run, &info, err);
+    ordo_status status = ordo__run_get_id(ledger, run_id, &info, err);
     if (status != ORDO_OK)
         return status;
     if (buckets < 1 || buckets > 100000 || sources < 0 || sources > 4096)
@@ -52,7 +52,7 @@ ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, 
     out->buckets = calloc(count, sizeof *out->buckets);
     out->source_tokens = calloc(count * (size_t)(sources ? sources : 1), sizeof(int64_t));
     if (!out->buckets || !out->source_tokens) {
-        ordo_series_free(out);
+        ordo_series_result_free(out);
         return ordo__error(err, ORDO_NOMEM, "out of memory");
     }
     out->count = count;
@@ -66,13 +66,15 @@ ordo_status ordo_run_series(ordo_ledger *ledger, const char *run, int64_t from, 
     series_scan c = {out, from};
     status = ordo_steps_scan(ledger, info.id, from, to, add, &c, err);
     if (status != ORDO_OK)
-        ordo_series_free(out);
+        ordo_series_result_free(out);
     return status;
 }
 
 /* Frees what ordo_run_series returned. */
-void ordo_series_free(ordo_series_result *result)
+void ordo_series_result_free(ordo_series_result *result)
 {
+    if (!result)
+        return;
     free(result->buckets);
     free(result->source_tokens);
     memset(result, 0, sizeof *result);

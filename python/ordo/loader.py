@@ -34,10 +34,25 @@ class _Error(ctypes.Structure):
 class _Options(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int), ("world_size", ctypes.c_int),
                 ("read_workers", ctypes.c_int), ("tokenize_workers", ctypes.c_int),
-                ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_char_p),
+                ("prefetch", ctypes.c_int), ("lane_binding", ctypes.c_int),
                 ("resume", ctypes.c_void_p), ("resume_size", ctypes.c_size_t),
-                ("unordered", ctypes.c_int), ("ledger", ctypes.c_void_p),
-                ("run", ctypes.c_char_p)]
+                ("ledger", ctypes.c_void_p), ("run_id", ctypes.c_int64)]
+
+
+NAME_MAX = 255
+
+
+class _RunInfo(ctypes.Structure):
+    """ordo_run_info, field for field (ordo.h)."""
+    _fields_ = [("id", ctypes.c_int64), ("name", ctypes.c_char * (NAME_MAX + 1)),
+                ("recipe_id", ctypes.c_char * 65), ("recipe_name", ctypes.c_char * (NAME_MAX + 1)),
+                ("group_tag", ctypes.c_char * (NAME_MAX + 1)),
+                ("baseline", ctypes.c_char * (NAME_MAX + 1)), ("digest_kind", ctypes.c_char * 32),
+                ("created_at", ctypes.c_char * 32), ("data_root", ctypes.c_char * 4096),
+                ("lanes", ctypes.c_int), ("world_size", ctypes.c_int),
+                ("segments", ctypes.c_int64), ("steps", ctypes.c_int64),
+                ("first_step", ctypes.c_int64), ("last_step", ctypes.c_int64),
+                ("checkpoints", ctypes.c_int64), ("conflicts", ctypes.c_int64)]
 
 
 class _Batch(ctypes.Structure):
@@ -83,6 +98,9 @@ def _library():
                                    ctypes.POINTER(ctypes.c_size_t), E], ctypes.c_int),
         "ordo_loader_close": ([P], None),
         "ordo_free": ([P], None),
+        "ordo_run_get": ([P, ctypes.c_char_p, ctypes.POINTER(_RunInfo), E], ctypes.c_int),
+        "ordo_lane_binding_parse": ([ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), E],
+                                    ctypes.c_int),
     }
     for name, (args, result) in sig.items():
         fn = getattr(lib, name)
@@ -171,7 +189,11 @@ class Loader:
         hashed, hashed_bytes = ctypes.c_int(), ctypes.c_uint64()
         L.ordo_recipe_hashed(self._recipe, ctypes.byref(hashed), ctypes.byref(hashed_bytes))
         self.hashed_shards, self.hashed_bytes = hashed.value, hashed_bytes.value
-        self._binding = lane_binding.encode()
+        # the library reads the binding's name ("logical", "rank") into its enum
+        binding, err = ctypes.c_int(), _Error()
+        _check(L.ordo_lane_binding_parse(lane_binding.encode(), ctypes.byref(binding),
+                                         ctypes.byref(err)), err)
+        self._binding = binding.value
         # With a ledger and the run the state was recorded for, a resume
         # checks the samples it replays against the recorded lane digests.
         self._run = run.encode() if db and run else None
@@ -203,11 +225,17 @@ class Loader:
             lib().ordo_loader_close(self._loader)
             self._loader = ctypes.c_void_p()
         self._state_buffer = ctypes.create_string_buffer(state, len(state)) if state else None
+        run_id = 0
+        if self._run and state:  # the library takes the run's id: resolve its name once
+            info = _RunInfo()
+            _check(lib().ordo_run_get(self._ledger, self._run, ctypes.byref(info),
+                                      ctypes.byref(err)), err)
+            run_id = info.id
         opts = _Options(rank=self.rank, world_size=self.world_size, read_workers=self._read,
                         tokenize_workers=self._tokenize, prefetch=0, lane_binding=self._binding,
                         resume=ctypes.cast(self._state_buffer, ctypes.c_void_p) if state else None,
-                        resume_size=len(state) if state else 0, unordered=0,
-                        ledger=self._ledger if self._run else None, run=self._run)
+                        resume_size=len(state) if state else 0,
+                        ledger=self._ledger if self._run else None, run_id=run_id)
         _check(lib().ordo_loader_open(self._recipe, ctypes.byref(opts), ctypes.byref(self._loader),
                                       ctypes.byref(err)), err)
 

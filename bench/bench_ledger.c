@@ -124,21 +124,21 @@ static void open_ordo(const char *path, ordo_side *side)
 
 /* One batch through the ledger API; only the call itself is timed. */
 static void ledger_batch(ordo_side *side, const unsigned char *lanes, const unsigned char *batches,
-                       long first, long n, timing *t)
+                         long first, long n, timing *t)
 {
     for (long i = 0; i < n; i++) {
         ordo_step *s = &side->batch[i];
         ordo_step_init(s, first + i + 1);
         s->lane_digests = lanes + (size_t)(first + i) * LANES * ORDO_DIGEST_SIZE;
         s->lane_count = LANES;
-        memcpy(s->batch_digest, batches + (size_t)(first + i) * ORDO_DIGEST_SIZE,
-               ORDO_DIGEST_SIZE);
+        memcpy(s->batch_digest, batches + (size_t)(first + i) * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
     }
     double wall0, cpu0;
     clock_pair(&wall0, &cpu0);
     ordo_record_result result;
     ordo_error err;
-    if (ordo_steps_record(side->ledger, side->run, side->batch, (size_t)n, &result, &err) != ORDO_OK)
+    if (ordo_steps_record(side->ledger, side->run, side->batch, (size_t)n, &result, &err) !=
+        ORDO_OK)
         die("record", err.message);
     add_elapsed(t, wall0, cpu0);
     if (result.inserted != (size_t)n)

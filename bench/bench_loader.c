@@ -57,7 +57,8 @@ static void write_shard(const char *path, size_t bytes, int min_len, int max_len
     char *frame = malloc(cap), *packed = malloc(ZSTD_compressBound(cap));
     int docs = 0;
     while (written < bytes) {
-        int n = min_len + (int)((seed = seed * 1103515245u + 12345u) >> 8) % (max_len - min_len + 1);
+        int n =
+            min_len + (int)((seed = seed * 1103515245u + 12345u) >> 8) % (max_len - min_len + 1);
         if (len + (size_t)n + 32 > cap || docs == per_frame) {
             size_t c = ZSTD_compress(packed, ZSTD_compressBound(cap), frame, len, 3);
             fwrite(packed, 1, c, out);
@@ -67,7 +68,8 @@ static void write_shard(const char *path, size_t bytes, int min_len, int max_len
         }
         len += (size_t)sprintf(frame + len, "{\"text\":\"");
         for (int i = 0; i < n; i++)
-            frame[len++] = "abcdefghij klmnopqrstuvwxyz ,."[((seed = seed * 1103515245u + 12345u) >> 16) % 30];
+            frame[len++] =
+                "abcdefghij klmnopqrstuvwxyz ,."[((seed = seed * 1103515245u + 12345u) >> 16) % 30];
         len += (size_t)sprintf(frame + len, "\"}\n");
         docs++;
     }
@@ -133,10 +135,11 @@ static const char *recipe_path(const options *o, int flush_every, int small)
         FILE *f = fopen(path, "w");
         if (!f)
             die(path, "cannot create");
-        fprintf(f, "{\"name\":\"bench-bpe\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"tokenizer\":{\"kind\":"
-                   "\"tiktoken\",\"encoding\":\"cl100k_base\",\"path\":\"%s\"},\"sources\":["
-                   "{\"name\":\"english\",\"paths\":[\"english-*.jsonl.zst\"],\"weight\":1}]}\n",
+        fprintf(f,
+                "{\"name\":\"bench-bpe\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"tokenizer\":{\"kind\":"
+                "\"tiktoken\",\"encoding\":\"cl100k_base\",\"path\":\"%s\"},\"sources\":["
+                "{\"name\":\"english\",\"paths\":[\"english-*.jsonl.zst\"],\"weight\":1}]}\n",
                 flush_every, o->ranks);
         fclose(f);
         return path;
@@ -145,15 +148,17 @@ static const char *recipe_path(const options *o, int flush_every, int small)
     if (!f)
         die(path, "cannot create");
     if (small)
-        fprintf(f, "{\"name\":\"bench-resume\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
-                   "{\"name\":\"small\",\"paths\":[\"small-*.jsonl.zst\"],\"weight\":1}]}\n",
+        fprintf(f,
+                "{\"name\":\"bench-resume\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                "{\"name\":\"small\",\"paths\":[\"small-*.jsonl.zst\"],\"weight\":1}]}\n",
                 flush_every);
     else
-        fprintf(f, "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                   "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
-                   "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
-                   "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
+        fprintf(f,
+                "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
+                "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
                 flush_every);
     fclose(f);
     return path;
@@ -185,8 +190,11 @@ static int prefetch = 8;
 
 static double throughput(const ordo_recipe *r, int workers, int unordered, int steps)
 {
-    ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = workers,
-                              .tokenize_workers = workers, .prefetch = prefetch};
+    ordo_loader_options lo = {.rank = 0,
+                              .world_size = 1,
+                              .read_workers = workers,
+                              .tokenize_workers = workers,
+                              .prefetch = prefetch};
     ordo_loader *l = NULL;
     ordo_error err;
     if (ordo_loader_open(r, &lo, &l, &err) != ORDO_OK)
@@ -210,8 +218,7 @@ static double throughput(const ordo_recipe *r, int workers, int unordered, int s
 /* Seconds from opening a resumed loader to its first batch. */
 static double first_batch_after_resume(const ordo_recipe *r, int steps)
 {
-    ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = 2,
-                              .tokenize_workers = 2};
+    ordo_loader_options lo = {.rank = 0, .world_size = 1, .read_workers = 2, .tokenize_workers = 2};
     ordo_loader *l = NULL;
     ordo_error err;
     ordo_batch b;
@@ -295,7 +302,8 @@ static void workers_and_order(const options *o, ordo_recipe *r, int steps, const
     double one[49], two[49], ratio[49], ordered[49], unordered[49], cost[49];
     double cores_one[49], cores_two[49];
     printf("loader pipeline: %d MB corpus, %s, seq_len 2048, 16 samples/step, "
-           "%d steps per measurement, %d rounds\n", o->mb, what, steps, o->rounds);
+           "%d steps per measurement, %d rounds\n",
+           o->mb, what, steps, o->rounds);
     printf("%5s %16s %16s %7s %16s %16s %8s\n", "round", "1 worker tok/s", "2 workers tok/s",
            "ratio", "ordered tok/s", "unordered tok/s", "cost");
     for (int i = 0; i < o->rounds; i++) {
@@ -310,8 +318,8 @@ static void workers_and_order(const options *o, ordo_recipe *r, int steps, const
         ordered[i] = (ordered[i] + throughput(r, 2, 0, steps)) / 2;
         ratio[i] = two[i] / one[i];
         cost[i] = 1 - ordered[i] / unordered[i];
-        printf("%5d %16.0f %16.0f %7.2f %16.0f %16.0f %7.1f%%\n", i + 1, one[i], two[i],
-               ratio[i], ordered[i], unordered[i], 100 * cost[i]);
+        printf("%5d %16.0f %16.0f %7.2f %16.0f %16.0f %7.1f%%\n", i + 1, one[i], two[i], ratio[i],
+               ordered[i], unordered[i], 100 * cost[i]);
         fflush(stdout);
     }
     printf("median: 1 worker %.0f tokens/s, 2 workers %.0f tokens/s, ratio %.2f; "
@@ -381,8 +389,8 @@ static void verify_cost(const options *o, const ordo_recipe *r, int steps, const
                         const char *const *prefixes, double text_bytes)
 {
     double on[49], off[49], cost[49], cpu_cost[49], cpu_off[49], a, b, c, d, ca, cb, cc, cd;
-    printf("chunk digest check: %s, 2 workers, %d steps per measurement, ABBA, %d rounds\n",
-           what, steps, o->rounds);
+    printf("chunk digest check: %s, 2 workers, %d steps per measurement, ABBA, %d rounds\n", what,
+           steps, o->rounds);
     printf("%5s %16s %16s %8s %9s\n", "round", "checked tok/s", "unchecked tok/s", "cost",
            "CPU cost");
     for (int i = 0; i < o->rounds; i++) {
@@ -400,8 +408,9 @@ static void verify_cost(const options *o, const ordo_recipe *r, int steps, const
         fflush(stdout);
     }
     printf("median: checked %.0f tokens/s, unchecked %.0f tokens/s; the check costs %.1f%% "
-           "(wall), %.1f%% (CPU)\n", median(on, o->rounds), median(off, o->rounds),
-           100 * median(cost, o->rounds), 100 * median(cpu_cost, o->rounds));
+           "(wall), %.1f%% (CPU)\n",
+           median(on, o->rounds), median(off, o->rounds), 100 * median(cost, o->rounds),
+           100 * median(cpu_cost, o->rounds));
     /* The same cost taken apart, which load on the machine disturbs far
      * less: SHA-256 of every byte a pass over the corpus checks, against
      * the pipeline's CPU time for that pass. */
@@ -441,7 +450,8 @@ int main(int argc, char **argv)
     if (o.verify_only)
         return 0;
     printf("time to the first batch after a resume at step 400 (2 workers, chunks of 4 "
-           "documents), median of %d:\n", o.rounds);
+           "documents), median of %d:\n",
+           o.rounds);
     int flushes[] = {4, 16, 64, 256};
     for (int f = 0; f < 4; f++) {
         ordo_recipe *rf = load(&o, flushes[f], 1);

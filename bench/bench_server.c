@@ -121,8 +121,8 @@ static char *steps_body(int64_t first, int count, size_t *len)
     char *body = malloc(cap), *p = body;
     p += sprintf(p, "{\"steps\":[");
     for (int i = 0; i < count; i++) {
-        p += sprintf(p, "%s{\"step\":%lld,\"lane_digests\":[", i ? "," : "",
-                     (long long)(first + i));
+        p +=
+            sprintf(p, "%s{\"step\":%lld,\"lane_digests\":[", i ? "," : "", (long long)(first + i));
         for (int l = 0; l < 32; l++)
             p += sprintf(p, "%s\"%056x%08x\"", l ? "," : "", (unsigned)(first + i), (unsigned)l);
         p += sprintf(p, "]}");
@@ -187,8 +187,8 @@ static void *reader_thread(void *arg)
             exit(1);
         }
         if (j->count == j->cap)
-            j->latencies = realloc(j->latencies, (j->cap = j->cap ? 2 * j->cap : 1024) *
-                                                     sizeof *j->latencies);
+            j->latencies =
+                realloc(j->latencies, (j->cap = j->cap ? 2 * j->cap : 1024) * sizeof *j->latencies);
         j->latencies[j->count++] = now() - t;
     }
     return NULL;
@@ -246,8 +246,8 @@ static void long_runs(ordo_ledger *ledger, const char *recipe_id, int64_t steps)
     for (int r = 0; r < 2; r++) {
         int64_t id;
         ordo_run_spec spec = {.name = names[r], .recipe_id = recipe_id, .lanes = 32};
-        ordo_segment_spec seg = {.world_size = 8, .start_step = 1, .lanes = 32,
-                                 .lane_ranks = lane_ranks};
+        ordo_segment_spec seg = {
+            .world_size = 8, .start_step = 1, .lanes = 32, .lane_ranks = lane_ranks};
         int64_t sid;
         if (ordo_run_create(ledger, &spec, &id, &err) != ORDO_OK ||
             ordo_segment_add(ledger, id, &seg, &sid, &err) != ORDO_OK)
@@ -287,8 +287,8 @@ static char *lanes_body(int rank, int first_lane, int owned, int count, size_t *
     p += sprintf(p, "{\"rank\":%d,\"lanes\":[", rank);
     for (int i = 0; i < count; i++) {
         int step = 1 + i / owned, lane = first_lane + i % owned;
-        p += sprintf(p, "%s{\"step\":%d,\"lane\":%d,\"digest\":\"%056x%08x\"}", i ? "," : "",
-                     step, lane, (unsigned)step, (unsigned)lane);
+        p += sprintf(p, "%s{\"step\":%d,\"lane\":%d,\"digest\":\"%056x%08x\"}", i ? "," : "", step,
+                     lane, (unsigned)step, (unsigned)lane);
     }
     p += sprintf(p, "]}");
     *len = (size_t)(p - body);
@@ -334,12 +334,14 @@ static void lane_reports(void)
     double small = post_lanes(names[0], 0, 0, 64, 80000);
     double large = post_lanes(names[1], 0, 0, 64, 640000);
     printf("  1 rank owning all 64 lanes: %7d reports (%6d steps) %.2f s; %7d (%6d steps) %.2f s"
-           "\n", 80000, 1250, small, 640000, 10000, large);
+           "\n",
+           80000, 1250, small, 640000, 10000, large);
     printf("  ratio for 8x the reports: %.1f (n log n: about 9.5, n^2: 64)\n", large / small);
     double pending = post_lanes(names[2], 0, 0, 32, 640000);
     double completing = post_lanes(names[2], 1, 32, 32, 640000);
     printf("  2 ranks of 32 lanes, 640,000 reports each (20,000 steps): the first (pending) "
-           "%.2f s, the second (completing every step) %.2f s\n", pending, completing);
+           "%.2f s, the second (completing every step) %.2f s\n",
+           pending, completing);
 }
 
 int main(int argc, char **argv)
@@ -425,9 +427,12 @@ int main(int argc, char **argv)
         fprintf(f, "{\"name\":\"real\",\"seed\":1,\"seq_len\":256,\"global_batch\":64,"
                    "\"lanes\":32,\"flush_every\":4,\"shuffle_window\":8,\"tokenizer\":"
                    "{\"kind\":\"bytes\"},\"sources\":[{\"name\":\"a\",\"paths\":"
-                   "[\"docs.jsonl\"],\"weight\":1}]}\n"), fclose(f);
-    snprintf(cmd, sizeof cmd, "%s run %s --db %s --name real --world-size 8 --steps 100 "
-                              "--checkpoint-every 10 --quiet", ordo, recipe_file, db);
+                   "[\"docs.jsonl\"],\"weight\":1}]}\n"),
+            fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s run %s --db %s --name real --world-size 8 --steps 100 "
+             "--checkpoint-every 10 --quiet",
+             ordo, recipe_file, db);
     if (system(cmd) != 0)
         die("ordo run failed");
     pid_t server = start_server(ordo, db);

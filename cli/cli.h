@@ -9,9 +9,9 @@
 
 /* Exit codes scripts can rely on. */
 enum {
-    EXIT_OK = 0,      /* success */
+    EXIT_OK = 0,       /* success */
     EXIT_FAILURE_ = 1, /* the command failed */
-    EXIT_USAGE = 2,   /* the command line was wrong */
+    EXIT_USAGE = 2,    /* the command line was wrong */
     EXIT_DIVERGED = 3 /* compare: the runs disagree (divergent step, other digest kind, conflict) */
 };
 

@@ -19,8 +19,9 @@ static void print_conflicts(const char *a, const char *b, const ordo_compare_res
 {
     if (r->conflicts_a || r->conflicts_b)
         printf("  conflicts       %s: %lld steps, %s: %lld steps reported again with another "
-               "digest (first: step %lld)\n", a, (long long)r->conflicts_a, b,
-               (long long)r->conflicts_b, (long long)r->first_conflict_step);
+               "digest (first: step %lld)\n",
+               a, (long long)r->conflicts_a, b, (long long)r->conflicts_b,
+               (long long)r->first_conflict_step);
 }
 
 static void print_text(const char *a, const char *b, const ordo_compare_result *r)

@@ -31,13 +31,11 @@ static json_t *recipe_json(const ordo_recipe *recipe)
     for (int i = 0; i < info.source_count; i++) {
         ordo_source_info s;
         ordo_recipe_source(recipe, i, &s, NULL);
-        json_array_append_new(sources, json_pack("{s:s, s:f, s:i, s:I, s:I, s:I, s:I, s:f}",
-                                                 "name", s.name, "weight", s.weight, "shards",
-                                                 s.shards, "bytes", (json_int_t)s.bytes, "chunks",
-                                                 (json_int_t)s.chunks, "records",
-                                                 (json_int_t)s.records, "skipped",
-                                                 (json_int_t)s.skipped, "tokens_per_byte",
-                                                 s.tokens_per_byte));
+        json_array_append_new(
+            sources, json_pack("{s:s, s:f, s:i, s:I, s:I, s:I, s:I, s:f}", "name", s.name, "weight",
+                               s.weight, "shards", s.shards, "bytes", (json_int_t)s.bytes, "chunks",
+                               (json_int_t)s.chunks, "records", (json_int_t)s.records, "skipped",
+                               (json_int_t)s.skipped, "tokens_per_byte", s.tokens_per_byte));
     }
     return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "id", ordo_recipe_id(recipe), "name",
                      info.name, "lanes", info.lanes, "global_batch", info.global_batch, "seq_len",

@@ -23,8 +23,7 @@ static char *read_source(const char *where, size_t *len)
         return fprintf(stderr, "ordo resume: %s\n", err.message), NULL;
     FILE *f = fdopen(fd, "rb");
     if (!f)
-        return close(fd), fprintf(stderr, "ordo resume: cannot read manifest '%s'\n", where),
-               NULL;
+        return close(fd), fprintf(stderr, "ordo resume: cannot read manifest '%s'\n", where), NULL;
     char *data = malloc(MANIFEST_MAX + 1);
     *len = data ? fread(data, 1, MANIFEST_MAX + 1, f) : 0;
     fclose(f);

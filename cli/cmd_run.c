@@ -71,15 +71,21 @@ static int parse_count(const char *text, int64_t max, int64_t *value)
 }
 
 /* Both commands' options, each handled by run_option (by its key). */
-static const cli_option run_options[] = {
-    {"db", 1, .key = 'd'},         {"name", 1, .key = 'n'},
-    {"world-size", 1, .key = 'w'}, {"steps", 1, .key = 's'},
-    {"checkpoint-every", 1, .key = 'k'},
-    {"workers", 1, .key = 'W'},    {"lane-binding", 1, .key = 'b'},
-    {"group", 1, .key = 'g'},      {"baseline", 1, .key = 'B'},
-    {"from-step", 1, .key = 'f'},  {"as", 1, .key = 'a'},
-    {"manifest", 1, .key = 'M'},   {"data-root", 1, .key = 'D'},
-    {"quiet", 0, .key = 'q'},      {0}};
+static const cli_option run_options[] = {{"db", 1, .key = 'd'},
+                                         {"name", 1, .key = 'n'},
+                                         {"world-size", 1, .key = 'w'},
+                                         {"steps", 1, .key = 's'},
+                                         {"checkpoint-every", 1, .key = 'k'},
+                                         {"workers", 1, .key = 'W'},
+                                         {"lane-binding", 1, .key = 'b'},
+                                         {"group", 1, .key = 'g'},
+                                         {"baseline", 1, .key = 'B'},
+                                         {"from-step", 1, .key = 'f'},
+                                         {"as", 1, .key = 'a'},
+                                         {"manifest", 1, .key = 'M'},
+                                         {"data-root", 1, .key = 'D'},
+                                         {"quiet", 0, .key = 'q'},
+                                         {0}};
 
 static const char *option_name(int opt)
 {
@@ -96,8 +102,7 @@ static int option_scope(int opt)
 }
 
 /* A count option's value; a bad one is a usage error naming the range. */
-static int count_option(const char *command, int opt, const char *text, int64_t max,
-                        int64_t *value)
+static int count_option(const char *command, int opt, const char *text, int64_t max, int64_t *value)
 {
     if (parse_count(text, max, value) == 0)
         return 0;
@@ -158,8 +163,10 @@ static int parse_args(const char *command, int argc, char **argv, run_args *a)
     memset(a, 0, sizeof *a);
     a->read_workers = a->tokenize_workers = 1;
     run_parse context = {command, resume, a};
-    const cli_parser parser = {.command = command, .help = resume ? resume_help : run_help,
-                               .options = run_options, .handle = run_option,
+    const cli_parser parser = {.command = command,
+                               .help = resume ? resume_help : run_help,
+                               .options = run_options,
+                               .handle = run_option,
                                .context = &context};
     int rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
@@ -207,10 +214,15 @@ static int add_segment(const char *command, ordo_ledger *ledger, int64_t run, co
     snprintf(workers, sizeof workers, "{\"read\":%d,\"tokenize\":%d}", j->read_workers,
              j->tokenize_workers);
     gethostname(host, sizeof host - 1);
-    ordo_segment_spec spec = {.world_size = j->world_size, .start_step = start, .lanes = lanes,
-                              .lane_ranks = plan, .lane_binding = binding,
-                              .workers = workers, .host = host[0] ? host : NULL,
-                              .resumed_from = resumed_from, .replace_crashed = replace};
+    ordo_segment_spec spec = {.world_size = j->world_size,
+                              .start_step = start,
+                              .lanes = lanes,
+                              .lane_ranks = plan,
+                              .lane_binding = binding,
+                              .workers = workers,
+                              .host = host[0] ? host : NULL,
+                              .resumed_from = resumed_from,
+                              .replace_crashed = replace};
     int64_t id = 0;
     ordo_status status = ordo_segment_add(ledger, run, &spec, &id, &err);
     ordo_free(plan);
@@ -225,8 +237,10 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
         return cli_fail("run", &err);
     ordo_recipe_info info;
     ordo_recipe_describe(recipe, &info);
-    ordo_run_spec spec = {.name = a->name, .recipe_id = ordo_recipe_id(recipe),
-                          .group_tag = a->group, .baseline = a->baseline,
+    ordo_run_spec spec = {.name = a->name,
+                          .recipe_id = ordo_recipe_id(recipe),
+                          .group_tag = a->group,
+                          .baseline = a->baseline,
                           .lanes = j->rank_bound ? a->world_size : info.lanes,
                           .data_root = data_root};
     ordo_run_info existing;
@@ -234,13 +248,18 @@ static int start_run(ordo_ledger *ledger, ordo_recipe *recipe, const run_args *a
     /* A run that crashed before its first checkpoint starts over (its steps
      * are recorded again, identical); one with a checkpoint is resumed. */
     if (restart && existing.checkpoints > 0)
-        return fprintf(stderr, "ordo run: run '%s' already exists and has checkpoints (use "
-                               "'ordo resume')\n", a->name), EXIT_FAILURE_;
+        return fprintf(stderr,
+                       "ordo run: run '%s' already exists and has checkpoints (use "
+                       "'ordo resume')\n",
+                       a->name),
+               EXIT_FAILURE_;
     /* Restarted at another world size, its segment is replaced. */
     int replace = restart && existing.segments > 0 && existing.world_size != a->world_size;
     /* Validate the job shape before recording anything. */
     ordo_loader *probe = NULL;
-    ordo_loader_options o = {.rank = 0, .world_size = a->world_size, .read_workers = 1,
+    ordo_loader_options o = {.rank = 0,
+                             .world_size = a->world_size,
+                             .read_workers = 1,
                              .tokenize_workers = 1,
                              .lane_binding = a->binding && strcmp(a->binding, "rank") == 0
                                                  ? ORDO_BINDING_RANK
@@ -275,10 +294,16 @@ int cmd_run(int argc, char **argv)
     }
     /* The folder its paths resolved in (a piped recipe's: the current one). */
     const char *root = ordo_recipe_data_root(recipe);
-    job j = {.ledger = ledger, .recipe = recipe, .run_name = a.name, .world_size = a.world_size,
+    job j = {.ledger = ledger,
+             .recipe = recipe,
+             .run_name = a.name,
+             .world_size = a.world_size,
              .rank_bound = a.binding && strcmp(a.binding, "rank") == 0,
-             .read_workers = a.read_workers, .tokenize_workers = a.tokenize_workers,
-             .last_step = a.steps, .checkpoint_every = a.checkpoint_every, .quiet = a.quiet};
+             .read_workers = a.read_workers,
+             .tokenize_workers = a.tokenize_workers,
+             .last_step = a.steps,
+             .checkpoint_every = a.checkpoint_every,
+             .quiet = a.quiet};
     rc = start_run(ledger, recipe, &a, root, &j);
     if (rc == EXIT_OK)
         rc = job_play("run", &j);
@@ -311,11 +336,11 @@ static int no_later_checkpoint(ordo_ledger *ledger, const resume_source *src)
 
 /* The checkpoint to resume from; a run that has none (it crashed before
  * its first) resumes from step 0, at any valid world size. */
-static ordo_status checkpoint_or_start(ordo_ledger *ledger, const run_args *a,
-                                       resume_source *src, ordo_error *err)
+static ordo_status checkpoint_or_start(ordo_ledger *ledger, const run_args *a, resume_source *src,
+                                       ordo_error *err)
 {
-    ordo_status status = ordo_checkpoint_get(ledger, src->run.id, a->from_step,
-                                             &src->checkpoint, err);
+    ordo_status status =
+        ordo_checkpoint_get(ledger, src->run.id, a->from_step, &src->checkpoint, err);
     if (status == ORDO_NOTFOUND && !a->from_step) {
         memset(&src->checkpoint, 0, sizeof src->checkpoint);
         return ORDO_OK;
@@ -336,10 +361,9 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
     src->rank_bound = segments->count > 0 &&
                       segments->items[segments->count - 1].lane_binding == ORDO_BINDING_RANK;
     ordo_segment_list_free(segments);
-    ordo_status status = ordo_recipe_parse_with(canonical, strlen(canonical),
-                                                src->run.data_root[0] ? src->run.data_root : ".",
-                                                ORDO_RECIPE_VERIFY_SHARDS, ledger, &src->recipe,
-                                                &err);
+    ordo_status status = ordo_recipe_parse_with(
+        canonical, strlen(canonical), src->run.data_root[0] ? src->run.data_root : ".",
+        ORDO_RECIPE_VERIFY_SHARDS, ledger, &src->recipe, &err);
     ordo_free(canonical);
     if (status == ORDO_OK)
         status = ordo_recipe_index(src->recipe, ledger, NULL, NULL, &err);
@@ -352,21 +376,21 @@ static int load_source(ordo_ledger *ledger, const run_args *a, resume_source *sr
 }
 
 /* The run that records the continuation: the same one, or a fork. */
-static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src,
-                      job *j)
+static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src, job *j)
 {
     ordo_error err;
     j->run_id = src->run.id;
     j->run_name = src->run.name;
     if (a->as) {
-        ordo_run_spec spec = {.name = a->as, .recipe_id = src->run.recipe_id,
+        ordo_run_spec spec = {.name = a->as,
+                              .recipe_id = src->run.recipe_id,
                               .group_tag = src->run.group_tag[0] ? src->run.group_tag : NULL,
-                              .baseline = src->run.name, .lanes = src->run.lanes,
+                              .baseline = src->run.name,
+                              .lanes = src->run.lanes,
                               .data_root = src->run.data_root[0] ? src->run.data_root : NULL};
         ordo_run_info existing;
         if (ordo_run_get(ledger, a->as, &existing, &err) == ORDO_OK)
-            return fprintf(stderr, "ordo resume: run '%s' already exists\n", a->as),
-                   EXIT_FAILURE_;
+            return fprintf(stderr, "ordo resume: run '%s' already exists\n", a->as), EXIT_FAILURE_;
         if (ordo_run_create(ledger, &spec, &j->run_id, &err) != ORDO_OK)
             return cli_fail("resume", &err);
         j->run_name = a->as;
@@ -376,8 +400,7 @@ static int target_run(ordo_ledger *ledger, const run_args *a, resume_source *src
     /* A fork keeps the state it started from, so it can be resumed too. */
     if (rc == EXIT_OK && a->as && src->checkpoint.state &&
         ordo_checkpoint_record(ledger, j->run_id, src->checkpoint.step, src->checkpoint.lanes,
-                               src->checkpoint.state, src->checkpoint.state_size,
-                               &err) != ORDO_OK)
+                               src->checkpoint.state, src->checkpoint.state_size, &err) != ORDO_OK)
         rc = cli_fail("resume", &err);
     return rc;
 }
@@ -393,9 +416,11 @@ static int check_state_step(const resume_source *src)
                                  &state_step, &err) != ORDO_OK)
         return fprintf(stderr, "ordo resume: refused: %s\n", err.message), EXIT_FAILURE_;
     if (state_step != src->checkpoint.step)
-        return fprintf(stderr, "ordo resume: refused: the checkpoint recorded at step %lld holds "
-                               "the state of step %lld\n", (long long)src->checkpoint.step,
-                       (long long)state_step), EXIT_FAILURE_;
+        return fprintf(stderr,
+                       "ordo resume: refused: the checkpoint recorded at step %lld holds "
+                       "the state of step %lld\n",
+                       (long long)src->checkpoint.step, (long long)state_step),
+               EXIT_FAILURE_;
     return EXIT_OK;
 }
 
@@ -422,7 +447,7 @@ int cmd_resume(int argc, char **argv)
         return rc;
     ordo_ledger *ledger = cli_open("resume", a.db, 0);
     resume_source src = {0};
-    rc = !ledger ? EXIT_FAILURE_
+    rc = !ledger      ? EXIT_FAILURE_
          : a.manifest ? manifest_source(ledger, a.manifest, a.data_root, &src)
                       : load_source(ledger, &a, &src);
     if (rc == EXIT_OK && a.manifest) {
@@ -431,8 +456,10 @@ int cmd_resume(int argc, char **argv)
                                  a.world_size, src.world_size);
         a.world_size = src.world_size;
         if (rc == EXIT_OK && a.steps <= src.checkpoint.step)
-            rc = cli_usage_error("resume", "--steps %lld is not after the checkpoint at step "
-                                 "%lld", (long long)a.steps, (long long)src.checkpoint.step);
+            rc = cli_usage_error("resume",
+                                 "--steps %lld is not after the checkpoint at step "
+                                 "%lld",
+                                 (long long)a.steps, (long long)src.checkpoint.step);
         if (rc == EXIT_OK && !a.as)
             rc = no_later_checkpoint(ledger, &src);
     }
@@ -441,14 +468,23 @@ int cmd_resume(int argc, char **argv)
     resume_context context = {ledger, &a, &src};
     /* The run until the continuation is recorded (what stops the replay is
      * recorded for it). */
-    job j = {.ledger = ledger, .recipe = src.recipe, .run_id = src.run.id,
+    job j = {.ledger = ledger,
+             .recipe = src.recipe,
+             .run_id = src.run.id,
              .world_size = a.world_size,
-             .rank_bound = src.rank_bound, .read_workers = a.read_workers,
-             .tokenize_workers = a.tokenize_workers, .last_step = a.steps,
-             .checkpoint_every = a.checkpoint_every, .resume = src.checkpoint.state,
-             .resume_size = src.checkpoint.state_size, .resume_run_id = src.run.id,
-             .opened = record_continuation, .opened_context = &context, .quiet = a.quiet,
-             .expected = src.expected, .expected_first = src.checkpoint.step + 1,
+             .rank_bound = src.rank_bound,
+             .read_workers = a.read_workers,
+             .tokenize_workers = a.tokenize_workers,
+             .last_step = a.steps,
+             .checkpoint_every = a.checkpoint_every,
+             .resume = src.checkpoint.state,
+             .resume_size = src.checkpoint.state_size,
+             .resume_run_id = src.run.id,
+             .opened = record_continuation,
+             .opened_context = &context,
+             .quiet = a.quiet,
+             .expected = src.expected,
+             .expected_first = src.checkpoint.step + 1,
              .expected_count = src.expected_count};
     /* The loaders open (and check the checkpoint against the ledger)
      * before anything is recorded. */

@@ -46,24 +46,24 @@ static int count_value(int key, const char *value, void *context)
                            : parse_long(value, 19, &level);
     a->o.level = (int)level;
     if (bad)
-        return cli_usage_error("shard", "bad value '%s' (a positive whole number in range)",
-                               value);
+        return cli_usage_error("shard", "bad value '%s' (a positive whole number in range)", value);
     return 0;
 }
 
 /* Entry point of `ordo shard`. */
 int cmd_shard(int argc, char **argv)
 {
-    shard_args a = {{.docs_per_frame = 64, .docs_per_shard = 65536, .level = 3,
-                     .text_field = "text"}};
-    const cli_option options[] = {{"out", 1, .text = &a.o.out_dir},
-                                  {"docs-per-frame", 1, .key = 'f'},
-                                  {"docs-per-shard", 1, .key = 's'},
-                                  {"level", 1, .key = 'l'},
-                                  {"text-field", 1, .text = &a.o.text_field},
-                                  {0}};
-    const cli_parser parser = {.command = "shard", .help = shard_help, .options = options,
-                               .handle = count_value, .context = &a};
+    shard_args a = {
+        {.docs_per_frame = 64, .docs_per_shard = 65536, .level = 3, .text_field = "text"}};
+    const cli_option options[] = {
+        {"out", 1, .text = &a.o.out_dir},           {"docs-per-frame", 1, .key = 'f'},
+        {"docs-per-shard", 1, .key = 's'},          {"level", 1, .key = 'l'},
+        {"text-field", 1, .text = &a.o.text_field}, {0}};
+    const cli_parser parser = {.command = "shard",
+                               .help = shard_help,
+                               .options = options,
+                               .handle = count_value,
+                               .context = &a};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;

@@ -46,8 +46,7 @@ static int parse_range(const char *text, int64_t *from, int64_t *to)
     return parse_step(buffer, from) || parse_step(colon + 1, to) || *from > *to ? -1 : 0;
 }
 
-static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *view,
-                             ordo_error *err)
+static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *view, ordo_error *err)
 {
     ordo_status status = ordo_run_get(ledger, name, &view->run, err);
     if (status == ORDO_OK)
@@ -111,8 +110,7 @@ static void print_view(const run_view *v)
     printf("\nevents (%zu)\n", v->events->count);
     for (size_t i = 0; i < v->events->count; i++)
         printf("  step %-10lld %-16s %s\n", (long long)v->events->items[i].step,
-               ordo_event_kind_name(v->events->items[i].kind),
-               v->events->items[i].detail);
+               ordo_event_kind_name(v->events->items[i].kind), v->events->items[i].detail);
 }
 
 static int print_step_text(const ordo_step *s, void *context)
@@ -163,12 +161,12 @@ static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *
     if (range && json) {
         json_t *steps = json_array();
         json_object_set_new(root, "steps", steps);
-        status = ordo_steps_scan(ledger, view.run.id, range[0], range[1], append_step_json,
-                                 steps, &err);
+        status =
+            ordo_steps_scan(ledger, view.run.id, range[0], range[1], append_step_json, steps, &err);
     } else if (range) {
         printf("\nsteps %lld..%lld\n", (long long)range[0], (long long)range[1]);
-        status = ordo_steps_scan(ledger, view.run.id, range[0], range[1], print_step_text, NULL,
-                                 &err);
+        status =
+            ordo_steps_scan(ledger, view.run.id, range[0], range[1], print_step_text, NULL, &err);
     }
     free_view(&view);
     if (status != ORDO_OK) {
@@ -203,8 +201,11 @@ int cmd_show(int argc, char **argv)
     steps_option steps = {{0, 0}, 0};
     const cli_option options[] = {
         {"db", 1, .text = &db}, {"json", 0, .flag = &json}, {"steps", 1, .key = 's'}, {0}};
-    const cli_parser parser = {.command = "show", .help = show_help, .options = options,
-                               .handle = steps_value, .context = &steps};
+    const cli_parser parser = {.command = "show",
+                               .help = show_help,
+                               .options = options,
+                               .handle = steps_value,
+                               .context = &steps};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;

@@ -47,10 +47,9 @@ static void print_tokens(const ordo_token_info *tokens, size_t count, int as_jso
         for (size_t i = 0; i < count; i++) {
             const ordo_token_info *t = &tokens[i];
             json_array_append_new(
-                list, json_pack("{s:I, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)t->id,
-                                "name", t->name, "role", ordo_token_role_name(t->role),
-                                "created_at", t->created_at,
-                                "revoked_at",
+                list, json_pack("{s:I, s:s, s:s, s:s, s:o, s:s}", "id", (json_int_t)t->id, "name",
+                                t->name, "role", ordo_token_role_name(t->role), "created_at",
+                                t->created_at, "revoked_at",
                                 t->revoked_at[0] ? json_string(t->revoked_at) : json_null(),
                                 "fingerprint", t->fingerprint));
         }
@@ -60,13 +59,13 @@ static void print_tokens(const ordo_token_info *tokens, size_t count, int as_jso
         json_decref(list);
         return;
     }
-    printf("%-6s %-7s %-13s %-24s %-24s %s\n", "ID", "ROLE", "FINGERPRINT", "CREATED",
-           "REVOKED", "NAME");
+    printf("%-6s %-7s %-13s %-24s %-24s %s\n", "ID", "ROLE", "FINGERPRINT", "CREATED", "REVOKED",
+           "NAME");
     for (size_t i = 0; i < count; i++) {
         const ordo_token_info *t = &tokens[i];
         printf("%-6lld %-7s %-13s %-24s %-24s %s\n", (long long)t->id,
-               ordo_token_role_name(t->role), t->fingerprint,
-               t->created_at, t->revoked_at[0] ? t->revoked_at : "-", t->name);
+               ordo_token_role_name(t->role), t->fingerprint, t->created_at,
+               t->revoked_at[0] ? t->revoked_at : "-", t->name);
     }
 }
 
@@ -91,8 +90,10 @@ static int token_revoke(const char *db, const char *id_text)
     char *end = NULL;
     long long id = id_text ? strtoll(id_text, &end, 10) : 0;
     if (!id_text || !*id_text || *end || id < 1)
-        return cli_usage_error("token", "revoke needs a token id (a whole number from "
-                                        "'ordo token list'), not '%s'", id_text ? id_text : "");
+        return cli_usage_error("token",
+                               "revoke needs a token id (a whole number from "
+                               "'ordo token list'), not '%s'",
+                               id_text ? id_text : "");
     ordo_ledger *ledger = cli_open("token", db, 0);
     if (!ledger)
         return EXIT_FAILURE_;

@@ -49,8 +49,9 @@ static int open_tokenizer(const char *encoding, const char *path, ordo_tokenizer
     if (status == ORDO_OK)
         return EXIT_OK;
     if (status == ORDO_IO && !path)
-        fprintf(stderr, "ordo tokens: %s\n(the default rank file of %s; give its .tiktoken "
-                        "file with --path RANKS or a folder of them with $ORDO_VOCAB)\n",
+        fprintf(stderr,
+                "ordo tokens: %s\n(the default rank file of %s; give its .tiktoken "
+                "file with --path RANKS or a folder of them with $ORDO_VOCAB)\n",
                 err.message, encoding);
     else
         cli_fail("tokens", &err);
@@ -80,8 +81,7 @@ static char *slurp(FILE *in, size_t *len)
     return data;
 }
 
-static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int count,
-                     FILE *out)
+static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int count, FILE *out)
 {
     uint32_t *ids = NULL;
     size_t n = 0;
@@ -133,8 +133,8 @@ int cmd_tokens(int argc, char **argv)
                                   {"jsonl", 0, .flag = &jsonl},
                                   {0}};
     char help[sizeof tokens_help_head + 256 + sizeof tokens_help];
-    const cli_parser parser = {.command = "tokens", .help = help_text(help, sizeof help),
-                               .options = options};
+    const cli_parser parser = {
+        .command = "tokens", .help = help_text(help, sizeof help), .options = options};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;

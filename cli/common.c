@@ -57,12 +57,11 @@ int cli_option_error(const char *command, char **argv)
     const char *arg = optind > 0 ? argv[optind - 1] : "";
     if (strncmp(arg, "--", 2) == 0) {
         size_t n = strcspn(arg, "=");
-        return cli_usage_error(command, "unknown option, or one missing its value: '%.*s'",
-                               (int)n, arg);
+        return cli_usage_error(command, "unknown option, or one missing its value: '%.*s'", (int)n,
+                               arg);
     }
     if (optopt > 0 && optopt < 128)
-        return cli_usage_error(command, "unknown option, or one missing its value: '-%c'",
-                               optopt);
+        return cli_usage_error(command, "unknown option, or one missing its value: '-%c'", optopt);
     return cli_usage_error(command, "unknown option '%s'", arg);
 }
 

@@ -115,7 +115,8 @@ char *http_get(const char *url, size_t max, size_t *len, char *why, size_t why_s
     char request[2048];
     int n = snprintf(request, sizeof request,
                      "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n"
-                     "Accept: application/json\r\n\r\n", path ? path : "/", host);
+                     "Accept: application/json\r\n\r\n",
+                     path ? path : "/", host);
     if (n < 0 || (size_t)n >= sizeof request || write(fd, request, (size_t)n) != n) {
         close(fd);
         snprintf(why, why_size, "cannot send the request to %s", host);
@@ -144,8 +145,10 @@ char *http_get(const char *url, size_t max, size_t *len, char *why, size_t why_s
     }
     if (r < 0) {
         if (r == -2)
-            snprintf(why, why_size, "%s did not send its whole answer within %ld ms (%zu bytes "
-                                    "so far); giving up", url, limit, got);
+            snprintf(why, why_size,
+                     "%s did not send its whole answer within %ld ms (%zu bytes "
+                     "so far); giving up",
+                     url, limit, got);
         else
             snprintf(why, why_size, "cannot read the answer of %s", url);
         free(buf);

@@ -11,7 +11,7 @@
 typedef struct {
     job *j;
     ordo_loader **loaders;
-    int lanes;              /* lanes of the whole job */
+    int lanes; /* lanes of the whole job */
     int source_count;
     ordo_step *steps;       /* pending records */
     unsigned char *digests; /* RECORD_BATCH × lanes × 32 */
@@ -26,9 +26,8 @@ void job_progress(const char *what, uint64_t done, uint64_t total)
     if (!isatty(2) || total == 0)
         return;
     int width = 30, filled = (int)((double)done / (double)total * width);
-    fprintf(stderr, "\r%-10s [%.*s%*s] %llu/%llu", what, filled,
-            "##############################", width - filled, "", (unsigned long long)done,
-            (unsigned long long)total);
+    fprintf(stderr, "\r%-10s [%.*s%*s] %llu/%llu", what, filled, "##############################",
+            width - filled, "", (unsigned long long)done, (unsigned long long)total);
     if (done >= total)
         fputc('\n', stderr);
 }
@@ -69,13 +68,14 @@ static int flush_records(const char *command, player *p)
     if (status != ORDO_OK && status != ORDO_CONFLICT)
         return cli_fail(command, &err);
     if (result.conflicts)
-        fprintf(stderr, "ordo %s: %zu steps differ from what run '%s' recorded before "
-                        "(first: step %lld); kept as conflicts\n",
-                command, result.conflicts, p->j->run_name,
-                (long long)result.first_conflict_step);
+        fprintf(stderr,
+                "ordo %s: %zu steps differ from what run '%s' recorded before "
+                "(first: step %lld); kept as conflicts\n",
+                command, result.conflicts, p->j->run_name, (long long)result.first_conflict_step);
     if (result.diverged) /* the library recorded each as a divergence event */
-        fprintf(stderr, "ordo %s: %zu steps of run '%s' differ from its baseline (first: step "
-                        "%lld); kept as divergence events\n",
+        fprintf(stderr,
+                "ordo %s: %zu steps of run '%s' differ from its baseline (first: step "
+                "%lld); kept as divergence events\n",
                 command, result.diverged, p->j->run_name, (long long)result.divergences[0].step);
     p->pending = 0;
     return EXIT_OK;
@@ -93,11 +93,11 @@ static int checkpoint(const char *command, player *p, int64_t step)
     unsigned char *merged = NULL;
     size_t size = 0;
     if (rc == EXIT_OK && status == ORDO_OK)
-        status = ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world,
-                                       &merged, &size, &err);
+        status = ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world, &merged,
+                                       &size, &err);
     if (rc == EXIT_OK && status == ORDO_OK)
-        status = ordo_checkpoint_record(p->j->ledger, p->j->run_id, step, p->lanes, merged,
-                                        size, &err);
+        status =
+            ordo_checkpoint_record(p->j->ledger, p->j->run_id, step, p->lanes, merged, size, &err);
     for (int r = 0; states && r < world; r++)
         ordo_free(states[r]);
     free(states);
@@ -117,8 +117,7 @@ static int stopped(const char *command, const job *j, int64_t step, const ordo_e
     int recorded = 0;
     if (j->ledger && j->run_id &&
         ordo_event_record_stop(j->ledger, j->run_id, step, why, &recorded, &err) != ORDO_OK)
-        fprintf(stderr, "ordo %s: recording why it stopped failed: %s\n", command,
-                err.message);
+        fprintf(stderr, "ordo %s: recording why it stopped failed: %s\n", command, err.message);
     return cli_fail(command, why);
 }
 
@@ -160,12 +159,14 @@ static int open_loaders(const char *command, player *p, int64_t first)
 {
     const job *j = p->j;
     for (int r = 0; r < j->world_size; r++) {
-        ordo_loader_options o = {.rank = r, .world_size = j->world_size,
+        ordo_loader_options o = {.rank = r,
+                                 .world_size = j->world_size,
                                  .read_workers = j->read_workers,
                                  .tokenize_workers = j->tokenize_workers,
                                  .lane_binding =
                                      j->rank_bound ? ORDO_BINDING_RANK : ORDO_BINDING_LOGICAL,
-                                 .resume = j->resume, .resume_size = j->resume_size,
+                                 .resume = j->resume,
+                                 .resume_size = j->resume_size,
                                  .ledger = j->resume ? j->ledger : NULL,
                                  .run_id = j->resume_run_id};
         ordo_error err;
@@ -182,8 +183,7 @@ static int check_expected(const char *command, player *p)
     const ordo_step *s = &p->steps[p->pending - 1];
     int64_t at = s->step - j->expected_first;
     if (!j->expected || at < 0 || (uint64_t)at >= j->expected_count ||
-        memcmp(s->batch_digest, j->expected + (size_t)at * ORDO_DIGEST_SIZE,
-               ORDO_DIGEST_SIZE) == 0)
+        memcmp(s->batch_digest, j->expected + (size_t)at * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE) == 0)
         return EXIT_OK;
     char got[ORDO_DIGEST_HEX_SIZE], want[ORDO_DIGEST_HEX_SIZE], detail[256];
     ordo_digest_to_hex(s->batch_digest, got);
@@ -229,19 +229,25 @@ int job_play(const char *command, job *j)
     ordo_recipe_describe(j->recipe, &info);
     int64_t first = 1;
     ordo_error err;
-    if (j->resume && ordo_checkpoint_describe(j->resume, j->resume_size, NULL, &first, &err) !=
-                         ORDO_OK)
+    if (j->resume &&
+        ordo_checkpoint_describe(j->resume, j->resume_size, NULL, &first, &err) != ORDO_OK)
         return cli_fail(command, &err);
     first = j->resume ? first + 1 : 1;
-    player p = {j, calloc((size_t)j->world_size, sizeof(ordo_loader *)),
-                j->rank_bound ? j->world_size : info.lanes, info.source_count, NULL, NULL,
-                NULL, 0, 0};
+    player p = {j,
+                calloc((size_t)j->world_size, sizeof(ordo_loader *)),
+                j->rank_bound ? j->world_size : info.lanes,
+                info.source_count,
+                NULL,
+                NULL,
+                NULL,
+                0,
+                0};
     p.steps = calloc(RECORD_BATCH, sizeof *p.steps);
     p.digests = malloc(RECORD_BATCH * (size_t)p.lanes * ORDO_DIGEST_SIZE);
-    p.sources = malloc(RECORD_BATCH * (size_t)(p.source_count ? p.source_count : 1) *
-                       sizeof *p.sources);
-    int rc = p.loaders && p.steps && p.digests && p.sources ? play(command, &p, first)
-                                                            : EXIT_FAILURE_;
+    p.sources =
+        malloc(RECORD_BATCH * (size_t)(p.source_count ? p.source_count : 1) * sizeof *p.sources);
+    int rc =
+        p.loaders && p.steps && p.digests && p.sources ? play(command, &p, first) : EXIT_FAILURE_;
     for (int r = 0; p.loaders && r < j->world_size; r++)
         ordo_loader_close(p.loaders[r]);
     free(p.loaders);
@@ -250,8 +256,9 @@ int job_play(const char *command, job *j)
     free(p.sources);
     if (rc == EXIT_OK && !j->quiet)
         printf("run %s: steps %lld-%lld at world size %d (%s lanes), checkpoint %lld bytes "
-               "(%.1f per lane)\n", j->run_name, (long long)first, (long long)j->last_step,
-               j->world_size, j->rank_bound ? "rank-bound" : "logical",
-               (long long)p.checkpoint_bytes, (double)p.checkpoint_bytes / p.lanes);
+               "(%.1f per lane)\n",
+               j->run_name, (long long)first, (long long)j->last_step, j->world_size,
+               j->rank_bound ? "rank-bound" : "logical", (long long)p.checkpoint_bytes,
+               (double)p.checkpoint_bytes / p.lanes);
     return rc;
 }

@@ -17,7 +17,7 @@ typedef struct job {
     int64_t checkpoint_every; /* 0: only at the end */
     const void *resume;       /* merged checkpoint, or NULL */
     size_t resume_size;
-    int64_t resume_run_id;    /* the run the checkpoint was recorded for */
+    int64_t resume_run_id; /* the run the checkpoint was recorded for */
     /* Called once every rank's loader is open (a resume's replay checked),
      * before the first step: where a resume records its segment. Returns
      * an exit code; NULL for none. */
@@ -39,8 +39,8 @@ typedef struct resume_source {
     ordo_recipe *recipe;
     ordo_checkpoint checkpoint;
     int rank_bound;
-    int world_size;           /* the manifest's W, 0 without a manifest */
-    unsigned char *expected;  /* owned; expected_count × 32 */
+    int world_size;          /* the manifest's W, 0 without a manifest */
+    unsigned char *expected; /* owned; expected_count × 32 */
     size_t expected_count;
 } resume_source;
 

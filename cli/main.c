@@ -23,17 +23,15 @@ static const cli_command commands[] = {
 
 static void print_help(FILE *out)
 {
-    fprintf(out,
-            "usage: ordo COMMAND [OPTIONS]\n\n"
-            "ordo records and checks what an elastically deterministic data loader\n"
-            "fed a training job, in a SQLite ledger.\n\ncommands:\n");
+    fprintf(out, "usage: ordo COMMAND [OPTIONS]\n\n"
+                 "ordo records and checks what an elastically deterministic data loader\n"
+                 "fed a training job, in a SQLite ledger.\n\ncommands:\n");
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out,
-            "\nEvery command answers --help. The ledger is --db PATH, else $ORDO_DB,\n"
-            "else ./ordo.db. Exit codes: 0 ok, 1 failure, 2 usage error, 3 the runs\n"
-            "compared disagree (ordo compare: a divergent step, digests of different\n"
-            "kinds, or a conflict).\n");
+    fprintf(out, "\nEvery command answers --help. The ledger is --db PATH, else $ORDO_DB,\n"
+                 "else ./ordo.db. Exit codes: 0 ok, 1 failure, 2 usage error, 3 the runs\n"
+                 "compared disagree (ordo compare: a divergent step, digests of different\n"
+                 "kinds, or a conflict).\n");
 }
 
 int main(int argc, char **argv)

@@ -53,8 +53,11 @@ static void add_segment(ordo_ledger *ledger, int64_t run, int world, int64_t sta
     int ranks[LANES];
     for (int lane = 0; lane < LANES; lane++)
         ranks[lane] = lane % world; /* rank r owns lanes r, r+W, r+2W, ... */
-    ordo_segment_spec spec = {.world_size = world, .start_step = start, .lanes = LANES,
-                              .lane_ranks = ranks, .lane_binding = ORDO_BINDING_LOGICAL,
+    ordo_segment_spec spec = {.world_size = world,
+                              .start_step = start,
+                              .lanes = LANES,
+                              .lane_ranks = ranks,
+                              .lane_binding = ORDO_BINDING_LOGICAL,
                               .workers = "{\"read\":1,\"tokenize\":2}",
                               .resumed_from = resumed_from};
     ordo_segment_list_free(NULL); /* every free accepts NULL */
@@ -63,8 +66,7 @@ static void add_segment(ordo_ledger *ledger, int64_t run, int world, int64_t sta
     check(ordo_segments_list(ledger, run, &segments, &err), &err);
     int present = 0;
     for (size_t i = 0; i < segments->count; i++)
-        present |= segments->items[i].start_step == start &&
-                   segments->items[i].world_size == world;
+        present |= segments->items[i].start_step == start && segments->items[i].world_size == world;
     ordo_segment_list_free(segments);
     if (!present) {
         int64_t id;
@@ -131,8 +133,8 @@ int main(int argc, char **argv)
     printf("recipe %s\n", recipe_id);
 
     int64_t baseline, elastic;
-    ordo_run_spec spec = {.name = "baseline", .recipe_id = recipe_id, .group_tag = "demo",
-                          .lanes = LANES};
+    ordo_run_spec spec = {
+        .name = "baseline", .recipe_id = recipe_id, .group_tag = "demo", .lanes = LANES};
     check(ordo_run_create(ledger, &spec, &baseline, &err), &err);
     printf("run baseline (world size 4)\n");
     add_segment(ledger, baseline, 4, 1, 0);

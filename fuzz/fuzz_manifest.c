@@ -7,7 +7,7 @@
  * digests are what the fuzzer reaches. A read that succeeds must hand back
  * a manifest whose run is the ledger's and whose state is non-empty. */
 #define _XOPEN_SOURCE 700 /* nftw */
-#define _DEFAULT_SOURCE /* mkdtemp */
+#define _DEFAULT_SOURCE   /* mkdtemp */
 #include <ftw.h>
 #include <jansson.h>
 #include <spawn.h>
@@ -82,8 +82,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                        " \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"a\","
                        " \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]}");
     snprintf(db, sizeof db, "%s/ledger.db", dir);
-    run((const char *const[]){bin, "run", recipe, "--db", db, "--name", "base", "--world-size",
-                              "2", "--steps", "4", "--checkpoint-every", "2", "--quiet", NULL});
+    run((const char *const[]){bin, "run", recipe, "--db", db, "--name", "base", "--world-size", "2",
+                              "--steps", "4", "--checkpoint-every", "2", "--quiet", NULL});
     ordo_error err;
     char *text = NULL;
     ordo_run_info run_info;

@@ -16,8 +16,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         for (size_t b = 0; b < sizeof bindings / sizeof bindings[0]; b++) {
             int *ranks = NULL, count = 0;
             ordo_error err;
-            if (ordo_lane_plan_parse(shapes[s][0], shapes[s][1], bindings[b],
-                                     (const char *)data, size, &ranks, &count, &err) != ORDO_OK) {
+            if (ordo_lane_plan_parse(shapes[s][0], shapes[s][1], bindings[b], (const char *)data,
+                                     size, &ranks, &count, &err) != ORDO_OK) {
                 if (ranks || count)
                     abort(); /* a refusal hands nothing back */
                 continue;

@@ -31,7 +31,8 @@ static void read_chunks(const char *path, const ordo__shard *shard)
         int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
         ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset, 0};
         if (ordo__scan_records(shard->format, text, len, "text", &origin, count, &bytes, &kept,
-                               NULL, &err) != ORDO_OK || kept != chunk->records)
+                               NULL, &err) != ORDO_OK ||
+            kept != chunk->records)
             abort();
         free(text);
     }

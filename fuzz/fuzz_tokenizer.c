@@ -28,8 +28,11 @@ static int valid_utf8(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned char c = s[i];
-        size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        size_t len = c < 0x80                 ? 1
+                     : c >= 0xC2 && c <= 0xDF ? 2
+                     : c >= 0xE0 && c <= 0xEF ? 3
+                     : c >= 0xF0 && c <= 0xF4 ? 4
+                                              : 0;
         if (!len || i + len > n)
             return 0;
         for (size_t k = 1; k < len; k++)

@@ -55,30 +55,30 @@ extern "C" {
 #define ORDO_VERSION_PATCH 0
 #define ORDO_VERSION_STR_(x) #x
 #define ORDO_VERSION_STR(x) ORDO_VERSION_STR_(x)
-#define ORDO_VERSION_STRING                                                    \
-    ORDO_VERSION_STR(ORDO_VERSION_MAJOR)                                       \
+#define ORDO_VERSION_STRING                                                                        \
+    ORDO_VERSION_STR(ORDO_VERSION_MAJOR)                                                           \
     "." ORDO_VERSION_STR(ORDO_VERSION_MINOR) "." ORDO_VERSION_STR(ORDO_VERSION_PATCH)
-#define ORDO_VERSION_NUMBER                                                    \
+#define ORDO_VERSION_NUMBER                                                                        \
     (ORDO_VERSION_MAJOR * 10000 + ORDO_VERSION_MINOR * 100 + ORDO_VERSION_PATCH)
 
 #define ORDO_DIGEST_SIZE 32
 #define ORDO_DIGEST_HEX_SIZE 65 /* 64 characters and a NUL */
 #define ORDO_ERROR_MESSAGE_SIZE 512
-#define ORDO_NAME_MAX 255 /* longest run name or group tag, in bytes */
+#define ORDO_NAME_MAX 255                    /* longest run name or group tag, in bytes */
 #define ORDO_STEP_MAX INT64_C(1000000000000) /* largest step number accepted */
-#define ORDO_SOURCES_MAX 4096 /* most per-source token counts in one step */
+#define ORDO_SOURCES_MAX 4096                /* most per-source token counts in one step */
 
 /* Status codes: XX(NAME, short_name, description). */
-#define ORDO_STATUS_MAP(XX)                                                    \
-    XX(OK, "ok", "success")                                                    \
-    XX(INVALID, "invalid", "invalid argument or input")                        \
-    XX(NOMEM, "nomem", "out of memory")                                        \
-    XX(IO, "io", "input/output error")                                         \
-    XX(DB, "db", "database error")                                             \
-    XX(NOTLEDGER, "not_ledger", "file is not an ordo ledger")                  \
-    XX(VERSION, "version", "ledger schema version not supported")              \
-    XX(NOTFOUND, "not_found", "not found")                                     \
-    XX(CONFLICT, "conflict", "conflicts with what is recorded")                \
+#define ORDO_STATUS_MAP(XX)                                                                        \
+    XX(OK, "ok", "success")                                                                        \
+    XX(INVALID, "invalid", "invalid argument or input")                                            \
+    XX(NOMEM, "nomem", "out of memory")                                                            \
+    XX(IO, "io", "input/output error")                                                             \
+    XX(DB, "db", "database error")                                                                 \
+    XX(NOTLEDGER, "not_ledger", "file is not an ordo ledger")                                      \
+    XX(VERSION, "version", "ledger schema version not supported")                                  \
+    XX(NOTFOUND, "not_found", "not found")                                                         \
+    XX(CONFLICT, "conflict", "conflicts with what is recorded")                                    \
     XX(BUSY, "busy", "database is locked by another writer")
 
 typedef enum ordo_status {
@@ -174,8 +174,8 @@ uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *tokenizer);
 typedef struct ordo_ledger ordo_ledger;
 
 /* Flags for ordo_ledger_open. */
-#define ORDO_OPEN_READONLY 0x1u /* never create, migrate or write */
-#define ORDO_OPEN_NO_CREATE 0x2u /* the file must exist already */
+#define ORDO_OPEN_READONLY 0x1u   /* never create, migrate or write */
+#define ORDO_OPEN_NO_CREATE 0x2u  /* the file must exist already */
 #define ORDO_OPEN_NO_MIGRATE 0x4u /* leave an older schema for ordo_ledger_migrate */
 
 /* Opens (creating and migrating to the newest schema unless READONLY,
@@ -231,8 +231,7 @@ ordo_status ordo_recipe_put(ordo_ledger *ledger, const char *json, size_t len,
 ordo_status ordo_recipe_lanes(ordo_ledger *ledger, const char *id, int *lanes, ordo_error *err);
 
 /* Reads a recipe's canonical JSON; *canonical is owned by the caller. */
-ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
-                            ordo_error *err);
+ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical, ordo_error *err);
 
 /* ---- recipes as the loader reads them ------------------------------------ */
 
@@ -257,8 +256,8 @@ ordo_status ordo_recipe_load(const char *path, ordo_recipe **recipe, ordo_error 
  * data_root) or a resolved one as stored in the ledger (sources with
  * "shards"; with ORDO_RECIPE_VERIFY_SHARDS every shard is hashed again and
  * a changed file is refused, naming it; see ordo_recipe_parse_with). */
-ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
-                              unsigned flags, ordo_recipe **recipe, ordo_error *err);
+ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root, unsigned flags,
+                              ordo_recipe **recipe, ordo_error *err);
 
 /* ordo_recipe_load and ordo_recipe_parse with a ledger (NULL: none) that
  * remembers the shard files it indexed: a shard file whose size and
@@ -297,7 +296,7 @@ const char *ordo_recipe_data_root(const ordo_recipe *recipe);
 
 /* The numbers that fix the data (docs/recipe.md, "Format"). */
 typedef struct ordo_recipe_info {
-    const char *name;   /* owned by the recipe; "" when unnamed */
+    const char *name; /* owned by the recipe; "" when unnamed */
     uint64_t seed;
     int seq_len;        /* tokens per sample */
     int global_batch;   /* samples per step, B */
@@ -305,7 +304,7 @@ typedef struct ordo_recipe_info {
     int flush_every;    /* chunks per lane between flush sentinels */
     int shuffle_window; /* samples; 0 disables shuffling */
     int source_count;
-    int vocab_size;     /* ids 0 .. vocab_size-1, specials included */
+    int vocab_size; /* ids 0 .. vocab_size-1, specials included */
     uint32_t eot_id, pad_id;
 } ordo_recipe_info;
 
@@ -320,7 +319,7 @@ typedef struct ordo_source_info {
     const char *name; /* owned by the recipe */
     double weight;    /* as written */
     int shards;
-    uint64_t bytes;   /* shard file bytes */
+    uint64_t bytes; /* shard file bytes */
     uint64_t chunks, records, skipped;
     double tokens_per_byte; /* measured on sample_records documents */
     uint64_t sample_records;
@@ -374,18 +373,17 @@ const char *ordo_lane_binding_name(ordo_lane_binding binding);
 
 /* Reads "logical" or "rank" into *binding; anything else (NULL too) is
  * ORDO_INVALID "lane binding '<text>' must be 'logical' or 'rank'". */
-ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding,
-                                    ordo_error *err);
+ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding, ordo_error *err);
 
 /* How a loader runs. Nothing here changes the data, except lane_binding. */
 typedef struct ordo_loader_options {
     int rank;
     int world_size;
-    int read_workers;       /* >= 1 */
-    int tokenize_workers;   /* >= 1 */
-    int prefetch;           /* chunks in flight per lane, 0 for the default */
+    int read_workers;     /* >= 1 */
+    int tokenize_workers; /* >= 1 */
+    int prefetch;         /* chunks in flight per lane, 0 for the default */
     ordo_lane_binding lane_binding;
-    const void *resume;     /* a checkpoint of every lane (ordo_loader_checkpoint
+    const void *resume; /* a checkpoint of every lane (ordo_loader_checkpoint
                                of all ranks joined by ordo_checkpoint_merge), or NULL */
     size_t resume_size;
     /* Self-verifying resume (docs/reliability.md, "Checkpoints and resume"):
@@ -401,16 +399,16 @@ typedef struct ordo_loader_options {
 /* A rank's batch for one step: rows = lanes owned × B/L samples, lane by
  * lane in lane order. Pointers stay valid until the next call. */
 typedef struct ordo_batch {
-    int64_t step;                     /* 1 for the first batch */
+    int64_t step; /* 1 for the first batch */
     int rows, seq_len;
-    const uint32_t *tokens;           /* [rows][seq_len] */
-    const uint8_t *doc_start;         /* [rows][seq_len]: 1 where a document starts */
+    const uint32_t *tokens;   /* [rows][seq_len] */
+    const uint8_t *doc_start; /* [rows][seq_len]: 1 where a document starts */
     int lane_count;
-    const int *lanes;                 /* global lane numbers, ascending */
+    const int *lanes;                  /* global lane numbers, ascending */
     const unsigned char *lane_digests; /* lane_count × 32 bytes (docs/recipe.md) */
-    int64_t pad_tokens;               /* padding tokens in this batch */
+    int64_t pad_tokens;                /* padding tokens in this batch */
     int source_count;
-    const int64_t *source_tokens;     /* tokens per recipe source in this batch */
+    const int64_t *source_tokens; /* tokens per recipe source in this batch */
 } ordo_batch;
 
 /* The rank owning `lane` of L at world size W under logical binding, or
@@ -443,8 +441,7 @@ void ordo_loader_close(ordo_loader *loader);
  * every lane (what the ledger stores and a resume takes). *merged is owned
  * by the caller (ordo_free). */
 ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size_t *sizes,
-                                  int count, unsigned char **merged, size_t *size,
-                                  ordo_error *err);
+                                  int count, unsigned char **merged, size_t *size, ordo_error *err);
 
 /* Describes a checkpoint: its lanes, the step it follows, and the
  * bytes per lane. */
@@ -516,15 +513,15 @@ void ordo_run_list_free(ordo_run_list *list);
 
 /* What a new segment is. lane_ranks[l] is the rank that owns lane l. */
 typedef struct ordo_segment_spec {
-    int world_size;          /* W >= 1 */
-    int64_t start_step;      /* first step of the segment, >= 1 */
-    int lanes;               /* entries in lane_ranks */
-    const int *lane_ranks;   /* [lanes] owning rank of each lane */
+    int world_size;                 /* W >= 1 */
+    int64_t start_step;             /* first step of the segment, >= 1 */
+    int lanes;                      /* entries in lane_ranks */
+    const int *lane_ranks;          /* [lanes] owning rank of each lane */
     ordo_lane_binding lane_binding; /* ORDO_BINDING_LOGICAL (0) or ORDO_BINDING_RANK */
-    const char *workers;     /* worker settings as a JSON object, or NULL */
-    const char *host;        /* where it runs, or NULL */
-    int64_t resumed_from;    /* checkpoint step this segment resumed from, or 0 */
-    int replace_crashed;     /* a resume: segments starting at or after start_step
+    const char *workers;            /* worker settings as a JSON object, or NULL */
+    const char *host;               /* where it runs, or NULL */
+    int64_t resumed_from;           /* checkpoint step this segment resumed from, or 0 */
+    int replace_crashed;            /* a resume: segments starting at or after start_step
                                 that never took a checkpoint (they crashed) are
                                 replaced by this one instead of refusing it */
 } ordo_segment_spec;
@@ -541,9 +538,9 @@ typedef struct ordo_segment_info {
                          the last step recorded in its range (start-1 if none) */
     int open;         /* 1 for the run's latest segment */
     int64_t resumed_from;
-    char *lane_plan;  /* owned; freed by ordo_segment_list_free */
-    char *workers;    /* owned, NULL when none */
-    char *host;       /* owned, NULL when none */
+    char *lane_plan; /* owned; freed by ordo_segment_list_free */
+    char *workers;   /* owned, NULL when none */
+    char *host;      /* owned, NULL when none */
     char created_at[32];
 } ordo_segment_info;
 
@@ -585,15 +582,15 @@ ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_seg
 /* A run and its first segment, as a job (or the service for it) starts
  * them. Strings are borrowed. */
 typedef struct ordo_run_start_spec {
-    ordo_run_spec run;        /* run.lanes is not read: the stored recipe's "lanes" is taken */
-    int world_size;           /* W of the first segment */
+    ordo_run_spec run; /* run.lanes is not read: the stored recipe's "lanes" is taken */
+    int world_size;    /* W of the first segment */
     ordo_lane_binding lane_binding; /* logical (0) or rank */
-    const char *lane_plan;    /* JSON [[lanes of rank 0], ...] of lane_plan_len bytes, or
+    const char *lane_plan;          /* JSON [[lanes of rank 0], ...] of lane_plan_len bytes, or
                                  NULL for the default (ordo_lane_plan_parse) */
     size_t lane_plan_len;
-    const char *workers;      /* the segment's worker settings (JSON object), or NULL */
-    const char *host;         /* or NULL */
-    int64_t resumed_from;     /* 0, or refused: a first segment resumes nothing */
+    const char *workers;  /* the segment's worker settings (JSON object), or NULL */
+    const char *host;     /* or NULL */
+    int64_t resumed_from; /* 0, or refused: a first segment resumes nothing */
 } ordo_run_start_spec;
 
 /* What ordo_run_start did. */
@@ -631,17 +628,17 @@ void ordo_segment_list_free(ordo_segment_list *list);
 /* One step. On input every pointer is borrowed for the call; on output (scan
  * callback) they are valid only until the callback returns. */
 typedef struct ordo_step {
-    int64_t step;                                /* 1 .. ORDO_STEP_MAX */
+    int64_t step; /* 1 .. ORDO_STEP_MAX */
     unsigned char batch_digest[ORDO_DIGEST_SIZE];
-    const unsigned char *lane_digests;           /* lane_count × 32 bytes, or NULL */
-    int lane_count;                              /* 0 when lane_digests is NULL */
-    int64_t tokens;                              /* -1 when unknown */
-    int64_t pad_tokens;                          /* -1 when unknown */
-    const int64_t *source_tokens;                /* per-source tokens, or NULL */
+    const unsigned char *lane_digests; /* lane_count × 32 bytes, or NULL */
+    int lane_count;                    /* 0 when lane_digests is NULL */
+    int64_t tokens;                    /* -1 when unknown */
+    int64_t pad_tokens;                /* -1 when unknown */
+    const int64_t *source_tokens;      /* per-source tokens, or NULL */
     int source_count;
     int has_loss;
-    double loss;                                 /* finite when has_loss */
-    const char *metrics;                         /* JSON object text, or NULL */
+    double loss;         /* finite when has_loss */
+    const char *metrics; /* JSON object text, or NULL */
 } ordo_step;
 
 /* Sets a step to "nothing known" except its number. */
@@ -658,9 +655,9 @@ typedef struct ordo_divergence {
 
 /* How a batch of step reports was taken. */
 typedef struct ordo_record_result {
-    size_t inserted;            /* new steps */
-    size_t unchanged;           /* same digest as recorded: no-op (empty fields filled) */
-    size_t conflicts;           /* different digest: kept as a conflict event */
+    size_t inserted;             /* new steps */
+    size_t unchanged;            /* same digest as recorded: no-op (empty fields filled) */
+    size_t conflicts;            /* different digest: kept as a conflict event */
     int64_t first_conflict_step; /* 0 when none */
     /* New steps that differ from the run's baseline (its digest kind the
      * same), each kept as a divergence event in the same transaction as
@@ -711,9 +708,9 @@ typedef struct ordo_lane_report {
  * to be tried again); a new segment drops those of the steps it starts at or after.
  * Cost: O(n log n) in the reports, in any order. */
 #define ORDO_LANE_REPORTS_PENDING_MAX (1 << 22)
-ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
-                              const ordo_lane_report *reports, size_t count,
-                              ordo_record_result *result, size_t *completed, ordo_error *err);
+ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id, const ordo_lane_report *reports,
+                              size_t count, ordo_record_result *result, size_t *completed,
+                              ordo_error *err);
 
 /* Called for each step of a scan, in step order; return non-zero to stop. */
 typedef int (*ordo_step_fn)(const ordo_step *step, void *context);
@@ -726,20 +723,20 @@ ordo_status ordo_steps_scan(ordo_ledger *ledger, int64_t run_id, int64_t from, i
 
 /* How two runs' steps agree, over the steps both recorded. */
 typedef struct ordo_compare_result {
-    int64_t steps_compared;       /* steps present in both runs */
+    int64_t steps_compared; /* steps present in both runs */
     int64_t matched, diverged;
     int64_t first_divergent_step; /* 0 when none */
     int64_t only_a, only_b;       /* steps recorded by one run only */
     size_t range_count;
-    int64_t (*ranges)[2];         /* divergent step ranges [from, to], owned */
+    int64_t (*ranges)[2]; /* divergent step ranges [from, to], owned */
     size_t lane_count;
-    int *lanes;                   /* lanes that differ in some diverged step, owned */
-    int comparable;               /* 0 when the digest kinds differ */
+    int *lanes;     /* lanes that differ in some diverged step, owned */
+    int comparable; /* 0 when the digest kinds differ */
     /* Steps of each run reported again with another digest (conflict
      * events): the first report is what was compared, but the run's own
      * history disagrees with itself there. */
     int64_t conflicts_a, conflicts_b;
-    int64_t first_conflict_step;  /* in either run; 0 when none */
+    int64_t first_conflict_step; /* in either run; 0 when none */
 } ordo_compare_result;
 
 /* Compares runs `a` and `b` (run ids) step by step by batch digest (and, where both
@@ -754,16 +751,16 @@ void ordo_compare_result_free(ordo_compare_result *result);
 
 /* One bucket of consecutive steps of a comparison (for display). */
 typedef struct ordo_compare_bucket {
-    int64_t from, to;                  /* the steps it covers */
+    int64_t from, to;                   /* the steps it covers */
     int64_t matched, diverged, missing; /* missing: recorded by one run only */
 } ordo_compare_bucket;
 
 typedef struct ordo_compare_buckets_result {
     ordo_compare_bucket *buckets; /* owned */
     size_t count;
-    int64_t width;                /* steps per bucket */
-    int lanes;                    /* L when both runs have it, else 0 */
-    unsigned char *lane_map;      /* count × ceil(L/8) bytes: bit l of a bucket's row is
+    int64_t width;           /* steps per bucket */
+    int lanes;               /* L when both runs have it, else 0 */
+    unsigned char *lane_map; /* count × ceil(L/8) bytes: bit l of a bucket's row is
                                      set when lane l differs at one of its divergent steps */
 } ordo_compare_buckets_result;
 
@@ -782,10 +779,10 @@ void ordo_compare_buckets_result_free(ordo_compare_buckets_result *result);
 /* One bucket of a run's steps, for display. */
 typedef struct ordo_series_bucket {
     int64_t from, to;
-    int64_t steps;                 /* recorded in the bucket */
-    int64_t loss_steps;            /* of which with a loss */
+    int64_t steps;      /* recorded in the bucket */
+    int64_t loss_steps; /* of which with a loss */
     double loss_sum, loss_min, loss_max;
-    int64_t tokens;                /* known tokens */
+    int64_t tokens; /* known tokens */
 } ordo_series_bucket;
 
 typedef struct ordo_series_result {
@@ -793,7 +790,7 @@ typedef struct ordo_series_result {
     size_t count;
     int64_t width;
     int sources;
-    int64_t *source_tokens;      /* count × sources: tokens per recipe source */
+    int64_t *source_tokens; /* count × sources: tokens per recipe source */
 } ordo_series_result;
 
 /* A run's steps from..to (from <= 0: 1; to <= 0: its last step) in
@@ -801,8 +798,7 @@ typedef struct ordo_series_result {
  * one), tokens and the first `sources` sources' tokens. Free with
  * ordo_series_result_free. */
 ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
-                            int buckets, int sources, ordo_series_result *result,
-                            ordo_error *err);
+                            int buckets, int sources, ordo_series_result *result, ordo_error *err);
 
 /* Frees what a series result owns (the struct is the caller's). */
 void ordo_series_result_free(ordo_series_result *result);
@@ -816,7 +812,7 @@ typedef struct ordo_checkpoint {
     size_t state_size;
     unsigned char *state; /* owned, NULL in listings; freed by ordo_checkpoint_free */
     char created_at[32];
-    int held;             /* 1 while its step has lanes pending: not resumed from */
+    int held; /* 1 while its step has lanes pending: not resumed from */
 } ordo_checkpoint;
 
 /* Records the checkpoint taken after `step` was consumed: `lanes` lanes'
@@ -847,8 +843,8 @@ typedef struct ordo_checkpoint_list {
 
 /* Lists a run's checkpoints in step order without their state. *list is
  * the caller's (ordo_checkpoint_list_free). */
-ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
-                                  ordo_checkpoint_list **list, ordo_error *err);
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id, ordo_checkpoint_list **list,
+                                  ordo_error *err);
 
 void ordo_checkpoint_list_free(ordo_checkpoint_list *list);
 
@@ -926,9 +922,9 @@ typedef struct ordo_shard_options {
 
 /* What ordo_shard_write wrote. */
 typedef struct ordo_shard_summary {
-    size_t files;             /* input files read */
-    long docs, skipped;       /* documents written; empty ones counted and left out */
-    long shards, frames;      /* shard files and frames written */
+    size_t files;        /* input files read */
+    long docs, skipped;  /* documents written; empty ones counted and left out */
+    long shards, frames; /* shard files and frames written */
 } ordo_shard_summary;
 
 /* Reads .txt files (one document each) and .jsonl files (one JSON object
@@ -953,8 +949,7 @@ ordo_status ordo_shard_write(const ordo_shard_options *options, const char *cons
  * canonical text without that field. ORDO_INVALID naming both numbers when
  * L % W != 0. *json is owned by the caller (ordo_free). */
 ordo_status ordo_recovery_manifest(ordo_ledger *ledger, int64_t run_id, int world_size,
-                                   int64_t step, int expected_steps, char **json,
-                                   ordo_error *err);
+                                   int64_t step, int expected_steps, char **json, ordo_error *err);
 
 /* Checks that a manifest is well-formed and its SHA-256 matches. */
 ordo_status ordo_recovery_manifest_check(const char *json, size_t len, ordo_error *err);
@@ -990,10 +985,7 @@ void ordo_manifest_free(ordo_manifest *manifest);
 
 /* What a token may do: read, or read and write. Their names at the edges
  * (CLI, JSON, the ledger) are "reader" and "writer". */
-typedef enum ordo_token_role {
-    ORDO_ROLE_READER = 0,
-    ORDO_ROLE_WRITER = 1
-} ordo_token_role;
+typedef enum ordo_token_role { ORDO_ROLE_READER = 0, ORDO_ROLE_WRITER = 1 } ordo_token_role;
 
 /* "reader" or "writer"; NULL for a value that is neither. Static string. */
 const char *ordo_token_role_name(ordo_token_role role);
@@ -1018,9 +1010,9 @@ typedef struct ordo_token_info {
     int64_t id;
     char name[ORDO_NAME_MAX + 1];
     ordo_token_role role;
-    char created_at[32];      /* ISO 8601, UTC */
-    char revoked_at[32];      /* "" while the token is valid */
-    char fingerprint[13];     /* the first 12 hex digits of the token's SHA-256 */
+    char created_at[32];  /* ISO 8601, UTC */
+    char revoked_at[32];  /* "" while the token is valid */
+    char fingerprint[13]; /* the first 12 hex digits of the token's SHA-256 */
 } ordo_token_info;
 
 /* A list of tokens: `count` items. */
@@ -1074,8 +1066,7 @@ char *ordo_step_json(const ordo_step *step);
  * "first_divergent_step", "only_a", "only_b", "divergent_ranges" ([from,
  * to] pairs), "lanes_differ", "conflicts_a", "conflicts_b",
  * "first_conflict_step"} for the comparison of runs `a` and `b`. */
-char *ordo_compare_result_json(const char *a, const char *b,
-                               const ordo_compare_result *result);
+char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_result *result);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

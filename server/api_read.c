@@ -22,16 +22,15 @@ static json_t *recipe_diff(ordo_ledger *ledger, const char *a, const char *b)
     }
     const char *key;
     json_t *value;
-    json_object_foreach(ra, key, value) {
+    json_object_foreach(ra, key, value)
+    {
         json_t *other = json_object_get(rb, key);
         if (!json_equal(value, other))
             json_array_append_new(diff, json_pack("{s:s, s:O, s:O}", "key", key, "a", value, "b",
                                                   other ? other : json_null()));
     }
-    json_object_foreach(rb, key, value)
-        if (!json_object_get(ra, key))
-            json_array_append_new(diff, json_pack("{s:s, s:n, s:O}", "key", key, "a", "b",
-                                                  value));
+    json_object_foreach(rb, key, value) if (!json_object_get(ra, key))
+        json_array_append_new(diff, json_pack("{s:s, s:n, s:O}", "key", key, "a", "b", value));
     json_object_set_new(out, "differences", diff);
     json_decref(ra);
     json_decref(rb);
@@ -93,10 +92,10 @@ response api_audit(request *req)
         const ordo_run_info *run = &runs->items[i];
         if (strcmp(run->recipe_id, recipe) != 0)
             continue;
-        json_t *item = json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
-                                 run->baseline[0] ? json_string(run->baseline) : json_null(),
-                                 "world_sizes", world_sizes(ledger, run->id), "steps",
-                                 (json_int_t)run->steps);
+        json_t *item =
+            json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
+                      run->baseline[0] ? json_string(run->baseline) : json_null(), "world_sizes",
+                      world_sizes(ledger, run->id), "steps", (json_int_t)run->steps);
         ordo_compare_result r;
         ordo_run_info base;
         if (run->baseline[0] && ordo_run_get(ledger, run->baseline, &base, &err) == ORDO_OK &&
@@ -104,9 +103,9 @@ response api_audit(request *req)
             json_object_set_new(item, "steps_compared", json_integer(r.steps_compared));
             json_object_set_new(item, "matched", json_integer(r.matched));
             json_object_set_new(item, "agreement",
-                                r.steps_compared ? json_real((double)r.matched /
-                                                             (double)r.steps_compared)
-                                                 : json_null());
+                                r.steps_compared
+                                    ? json_real((double)r.matched / (double)r.steps_compared)
+                                    : json_null());
             json_object_set_new(item, "first_divergent_step",
                                 r.first_divergent_step ? json_integer(r.first_divergent_step)
                                                        : json_null());
@@ -124,8 +123,9 @@ response api_recovery(request *req, const char *name)
     int64_t world = 0, step = 0;
     if (parse_int64(query(req, "world_size"), 1, 65536, &world) ||
         (query(req, "step") && parse_int64(query(req, "step"), 1, ORDO_STEP_MAX, &step)))
-        return json_error(400, "invalid", "recovery needs ?world_size=W (1 to 65536) and "
-                                          "optionally &step=S");
+        return json_error(400, "invalid",
+                          "recovery needs ?world_size=W (1 to 65536) and "
+                          "optionally &step=S");
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     char *json = NULL;
@@ -161,8 +161,8 @@ response api_metrics(void)
     for (int r = 0; r < 16; r++) {
         long long us = atomic_load(&metrics.micros[r]);
         if (us)
-            fprintf(out, "ordo_request_seconds_total{route=\"%s\"} %.6f\n",
-                    server_route_names[r], (double)us / 1e6);
+            fprintf(out, "ordo_request_seconds_total{route=\"%s\"} %.6f\n", server_route_names[r],
+                    (double)us / 1e6);
     }
     struct stat st;
     long long db_bytes = stat(server->db, &st) == 0 ? (long long)st.st_size : 0;
@@ -185,5 +185,6 @@ response api_metrics(void)
             atomic_load(&metrics.steps_ingested), atomic_load(&metrics.conflicts),
             atomic_load(&metrics.divergences), guard_dropped(), db_bytes);
     fclose(out);
-    return (response){.status = 200, .owned_text = text, .content_type = "text/plain; version=0.0.4"};
+    return (response){
+        .status = 200, .owned_text = text, .content_type = "text/plain; version=0.0.4"};
 }

@@ -4,11 +4,11 @@
 
 #include "server.h"
 
-#define LEDGER_OR_RETURN(ledger)                  \
-    ordo_error err;                               \
-    ordo_ledger *ledger = server_ledger(&err);    \
-    if (!ledger)                                  \
-        return status_error(&err)
+#define LEDGER_OR_RETURN(ledger)                                                                   \
+    ordo_error err;                                                                                \
+    ordo_ledger *ledger = server_ledger(&err);                                                     \
+    if (!ledger)                                                                                   \
+    return status_error(&err)
 
 /* POST /api/recipes: validate, canonicalize, store; returns the id. */
 response api_recipe_post(request *req)
@@ -56,8 +56,8 @@ static int read_binding(json_t *body, ordo_lane_binding *binding)
     *binding = ORDO_BINDING_LOGICAL;
     if (!v || json_is_null(v))
         return 0;
-    return json_is_string(v) && ordo_lane_binding_parse(json_string_value(v), binding, NULL) ==
-                                    ORDO_OK
+    return json_is_string(v) &&
+                   ordo_lane_binding_parse(json_string_value(v), binding, NULL) == ORDO_OK
                ? 0
                : -1;
 }
@@ -65,8 +65,8 @@ static int read_binding(json_t *body, ordo_lane_binding *binding)
 /* The body's lane plan (its "lane_plan" as JSON text, or the default
  * without one) read and checked by the library: *ranks (ordo_free) holds
  * each lane's rank, or NULL with the refusal in *error. */
-static int *plan_ranks(json_t *body, int lanes, int world, ordo_lane_binding binding, int *plan_lanes,
-                       response *error)
+static int *plan_ranks(json_t *body, int lanes, int world, ordo_lane_binding binding,
+                       int *plan_lanes, response *error)
 {
     int no_memory = 0;
     char *text = plan_text(body, &no_memory);
@@ -118,11 +118,14 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
         ordo_free(ranks);
         return json_error(400, "invalid", "replace_crashed must be true or false");
     }
-    ordo_segment_spec spec = {.world_size = w, .start_step = start_step, .lanes = plan_lanes,
-                              .lane_ranks = ranks, .lane_binding = binding,
+    ordo_segment_spec spec = {.world_size = w,
+                              .start_step = start_step,
+                              .lanes = plan_lanes,
+                              .lane_ranks = ranks,
+                              .lane_binding = binding,
                               .host = opt_string(body, "host", &bad),
-                              .resumed_from = json_is_integer(resumed)
-                                                  ? json_integer_value(resumed) : 0,
+                              .resumed_from =
+                                  json_is_integer(resumed) ? json_integer_value(resumed) : 0,
                               .replace_crashed = json_is_true(replace)};
     if (bad) {
         ordo_free(ranks);
@@ -138,11 +141,11 @@ static response add_segment(ordo_ledger *ledger, int64_t run_id, int lanes, json
                                                   "start_step", (json_int_t)start_step));
 }
 
-static const char *const run_keys[] = {"name", "recipe_id", "group", "baseline",
-                                       "digest_kind", "world_size", "lane_binding", "lane_plan",
-                                       "host", "resumed_from", NULL};
-static const char *const segment_keys[] = {"start_step", "world_size", "lane_binding",
-                                           "lane_plan", "host", "resumed_from",
+static const char *const run_keys[] = {
+    "name",         "recipe_id", "group", "baseline",     "digest_kind", "world_size",
+    "lane_binding", "lane_plan", "host",  "resumed_from", NULL};
+static const char *const segment_keys[] = {"start_step",      "world_size", "lane_binding",
+                                           "lane_plan",       "host",       "resumed_from",
                                            "replace_crashed", NULL};
 
 /* POST /api/runs: a run and its first segment (world size, lane plan),
@@ -159,24 +162,25 @@ response api_runs_post(request *req)
     }
     LEDGER_OR_RETURN(ledger);
     int bad = 0, bad_host = 0, no_memory = 0;
-    json_t *world = json_object_get(body, "world_size"), *resumed = json_object_get(body,
-                                                                                   "resumed_from");
-    ordo_run_start_spec spec = {
-        .run = {.name = opt_string(body, "name", &bad),
-                .recipe_id = opt_string(body, "recipe_id", &bad),
-                .group_tag = opt_string(body, "group", &bad),
-                .baseline = opt_string(body, "baseline", &bad),
-                .digest_kind = opt_string(body, "digest_kind", &bad)},
-        .world_size = (int)json_integer_value(world),
-        .lane_plan = plan_text(body, &no_memory),
-        .host = opt_string(body, "host", &bad_host),
-        .resumed_from = json_is_integer(resumed) ? json_integer_value(resumed) : 0};
+    json_t *world = json_object_get(body, "world_size"),
+           *resumed = json_object_get(body, "resumed_from");
+    ordo_run_start_spec spec = {.run = {.name = opt_string(body, "name", &bad),
+                                        .recipe_id = opt_string(body, "recipe_id", &bad),
+                                        .group_tag = opt_string(body, "group", &bad),
+                                        .baseline = opt_string(body, "baseline", &bad),
+                                        .digest_kind = opt_string(body, "digest_kind", &bad)},
+                                .world_size = (int)json_integer_value(world),
+                                .lane_plan = plan_text(body, &no_memory),
+                                .host = opt_string(body, "host", &bad_host),
+                                .resumed_from =
+                                    json_is_integer(resumed) ? json_integer_value(resumed) : 0};
     spec.lane_plan_len = spec.lane_plan ? strlen(spec.lane_plan) : 0;
     ordo_run_started started;
     response out;
     if (bad || !spec.run.name || !spec.run.recipe_id)
-        out = json_error(400, "invalid", "a run needs string fields name and recipe_id (group, "
-                                         "baseline and digest_kind are optional strings)");
+        out = json_error(400, "invalid",
+                         "a run needs string fields name and recipe_id (group, "
+                         "baseline and digest_kind are optional strings)");
     else if (ordo_run_name_check(spec.run.name, &err) != ORDO_OK)
         out = status_error(&err);
     else if (!json_is_integer(world) || json_integer_value(world) < 1 ||
@@ -194,10 +198,10 @@ response api_runs_post(request *req)
         out = json_ok(200, json_pack("{s:I, s:s, s:b}", "id", (json_int_t)started.run_id, "name",
                                      spec.run.name, "created", 0));
     else
-        out = json_ok(201, json_pack("{s:I, s:I, s:I, s:s, s:b}", "segment_id",
-                                     (json_int_t)started.segment_id, "start_step", (json_int_t)1,
-                                     "id", (json_int_t)started.run_id, "name", spec.run.name,
-                                     "created", 1));
+        out = json_ok(201,
+                      json_pack("{s:I, s:I, s:I, s:s, s:b}", "segment_id",
+                                (json_int_t)started.segment_id, "start_step", (json_int_t)1, "id",
+                                (json_int_t)started.run_id, "name", spec.run.name, "created", 1));
     free((char *)spec.lane_plan);
     json_decref(body);
     return out;

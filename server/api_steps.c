@@ -42,8 +42,9 @@ static int64_t int_or(json_t *v, int64_t fallback, int *bad)
     return json_integer_value(v);
 }
 
-static const char *const step_keys[] = {"step", "batch_digest", "lane_digests", "tokens",
-                                        "pad_tokens", "source_tokens", "loss", "metrics", NULL};
+static const char *const step_keys[] = {"step",   "batch_digest", "lane_digests",
+                                        "tokens", "pad_tokens",   "source_tokens",
+                                        "loss",   "metrics",      NULL};
 
 /* An item's unknown key as the reason it is refused, or NULL. */
 static const char *unknown_in(json_t *item, const char *const *known, char *why, size_t size)
@@ -60,8 +61,7 @@ static const char *parse_digests(json_t *item, step_batch *b, ordo_step *s, size
 {
     json_t *lanes = json_object_get(item, "lane_digests");
     if (lanes && !json_is_null(lanes)) {
-        if (!json_is_array(lanes) || json_array_size(lanes) == 0 ||
-            json_array_size(lanes) > 65536)
+        if (!json_is_array(lanes) || json_array_size(lanes) == 0 || json_array_size(lanes) > 65536)
             return "lane_digests must be an array of 1 to 65536 digests";
         for (size_t l = 0; l < json_array_size(lanes); l++)
             if (hex_digest(json_array_get(lanes, l), b->lanes + (lane_offset + l) * 32))
@@ -168,21 +168,19 @@ static response answered(const ordo_record_result *result, const char *count_key
         char ours[ORDO_DIGEST_HEX_SIZE], theirs[ORDO_DIGEST_HEX_SIZE];
         ordo_digest_to_hex(result->divergences[i].digest, ours);
         ordo_digest_to_hex(result->divergences[i].baseline_digest, theirs);
-        json_array_append_new(divergences,
-                              json_pack("{s:I, s:s, s:s}", "step",
-                                        (json_int_t)result->divergences[i].step, "digest", ours,
-                                        "baseline_digest", theirs));
+        json_array_append_new(divergences, json_pack("{s:I, s:s, s:s}", "step",
+                                                     (json_int_t)result->divergences[i].step,
+                                                     "digest", ours, "baseline_digest", theirs));
     }
     atomic_fetch_add(&metrics.steps_ingested, (long long)result->inserted);
     atomic_fetch_add(&metrics.conflicts, (long long)result->conflicts);
     atomic_fetch_add(&metrics.divergences, (long long)result->diverged);
-    return json_ok(200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", count_key, (json_int_t)count,
-                                  "unchanged", (json_int_t)result->unchanged, "conflicts",
-                                  (json_int_t)result->conflicts, "first_conflict_step",
-                                  result->conflicts ? json_integer(result->first_conflict_step)
-                                                    : json_null(),
-                                  "diverged", (json_int_t)result->diverged, "divergences",
-                                  divergences));
+    return json_ok(
+        200, json_pack("{s:I, s:I, s:I, s:o, s:I, s:o}", count_key, (json_int_t)count, "unchanged",
+                       (json_int_t)result->unchanged, "conflicts", (json_int_t)result->conflicts,
+                       "first_conflict_step",
+                       result->conflicts ? json_integer(result->first_conflict_step) : json_null(),
+                       "diverged", (json_int_t)result->diverged, "divergences", divergences));
 }
 
 static const char *const lane_keys[] = {"step", "lane", "digest", NULL};
@@ -199,8 +197,10 @@ static response parse_lanes(json_t *items, int rank, ordo_lane_report *reports)
         if (!json_is_object(item))
             out = json_error(400, "invalid", "lanes[%zu] is not an object", i);
         else if (key)
-            out = json_error(400, "invalid", "lanes[%zu] has an unknown key '%.100s' (known: "
-                                             "step, lane, digest)", i, key);
+            out = json_error(400, "invalid",
+                             "lanes[%zu] has an unknown key '%.100s' (known: "
+                             "step, lane, digest)",
+                             i, key);
         else if (!json_is_integer(step) || json_integer_value(step) < 1 ||
                  json_integer_value(step) > ORDO_STEP_MAX)
             out = json_error(400, "invalid", "lanes[%zu] needs a step from 1 to %lld", i,
@@ -223,8 +223,9 @@ static int body_rank(json_t *body, response *error)
     json_t *rank = json_object_get(body, "rank");
     if (!json_is_integer(rank) || json_integer_value(rank) < 0 ||
         json_integer_value(rank) > 65535) {
-        *error = json_error(400, "invalid", "a lanes body needs 'rank', the reporting rank (a "
-                                            "whole number from 0 to 65535)");
+        *error = json_error(400, "invalid",
+                            "a lanes body needs 'rank', the reporting rank (a "
+                            "whole number from 0 to 65535)");
         return -1;
     }
     return (int)json_integer_value(rank);
@@ -243,8 +244,8 @@ static response post_lanes(json_t *body, const char *name)
     if (!json_is_array(items) || n == 0)
         return json_error(400, "invalid", "'lanes' must be a non-empty array");
     if (n > SERVER_MAX_LANE_REPORTS)
-        return json_error(400, "too_many_items", "%zu lane reports in one request; at most %d",
-                          n, SERVER_MAX_LANE_REPORTS);
+        return json_error(400, "too_many_items", "%zu lane reports in one request; at most %d", n,
+                          SERVER_MAX_LANE_REPORTS);
     ordo_lane_report *reports = calloc(n, sizeof *reports);
     if (!reports)
         return json_error(503, "out_of_memory", "out of memory");
@@ -273,8 +274,9 @@ static response post_steps(json_t *body, const char *name)
 {
     json_t *items = json_object_get(body, "steps");
     if (!json_is_array(items) || json_array_size(items) == 0)
-        return json_error(400, "invalid", "the body needs a non-empty array 'steps' (or "
-                                          "'lanes' with 'rank')");
+        return json_error(400, "invalid",
+                          "the body needs a non-empty array 'steps' (or "
+                          "'lanes' with 'rank')");
     if (json_array_size(items) > SERVER_MAX_ITEMS)
         return json_error(400, "too_many_items", "%zu steps in one request; at most %d",
                           json_array_size(items), SERVER_MAX_ITEMS);
@@ -309,8 +311,9 @@ static int body_shape(json_t *body, response *error)
     int steps = json_object_get(body, "steps") != NULL;
     int lanes = json_object_get(body, "lanes") != NULL || json_object_get(body, "rank") != NULL;
     if (steps && lanes) {
-        *error = json_error(400, "invalid", "a body has either 'steps' (whole steps) or 'lanes' "
-                                            "and 'rank' (one rank's lanes), not both");
+        *error = json_error(400, "invalid",
+                            "a body has either 'steps' (whole steps) or 'lanes' "
+                            "and 'rank' (one rank's lanes), not both");
         return -1;
     }
     return lanes;
@@ -354,8 +357,10 @@ response api_steps_get(request *req, const char *name)
     if ((query(req, "from") && parse_int64(query(req, "from"), 1, ORDO_STEP_MAX, &from)) ||
         (query(req, "to") && parse_int64(query(req, "to"), 1, ORDO_STEP_MAX, &to)) ||
         (query(req, "limit") && parse_int64(query(req, "limit"), 1, SERVER_MAX_ITEMS, &limit)))
-        return json_error(400, "invalid", "from and to must be steps from 1 to %lld, limit 1 to "
-                                          "%d", (long long)ORDO_STEP_MAX, SERVER_MAX_ITEMS);
+        return json_error(400, "invalid",
+                          "from and to must be steps from 1 to %lld, limit 1 to "
+                          "%d",
+                          (long long)ORDO_STEP_MAX, SERVER_MAX_ITEMS);
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;
@@ -385,8 +390,8 @@ static response checkpoint_recorded(ordo_ledger *ledger, int64_t run_id, int64_t
     int held = ordo_checkpoint_get(ledger, run_id, step, &c, &err) != ORDO_OK;
     if (!held)
         ordo_checkpoint_free(&c);
-    return json_ok(held ? 202 : 201, json_pack("{s:I, s:b}", "step", (json_int_t)step, "held",
-                                               held));
+    return json_ok(held ? 202 : 201,
+                   json_pack("{s:I, s:b}", "step", (json_int_t)step, "held", held));
 }
 
 /* POST /api/runs/{run}/checkpoints: {step, lanes, state (base64)}. */
@@ -416,23 +421,24 @@ response api_checkpoints_post(request *req, const char *name)
     int64_t state_step = 0;
     if (!json_is_integer(step) || !json_is_integer(lanes) || json_integer_value(lanes) < 1 ||
         json_integer_value(lanes) > 65536)
-        out = json_error(400, "invalid", "a checkpoint needs whole numbers step and lanes (1 to "
-                                         "65536)");
+        out = json_error(400, "invalid",
+                         "a checkpoint needs whole numbers step and lanes (1 to "
+                         "65536)");
     else if (n == 0)
         out = json_error(400, "invalid", "state must be non-empty base64");
     else if (ordo_checkpoint_describe(raw, n, &state_lanes, &state_step, &err) != ORDO_OK)
         out = json_error(400, "invalid", "state: %s", err.message);
     else if (state_lanes != json_integer_value(lanes) || state_step != json_integer_value(step))
-        out = json_error(400, "invalid", "the state is of step %lld with %d lanes, not step %lld "
-                                         "with %lld", (long long)state_step, state_lanes,
-                         (long long)json_integer_value(step),
+        out = json_error(400, "invalid",
+                         "the state is of step %lld with %d lanes, not step %lld "
+                         "with %lld",
+                         (long long)state_step, state_lanes, (long long)json_integer_value(step),
                          (long long)json_integer_value(lanes));
     else if (!(ledger = server_ledger(&err)) || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
         out = status_error(&err);
     else {
         ordo_status status = ordo_checkpoint_record(ledger, run.id, json_integer_value(step),
-                                                    (int)json_integer_value(lanes), raw, n,
-                                                    &err);
+                                                    (int)json_integer_value(lanes), raw, n, &err);
         out = status == ORDO_OK ? checkpoint_recorded(ledger, run.id, json_integer_value(step))
                                 : status_error(&err);
     }

@@ -19,8 +19,9 @@ response api_compare_strip(request *req)
     const char *a = query(req, "a"), *b = query(req, "b");
     int64_t from, to, buckets;
     if (!a || !b || range_args(req, &from, &to, &buckets))
-        return json_error(400, "invalid", "strip needs ?a=RUN&b=RUN and optionally buckets (1 to "
-                                          "100000), from and to (steps)");
+        return json_error(400, "invalid",
+                          "strip needs ?a=RUN&b=RUN and optionally buckets (1 to "
+                          "100000), from and to (steps)");
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_compare_buckets_result r;
@@ -39,15 +40,15 @@ response api_compare_strip(request *req)
             for (int bit = 0; row[l / 8] && bit < 8 && l + bit < r.lanes; bit++)
                 if (row[l / 8] >> bit & 1)
                     json_array_append_new(lanes, json_integer(l + bit));
-        json_array_append_new(list, json_pack("[I, I, I, I, I, o]", (json_int_t)k->from,
-                                              (json_int_t)k->to, (json_int_t)k->matched,
-                                              (json_int_t)k->diverged, (json_int_t)k->missing,
-                                              lanes));
+        json_array_append_new(list,
+                              json_pack("[I, I, I, I, I, o]", (json_int_t)k->from,
+                                        (json_int_t)k->to, (json_int_t)k->matched,
+                                        (json_int_t)k->diverged, (json_int_t)k->missing, lanes));
     }
-    json_t *body = json_pack("{s:s, s:s, s:I, s:i, s:s, s:o}", "a", a, "b", b, "width",
-                             (json_int_t)r.width, "lanes", r.lanes, "columns",
-                             "from, to, matched, diverged, missing, lanes that differ", "buckets",
-                             list);
+    json_t *body =
+        json_pack("{s:s, s:s, s:I, s:i, s:s, s:o}", "a", a, "b", b, "width", (json_int_t)r.width,
+                  "lanes", r.lanes, "columns",
+                  "from, to, matched, diverged, missing, lanes that differ", "buckets", list);
     ordo_compare_buckets_result_free(&r);
     return json_ok(200, body);
 }
@@ -65,14 +66,14 @@ static json_t *recipe_sources(ordo_ledger *ledger, const char *recipe_id)
     json_t *sources = json_object_get(recipe, "sources"), *source;
     double total = 0;
     size_t i;
+    json_array_foreach(sources, i, source) total +=
+        json_number_value(json_object_get(source, "weight"));
     json_array_foreach(sources, i, source)
-        total += json_number_value(json_object_get(source, "weight"));
-    json_array_foreach(sources, i, source) {
+    {
         double w = json_number_value(json_object_get(source, "weight"));
         const char *name = json_string_value(json_object_get(source, "name"));
-        json_array_append_new(out, json_pack("{s:s, s:f, s:f}", "name", name ? name : "",
-                                             "weight", w, "target_share",
-                                             total > 0 ? w / total : 0.0));
+        json_array_append_new(out, json_pack("{s:s, s:f, s:f}", "name", name ? name : "", "weight",
+                                             w, "target_share", total > 0 ? w / total : 0.0));
     }
     json_decref(recipe);
     return out;
@@ -103,18 +104,18 @@ response api_run_series(request *req, const char *name)
             continue;
         json_t *tokens = json_array();
         for (int s = 0; s < count; s++)
-            json_array_append_new(tokens, json_integer(r.source_tokens[i * (size_t)count +
-                                                                       (size_t)s]));
+            json_array_append_new(tokens,
+                                  json_integer(r.source_tokens[i * (size_t)count + (size_t)s]));
         double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
-        int finite = k->loss_steps && isfinite(mean) && isfinite(k->loss_min) &&
-                     isfinite(k->loss_max);
+        int finite =
+            k->loss_steps && isfinite(mean) && isfinite(k->loss_min) && isfinite(k->loss_max);
         json_array_append_new(
-            list, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}", "from",
-                            (json_int_t)k->from, "to", (json_int_t)k->to, "steps",
-                            (json_int_t)k->steps, "loss", finite ? json_real(mean) : json_null(),
-                            "loss_min", finite ? json_real(k->loss_min) : json_null(),
-                            "loss_max", finite ? json_real(k->loss_max) : json_null(),
-                            "tokens", (json_int_t)k->tokens, "source_tokens", tokens));
+            list, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}", "from", (json_int_t)k->from,
+                            "to", (json_int_t)k->to, "steps", (json_int_t)k->steps, "loss",
+                            finite ? json_real(mean) : json_null(), "loss_min",
+                            finite ? json_real(k->loss_min) : json_null(), "loss_max",
+                            finite ? json_real(k->loss_max) : json_null(), "tokens",
+                            (json_int_t)k->tokens, "source_tokens", tokens));
     }
     json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,
                              "sources", sources, "buckets", list);

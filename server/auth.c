@@ -14,9 +14,10 @@ static int bearer_role(const request *req, ordo_token_role *role, response *erro
     if (!header)
         return 0;
     if (!server->loopback && !server->tls_cert && !server->insecure) {
-        *error = json_error(403, "insecure", "tokens are refused over plain HTTP on a "
-                                             "non-loopback address (start ordo serve with "
-                                             "--tls-cert and --tls-key, or --insecure)");
+        *error = json_error(403, "insecure",
+                            "tokens are refused over plain HTTP on a "
+                            "non-loopback address (start ordo serve with "
+                            "--tls-cert and --tls-key, or --insecure)");
         return -1;
     }
     if (strncasecmp(header, "Bearer ", 7) != 0) {
@@ -48,8 +49,9 @@ int require_writer(const request *req, response *error)
     if (found < 0)
         return -1;
     if (found == 0) {
-        *error = json_error(401, "unauthorized", "writing needs a writer token "
-                                                 "(Authorization: Bearer TOKEN)");
+        *error = json_error(401, "unauthorized",
+                            "writing needs a writer token "
+                            "(Authorization: Bearer TOKEN)");
         return -1;
     }
     if (role != ORDO_ROLE_WRITER) {
@@ -66,8 +68,9 @@ int require_reader(const request *req, response *error)
     if (found < 0)
         return -1;
     if (found == 0 && !server->loopback && !server->public_read) {
-        *error = json_error(401, "unauthorized", "reading needs a token on a public listener "
-                                                 "(or start the server with --public-read)");
+        *error = json_error(401, "unauthorized",
+                            "reading needs a token on a public listener "
+                            "(or start the server with --public-read)");
         return -1;
     }
     return 0;

@@ -58,8 +58,8 @@ int body_scan(const char *body, size_t len, response *error)
             break;
     }
     if (deepest > SERVER_MAX_DEPTH)
-        *error = json_error(413, "too_large", "the body nests deeper than %d levels",
-                            SERVER_MAX_DEPTH);
+        *error =
+            json_error(413, "too_large", "the body nests deeper than %d levels", SERVER_MAX_DEPTH);
     else if (containers > SERVER_MAX_CONTAINERS)
         *error = json_error(413, "too_large", "the body has more than %d arrays and objects",
                             SERVER_MAX_CONTAINERS);
@@ -80,10 +80,11 @@ int body_reserve(request *req, response *error)
     long long cost = (long long)req->body_len * SERVER_PARSE_COST;
     if (atomic_fetch_add(&parsing, cost) + cost > SERVER_PARSE_BUDGET && cost > 0) {
         atomic_fetch_sub(&parsing, cost);
-        *error = json_error(503, "busy", "the server is parsing other large bodies (at most "
-                                         "%lld MiB of parse cost at once, this one needs %lld "
-                                         "MiB); try again", SERVER_PARSE_BUDGET >> 20,
-                            cost >> 20);
+        *error = json_error(503, "busy",
+                            "the server is parsing other large bodies (at most "
+                            "%lld MiB of parse cost at once, this one needs %lld "
+                            "MiB); try again",
+                            SERVER_PARSE_BUDGET >> 20, cost >> 20);
         return -1;
     }
     req->parsing += cost;
@@ -107,7 +108,8 @@ const char *unknown_key(json_t *object, const char *const *known)
 {
     const char *key;
     json_t *value;
-    json_object_foreach(object, key, value) {
+    json_object_foreach(object, key, value)
+    {
         size_t k = 0;
         while (known[k] && strcmp(known[k], key) != 0)
             k++;

@@ -81,8 +81,8 @@ static void make_room(tracked *newcomer)
 
 static void track(struct MHD_Connection *c, void **context)
 {
-    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c,
-                                                                 MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *addr =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     tracked *t = calloc(1, sizeof *t);
@@ -91,9 +91,9 @@ static void track(struct MHD_Connection *c, void **context)
         return;
     }
     t->fd = fd->connect_fd;
-    memcpy(&t->addr, addr->client_addr, addr->client_addr->sa_family == AF_INET6
-                                             ? sizeof(struct sockaddr_in6)
-                                             : sizeof(struct sockaddr_in));
+    memcpy(&t->addr, addr->client_addr,
+           addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                    : sizeof(struct sockaddr_in));
     t->until = monotonic() + deadline;
     t->in_headers = 1;
     pthread_mutex_lock(&lock);

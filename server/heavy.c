@@ -27,8 +27,10 @@ static double monotonic(void)
  * stops: a 503 now rather than a late answer nobody waits for. */
 static response too_late(double waited)
 {
-    response out = json_error(503, "busy", "waited %.0f s for one of the workers that answer "
-                                           "heavy reads; try again", waited);
+    response out = json_error(503, "busy",
+                              "waited %.0f s for one of the workers that answer "
+                              "heavy reads; try again",
+                              waited);
     out.retry_after = 1;
     return out;
 }

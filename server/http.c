@@ -77,9 +77,9 @@ static enum MHD_Result answer(request *req, response *out)
     if (!text && !(out->text && out->size)) /* a static file is served in place */
         text = strdup(out->text ? out->text : "");
     struct MHD_Response *r =
-        text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
-             : MHD_create_response_from_buffer(out->size, (void *)out->text,
-                                               MHD_RESPMEM_PERSISTENT);
+        text
+            ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE)
+            : MHD_create_response_from_buffer(out->size, (void *)out->text, MHD_RESPMEM_PERSISTENT);
     if (!r) {
         free(text);
         return MHD_NO;
@@ -191,8 +191,8 @@ static int admit(request *req, response *out)
         return -1;
     }
     if (!server_route_allows(req)) {
-        *out = json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method,
-                          req->url);
+        *out =
+            json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method, req->url);
         return -1;
     }
     if (writes(req->method) && !json_content_type(c)) {
@@ -248,8 +248,10 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
     }
     if (atomic_fetch_add(&buffered, (long long)size) + (long long)size > SERVER_MAX_BUFFERED) {
         atomic_fetch_sub(&buffered, (long long)size);
-        out = json_error(503, "busy", "the server is holding %lld bytes of request bodies; "
-                                      "try again", (long long)SERVER_MAX_BUFFERED);
+        out = json_error(503, "busy",
+                         "the server is holding %lld bytes of request bodies; "
+                         "try again",
+                         (long long)SERVER_MAX_BUFFERED);
         out.retry_after = 1;
         return refuse_later(req, &out);
     }
@@ -266,8 +268,10 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
         cap = cap > SERVER_MAX_BODY + 1 ? SERVER_MAX_BODY + 1 : cap;
         char *grown = realloc(req->body, cap);
         if (!grown) {
-            out = json_error(503, "out_of_memory", "out of memory receiving a body of %zu "
-                                                   "bytes; try again", req->body_len + size);
+            out = json_error(503, "out_of_memory",
+                             "out of memory receiving a body of %zu "
+                             "bytes; try again",
+                             req->body_len + size);
             out.retry_after = 1;
             return refuse_later(req, &out);
         }
@@ -283,8 +287,8 @@ static enum MHD_Result on_body(request *req, const char *upload, size_t size)
 /* The access handler: called once for the headers, then per body piece,
  * then once more with nothing left to read. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload, size_t *upload_size, void **state)
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **state)
 {
     (void)cls, (void)version, (void)c;
     request *req = *state;
@@ -310,8 +314,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (server_route_heavy(req)) {
         if (heavy_submit(req) == 0)
             return MHD_YES; /* suspended until a worker has the answer */
-        out = json_error(503, "busy", "%d heavy reads (compare, audit, views) are queued or "
-                                      "running; try again in a second", heavy_capacity());
+        out = json_error(503, "busy",
+                         "%d heavy reads (compare, audit, views) are queued or "
+                         "running; try again in a second",
+                         heavy_capacity());
         out.retry_after = 1;
         return answer(req, &out);
     }
@@ -326,7 +332,7 @@ static void log_url(const char *url, char *out, size_t size)
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)url; *p && o + 5 < size; p++)
         o += (size_t)(*p <= 0x20 || *p == 0x7f ? snprintf(out + o, size - o, "%%%02X", *p)
-                                                : (out[o] = (char)*p, 1));
+                                               : (out[o] = (char)*p, 1));
     out[o] = '\0';
 }
 
@@ -368,8 +374,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config *config)
 {
     body_memory_watch();
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
-                     MHD_ALLOW_SUSPEND_RESUME;
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     if (config->tls_cert)
         flags |= MHD_USE_TLS;
     struct MHD_OptionItem tls[] = {
@@ -383,11 +389,10 @@ struct MHD_Daemon *server_start(const struct sockaddr *addr, const server_config
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)config->threads, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000,
-        MHD_OPTION_NOTIFY_CONNECTION, guard_notify, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(128 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-        NULL, MHD_OPTION_ARRAY,
-        tls, MHD_OPTION_END);
+        (unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1000, MHD_OPTION_NOTIFY_CONNECTION,
+        guard_notify, NULL, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+        MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
 
 /* ---- helpers for handlers ---- */
@@ -403,9 +408,9 @@ json_t *view_json(char *text)
 response json_ok(int status, json_t *body)
 {
     if (!body) /* a body that could not be built is a server error, never "{}" */
-        return (response){.status = 500, .body = json_pack("{s:s, s:s}", "error",
-                                                           "the answer could not be built",
-                                                           "code", "internal")};
+        return (response){.status = 500,
+                          .body = json_pack("{s:s, s:s}", "error", "the answer could not be built",
+                                            "code", "internal")};
     return (response){.status = status, .body = body};
 }
 
@@ -415,8 +420,11 @@ static void utf8_clean(char *s)
 {
     unsigned char *p = (unsigned char *)s;
     while (*p) {
-        size_t need = *p < 0x80 ? 0 : *p >= 0xC2 && *p <= 0xDF ? 1 : *p >= 0xE0 && *p <= 0xEF ? 2
-                                 : *p >= 0xF0 && *p <= 0xF4 ? 3 : 4;
+        size_t need = *p < 0x80                  ? 0
+                      : *p >= 0xC2 && *p <= 0xDF ? 1
+                      : *p >= 0xE0 && *p <= 0xEF ? 2
+                      : *p >= 0xF0 && *p <= 0xF4 ? 3
+                                                 : 4;
         size_t k = 1;
         while (need < 4 && k <= need && (p[k] & 0xC0) == 0x80)
             k++;
@@ -465,16 +473,11 @@ response status_error(const ordo_error *err)
     char message[sizeof err->message + 16];
     redact_ledger_path(err->message, message, sizeof message);
     switch (err->status) {
-    case ORDO_NOTFOUND:
-        return json_error(404, "not_found", "%s", message);
-    case ORDO_CONFLICT:
-        return json_error(409, "conflict", "%s", message);
-    case ORDO_INVALID:
-        return json_error(400, "invalid", "%s", message);
-    case ORDO_BUSY:
-        return json_error(503, "busy", "%s", message);
-    case ORDO_NOMEM:
-        return json_error(503, "out_of_memory", "%s", message);
+    case ORDO_NOTFOUND: return json_error(404, "not_found", "%s", message);
+    case ORDO_CONFLICT: return json_error(409, "conflict", "%s", message);
+    case ORDO_INVALID: return json_error(400, "invalid", "%s", message);
+    case ORDO_BUSY: return json_error(503, "busy", "%s", message);
+    case ORDO_NOMEM: return json_error(503, "out_of_memory", "%s", message);
     default: /* the operator's log has the whole message */
         fprintf(stderr, "ordo serve: %s\n", err->message);
         return json_error(500, err->status == ORDO_IO ? "storage" : "internal", "%s", message);
@@ -497,13 +500,15 @@ json_t *body_object(request *req, response *error)
      * the allocator's own note tells memory from JSON */
     if (!root && (body_memory_failed() || json_error_code(&jerr) == json_error_out_of_memory ||
                   !jerr.text[0])) {
-        *error = json_error(503, "out_of_memory", "out of memory parsing a body of %zu bytes; "
-                                                  "try again", req->body_len);
+        *error = json_error(503, "out_of_memory",
+                            "out of memory parsing a body of %zu bytes; "
+                            "try again",
+                            req->body_len);
         return NULL;
     }
     if (!root) {
-        *error = json_error(400, "bad_json", "malformed JSON at line %d, column %d: %s",
-                            jerr.line, jerr.column, jerr.text);
+        *error = json_error(400, "bad_json", "malformed JSON at line %d, column %d: %s", jerr.line,
+                            jerr.column, jerr.text);
         return NULL;
     }
     if (!json_is_object(root)) {

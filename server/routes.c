@@ -7,11 +7,24 @@
 #include "server.h"
 
 const char *const server_route_names[16] = {
-    "healthz", "metrics", "recipes",     "runs",     "run",   "segments", "steps", "checkpoints",
-    "compare", "audit",   "recovery",    "static", "unknown4", "unknown3", "unknown2", "other"};
+    "healthz", "metrics", "recipes",  "runs",   "run",      "segments", "steps",    "checkpoints",
+    "compare", "audit",   "recovery", "static", "unknown4", "unknown3", "unknown2", "other"};
 
-enum { R_HEALTH, R_METRICS, R_RECIPES, R_RUNS, R_RUN, R_SEGMENTS, R_STEPS, R_CHECKPOINTS,
-       R_COMPARE, R_AUDIT, R_RECOVERY, R_STATIC, R_OTHER = 15 };
+enum {
+    R_HEALTH,
+    R_METRICS,
+    R_RECIPES,
+    R_RUNS,
+    R_RUN,
+    R_SEGMENTS,
+    R_STEPS,
+    R_CHECKPOINTS,
+    R_COMPARE,
+    R_AUDIT,
+    R_RECOVERY,
+    R_STATIC,
+    R_OTHER = 15
+};
 
 /* What each endpoint is: its metrics route, the methods it takes and
  * whether answering it is heavy work (run off the connection threads). */
@@ -19,14 +32,22 @@ static const struct endpoint_info {
     int route;
     int get, post, heavy;
 } endpoints[] = {
-    [E_NONE] = {R_OTHER, 0, 0, 0},         [E_HEALTH] = {R_HEALTH, 1, 0, 0},
-    [E_METRICS] = {R_METRICS, 1, 0, 0},    [E_STATIC] = {R_STATIC, 1, 0, 0},
-    [E_RECIPES] = {R_RECIPES, 0, 1, 0},    [E_RECIPE] = {R_RECIPES, 1, 0, 0},
-    [E_RUNS] = {R_RUNS, 1, 1, 0},          [E_RUN] = {R_RUN, 1, 0, 0},
-    [E_SEGMENTS] = {R_SEGMENTS, 0, 1, 0},  [E_STEPS] = {R_STEPS, 1, 1, 0},
-    [E_CHECKPOINTS] = {R_CHECKPOINTS, 1, 1, 0}, [E_SERIES] = {R_RUN, 1, 0, 1},
-    [E_RECOVERY] = {R_RECOVERY, 1, 0, 0},  [E_COMPARE] = {R_COMPARE, 1, 0, 1},
-    [E_STRIP] = {R_COMPARE, 1, 0, 1},      [E_AUDIT] = {R_AUDIT, 1, 0, 1},
+    [E_NONE] = {R_OTHER, 0, 0, 0},
+    [E_HEALTH] = {R_HEALTH, 1, 0, 0},
+    [E_METRICS] = {R_METRICS, 1, 0, 0},
+    [E_STATIC] = {R_STATIC, 1, 0, 0},
+    [E_RECIPES] = {R_RECIPES, 0, 1, 0},
+    [E_RECIPE] = {R_RECIPES, 1, 0, 0},
+    [E_RUNS] = {R_RUNS, 1, 1, 0},
+    [E_RUN] = {R_RUN, 1, 0, 0},
+    [E_SEGMENTS] = {R_SEGMENTS, 0, 1, 0},
+    [E_STEPS] = {R_STEPS, 1, 1, 0},
+    [E_CHECKPOINTS] = {R_CHECKPOINTS, 1, 1, 0},
+    [E_SERIES] = {R_RUN, 1, 0, 1},
+    [E_RECOVERY] = {R_RECOVERY, 1, 0, 0},
+    [E_COMPARE] = {R_COMPARE, 1, 0, 1},
+    [E_STRIP] = {R_COMPARE, 1, 0, 1},
+    [E_AUDIT] = {R_AUDIT, 1, 0, 1},
 };
 
 static int is(const request *req, const char *method)
@@ -69,9 +90,14 @@ static int endpoint_of_run(char **parts, int n)
         return E_RUNS;
     if (n == 3)
         return E_RUN;
-    static const struct { const char *name; int endpoint; } under_run[] = {
-        {"segments", E_SEGMENTS}, {"steps", E_STEPS},       {"checkpoints", E_CHECKPOINTS},
-        {"series", E_SERIES},     {"recovery", E_RECOVERY}};
+    static const struct {
+        const char *name;
+        int endpoint;
+    } under_run[] = {{"segments", E_SEGMENTS},
+                     {"steps", E_STEPS},
+                     {"checkpoints", E_CHECKPOINTS},
+                     {"series", E_SERIES},
+                     {"recovery", E_RECOVERY}};
     for (size_t i = 0; n == 4 && i < sizeof under_run / sizeof under_run[0]; i++)
         if (!strcmp(parts[3], under_run[i].name))
             return under_run[i].endpoint;
@@ -81,7 +107,8 @@ static int endpoint_of_run(char **parts, int n)
 /* The endpoint of a canonical path split into n segments. */
 static int endpoint_of(char **parts, int n)
 {
-    if (n == 0 || (n == 1 && !strcmp(parts[0], "index.html")) || (n == 2 && !strcmp(parts[0], "static")))
+    if (n == 0 || (n == 1 && !strcmp(parts[0], "index.html")) ||
+        (n == 2 && !strcmp(parts[0], "static")))
         return E_STATIC;
     if (n == 1 && !strcmp(parts[0], "healthz"))
         return E_HEALTH;
@@ -107,8 +134,8 @@ static int endpoint_of(char **parts, int n)
 int server_raw_path_hides_separator(const char *uri)
 {
     for (const char *p = uri; *p && *p != '?'; p++)
-        if (p[0] == '%' && ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) ||
-                            (p[1] == '0' && p[2] == '0')))
+        if (p[0] == '%' &&
+            ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) || (p[1] == '0' && p[2] == '0')))
             return 1;
     return 0;
 }
@@ -131,7 +158,8 @@ int server_route_parse(request *req, response *error)
     if (n < 0) {
         *error = json_error(400, "non_canonical_path",
                             "the path '%s' is not canonical (no '//', '.', '..', trailing '/' "
-                            "or encoded '/' or NUL in a segment)", req->url);
+                            "or encoded '/' or NUL in a segment)",
+                            req->url);
         return -1;
     }
     req->nparts = n;
@@ -158,32 +186,19 @@ static response get(request *req)
 {
     char **p = req->parts;
     switch (req->endpoint) {
-    case E_HEALTH:
-        return json_ok(200, json_pack("{s:s}", "status", "ok"));
-    case E_METRICS:
-        return api_metrics();
-    case E_RECIPE:
-        return api_recipe_get(p[2]);
-    case E_RUNS:
-        return api_runs_list(req);
-    case E_RUN:
-        return api_run_get(p[2]);
-    case E_STEPS:
-        return api_steps_get(req, p[2]);
-    case E_CHECKPOINTS:
-        return api_checkpoints_get(p[2]);
-    case E_SERIES:
-        return api_run_series(req, p[2]);
-    case E_RECOVERY:
-        return api_recovery(req, p[2]);
-    case E_COMPARE:
-        return api_compare(req);
-    case E_STRIP:
-        return api_compare_strip(req);
-    case E_AUDIT:
-        return api_audit(req);
-    default:
-        return json_error(404, "not_found", "no such resource: %s", req->url);
+    case E_HEALTH: return json_ok(200, json_pack("{s:s}", "status", "ok"));
+    case E_METRICS: return api_metrics();
+    case E_RECIPE: return api_recipe_get(p[2]);
+    case E_RUNS: return api_runs_list(req);
+    case E_RUN: return api_run_get(p[2]);
+    case E_STEPS: return api_steps_get(req, p[2]);
+    case E_CHECKPOINTS: return api_checkpoints_get(p[2]);
+    case E_SERIES: return api_run_series(req, p[2]);
+    case E_RECOVERY: return api_recovery(req, p[2]);
+    case E_COMPARE: return api_compare(req);
+    case E_STRIP: return api_compare_strip(req);
+    case E_AUDIT: return api_audit(req);
+    default: return json_error(404, "not_found", "no such resource: %s", req->url);
     }
 }
 
@@ -191,18 +206,12 @@ static response post(request *req)
 {
     char **p = req->parts;
     switch (req->endpoint) {
-    case E_RECIPES:
-        return api_recipe_post(req);
-    case E_RUNS:
-        return api_runs_post(req);
-    case E_SEGMENTS:
-        return api_segments_post(req, p[2]);
-    case E_STEPS:
-        return api_steps_post(req, p[2]);
-    case E_CHECKPOINTS:
-        return api_checkpoints_post(req, p[2]);
-    default:
-        return json_error(404, "not_found", "no such resource: %s", req->url);
+    case E_RECIPES: return api_recipe_post(req);
+    case E_RUNS: return api_runs_post(req);
+    case E_SEGMENTS: return api_segments_post(req, p[2]);
+    case E_STEPS: return api_steps_post(req, p[2]);
+    case E_CHECKPOINTS: return api_checkpoints_post(req, p[2]);
+    default: return json_error(404, "not_found", "no such resource: %s", req->url);
     }
 }
 

@@ -12,10 +12,10 @@
 #include "ordo.h"
 #include "server_run.h"
 
-#define SERVER_MAX_BODY ((size_t)64 << 20) /* bytes of a request body */
+#define SERVER_MAX_BODY ((size_t)64 << 20)         /* bytes of a request body */
 #define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
-#define SERVER_MAX_ITEMS 10000             /* steps or checkpoints per request */
-#define SERVER_MAX_LANE_REPORTS 640000     /* lane reports per request */
+#define SERVER_MAX_ITEMS 10000                     /* steps or checkpoints per request */
+#define SERVER_MAX_LANE_REPORTS 640000             /* lane reports per request */
 /* What a body may hold before it is parsed (body.c): the largest request
  * accepted is 640,000 lane reports of 7 values and keys each (object, 3
  * keys, 3 values); whole steps need fewer. Anything beyond costs Jansson
@@ -30,9 +30,9 @@
 #define SERVER_PARSE_COST 10
 #define SERVER_PARSE_BUDGET ((long long)768 << 20)
 #define SERVER_TRIM_AFTER ((long long)64 << 20) /* parse cost after which memory is trimmed */
-#define SERVER_MANIFEST_STEPS 16           /* expected digests in a recovery manifest */
-#define SERVER_MAX_EVENTS 1000             /* latest events shown with a run */
-#define SERVER_PER_ADDRESS 256             /* connections from one address */
+#define SERVER_MANIFEST_STEPS 16                /* expected digests in a recovery manifest */
+#define SERVER_MAX_EVENTS 1000                  /* latest events shown with a run */
+#define SERVER_PER_ADDRESS 256                  /* connections from one address */
 
 /* Counters for /metrics (updated with atomics from every thread). */
 typedef struct server_metrics {
@@ -48,13 +48,29 @@ typedef struct response {
     const char *text; /* a plain-text body instead (static), e.g. /metrics */
     char *owned_text; /* or an owned one */
     const char *content_type;
-    size_t size;      /* of a static text; 0: strlen */
-    int retry_after;  /* seconds, sent as Retry-After when > 0 */
+    size_t size;     /* of a static text; 0: strlen */
+    int retry_after; /* seconds, sent as Retry-After when > 0 */
 } response;
 
 /* The endpoints a path can name (routes.c). */
-enum { E_NONE, E_HEALTH, E_METRICS, E_STATIC, E_RECIPES, E_RECIPE, E_RUNS, E_RUN, E_SEGMENTS,
-       E_STEPS, E_CHECKPOINTS, E_SERIES, E_RECOVERY, E_COMPARE, E_STRIP, E_AUDIT };
+enum {
+    E_NONE,
+    E_HEALTH,
+    E_METRICS,
+    E_STATIC,
+    E_RECIPES,
+    E_RECIPE,
+    E_RUNS,
+    E_RUN,
+    E_SEGMENTS,
+    E_STEPS,
+    E_CHECKPOINTS,
+    E_SERIES,
+    E_RECOVERY,
+    E_COMPARE,
+    E_STRIP,
+    E_AUDIT
+};
 
 /* One request being read and answered. */
 typedef struct request {
@@ -64,23 +80,22 @@ typedef struct request {
     int encoded_separator;    /* the raw path had %2F or %00 */
     char *path;               /* owned copy of url, split into parts */
     char *parts[5];
-    int nparts, endpoint, api; /* api: under /api or /metrics */
+    int nparts, endpoint, api;  /* api: under /api or /metrics */
     struct request *heavy_next; /* queued for the heavy workers (heavy.c) */
     response heavy_out;         /* set by a worker before it resumes the connection */
     int heavy_done;
-    double heavy_queued;        /* when it was queued (monotonic seconds) */
+    double heavy_queued; /* when it was queued (monotonic seconds) */
     char *body;
     size_t body_len, body_cap;
-    size_t buffered; /* counted in the server's budget */
+    size_t buffered;   /* counted in the server's budget */
     long long parsing; /* bytes reserved in the parse budget (body.c) */
     int too_large;
     int refused;      /* refused while its body arrived: the rest is dropped */
     response refusal; /* rendered; answered once the body is in */
-    int status;     /* of the response queued */
-    int route;      /* index for metrics */
-    double started; /* monotonic seconds */
+    int status;       /* of the response queued */
+    int route;        /* index for metrics */
+    double started;   /* monotonic seconds */
 } request;
-
 
 extern const server_config *server;
 extern atomic_int server_in_flight; /* requests being read or answered */

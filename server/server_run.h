@@ -9,15 +9,15 @@
 /* How the server is started. Strings are borrowed for as long as
  * server_run runs. */
 typedef struct server_config {
-    const char *db;          /* the ledger's path; created and migrated at start */
-    struct sockaddr_in address; /* IPv4 address and port to bind (port 0: a free one) */
-    const char *listen;      /* the address as given, for messages */
-    int loopback;            /* bound to a loopback address (server_run sets it) */
-    int public_read;         /* reads need no token even off loopback */
-    int threads;             /* worker threads, 1 to 256 */
-    int insecure;            /* tokens accepted over plain HTTP off loopback */
+    const char *db;                 /* the ledger's path; created and migrated at start */
+    struct sockaddr_in address;     /* IPv4 address and port to bind (port 0: a free one) */
+    const char *listen;             /* the address as given, for messages */
+    int loopback;                   /* bound to a loopback address (server_run sets it) */
+    int public_read;                /* reads need no token even off loopback */
+    int threads;                    /* worker threads, 1 to 256 */
+    int insecure;                   /* tokens accepted over plain HTTP off loopback */
     const char *tls_cert, *tls_key; /* PEM text, or NULL for plain HTTP */
-    double header_deadline;  /* seconds a connection has to send a request's headers */
+    double header_deadline;         /* seconds a connection has to send a request's headers */
 } server_config;
 
 /* Runs the service until SIGTERM or SIGINT: opens (creates, migrates) the

@@ -34,11 +34,12 @@ int static_file(request *req, const char *path, response *out)
     for (size_t i = 0; i < ordo__web_files_count; i++)
         if (!strcmp(ordo__web_files[i].name, name)) {
             if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
-                *out = json_error(405, "method_not_allowed", "%s is not allowed on %s",
-                                  req->method, path);
+                *out = json_error(405, "method_not_allowed", "%s is not allowed on %s", req->method,
+                                  path);
                 return 1;
             }
-            *out = (response){.status = 200, .text = ordo__web_files[i].data,
+            *out = (response){.status = 200,
+                              .text = ordo__web_files[i].data,
                               .content_type = content_type(ordo__web_files[i].name),
                               .size = ordo__web_files[i].size};
             return 1;

@@ -12,8 +12,10 @@ static unsigned next(unsigned *state)
 void corpus_jsonl(const char *dir, const char *prefix, int files, int docs, int min_len,
                   int max_len, unsigned seed)
 {
-    static const char *const words[] = {"data", "order", "lane", "batch", "token", "gradient",
-                                        "caf\\u00e9", "\\u03bb", "r\\u00e9sum\\u00e9", "seed"};
+    static const char *const words[] = {"data",       "order",   "lane",
+                                        "batch",      "token",   "gradient",
+                                        "caf\\u00e9", "\\u03bb", "r\\u00e9sum\\u00e9",
+                                        "seed"};
     char path[1024];
     mkdir(test_path(dir), 0755);
     unsigned state = seed;

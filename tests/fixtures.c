@@ -27,8 +27,8 @@ int64_t fixture_run(ordo_ledger *ledger, const char *name, int lanes, int world)
     ASSERT(ranks != NULL);
     for (int lane = 0; lane < lanes; lane++)
         ranks[lane] = lane % world;
-    ordo_segment_spec seg = {.world_size = world, .start_step = 1, .lanes = lanes,
-                             .lane_ranks = ranks};
+    ordo_segment_spec seg = {
+        .world_size = world, .start_step = 1, .lanes = lanes, .lane_ranks = ranks};
     ASSERT_OK(ordo_segment_add(ledger, run, &seg, &segment, &err), &err);
     free(ranks);
     return run;

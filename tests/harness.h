@@ -18,8 +18,8 @@
  * one marker line that comments and strings cannot imitate */
 #define TEST(name) ORDO_TEST_DEFINED name
 #else
-#define TEST(name)            \
-    void test_##name(void); \
+#define TEST(name)                                                                                 \
+    void test_##name(void);                                                                        \
     void test_##name(void)
 #endif
 
@@ -27,42 +27,42 @@
 void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
 
-#define ASSERT(cond)                                                   \
-    do {                                                               \
-        if (!(cond))                                                   \
-            test_fail(__FILE__, __LINE__, "assertion failed: %s", #cond); \
+#define ASSERT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            test_fail(__FILE__, __LINE__, "assertion failed: %s", #cond);                          \
     } while (0)
 
-#define ASSERT_EQ_INT(a, b)                                                                \
-    do {                                                                                   \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                \
-        if (a_ != b_)                                                                      \
-            test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, a_, b_);     \
+#define ASSERT_EQ_INT(a, b)                                                                        \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_)                                                                              \
+            test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, a_, b_);               \
     } while (0)
 
-#define ASSERT_EQ_STR(a, b)                                                                \
-    do {                                                                                   \
-        const char *a_ = (a), *b_ = (b);                                                   \
-        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                             \
-            test_fail(__FILE__, __LINE__, "%s == %s:\n  \"%s\"\n  \"%s\"", #a, #b,        \
-                      a_ ? a_ : "(null)", b_ ? b_ : "(null)");                             \
+#define ASSERT_EQ_STR(a, b)                                                                        \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
+            test_fail(__FILE__, __LINE__, "%s == %s:\n  \"%s\"\n  \"%s\"", #a, #b,                 \
+                      a_ ? a_ : "(null)", b_ ? b_ : "(null)");                                     \
     } while (0)
 
-#define ASSERT_CONTAINS(haystack, needle)                                                  \
-    do {                                                                                   \
-        const char *h_ = (haystack), *n_ = (needle);                                       \
-        if (!h_ || !strstr(h_, n_))                                                        \
-            test_fail(__FILE__, __LINE__, "%s should contain \"%s\":\n  \"%s\"", #haystack, \
-                      n_, h_ ? h_ : "(null)");                                             \
+#define ASSERT_CONTAINS(haystack, needle)                                                          \
+    do {                                                                                           \
+        const char *h_ = (haystack), *n_ = (needle);                                               \
+        if (!h_ || !strstr(h_, n_))                                                                \
+            test_fail(__FILE__, __LINE__, "%s should contain \"%s\":\n  \"%s\"", #haystack, n_,    \
+                      h_ ? h_ : "(null)");                                                         \
     } while (0)
 
 /* Asserts a libordo call's status, printing the error message if it differs. */
-#define ASSERT_STATUS(expr, expected, errp)                                                \
-    do {                                                                                   \
-        ordo_status s_ = (expr);                                                           \
-        if (s_ != (expected))                                                              \
-            test_fail(__FILE__, __LINE__, "%s: status %s, expected %s (%s)", #expr,       \
-                      ordo_status_name(s_), ordo_status_name(expected), (errp)->message);  \
+#define ASSERT_STATUS(expr, expected, errp)                                                        \
+    do {                                                                                           \
+        ordo_status s_ = (expr);                                                                   \
+        if (s_ != (expected))                                                                      \
+            test_fail(__FILE__, __LINE__, "%s: status %s, expected %s (%s)", #expr,                \
+                      ordo_status_name(s_), ordo_status_name(expected), (errp)->message);          \
     } while (0)
 
 #define ASSERT_OK(expr, errp) ASSERT_STATUS(expr, ORDO_OK, errp)
@@ -79,9 +79,9 @@ void test_write_file(const char *path, const void *data, size_t size);
 
 /* Result of running the ordo binary. */
 typedef struct {
-    int code;   /* exit code, or 128+signal */
-    char *out;  /* stdout, owned */
-    char *err;  /* stderr, owned */
+    int code;  /* exit code, or 128+signal */
+    char *out; /* stdout, owned */
+    char *err; /* stderr, owned */
 } cli_result;
 
 /* Runs $ORDO_BIN with the NULL-terminated arguments (and `env_db` as ORDO_DB

@@ -75,8 +75,8 @@ void server_down(test_server *s)
         ssize_t n = read(s->log_fd, log, sizeof log - 1);
         log[n > 0 ? n : 0] = '\0';
         const char *tail = strlen(log) > 4000 ? log + strlen(log) - 4000 : log;
-        test_fail(__FILE__, __LINE__, "ordo serve ended with status %d; its log ends:\n%s",
-                  status, tail);
+        test_fail(__FILE__, __LINE__, "ordo serve ended with status %d; its log ends:\n%s", status,
+                  tail);
     }
     close(s->log_fd);
 }
@@ -130,12 +130,12 @@ http_result http(const test_server *s, const char *method, const char *path, con
     int fd = connect_to(s);
     size_t body_len = body ? strlen(body) : 0;
     char head[2048];
-    int n = snprintf(head, sizeof head,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                     "Content-Length: %zu\r\n%s%s%s%s\r\n",
-                     method, path, body_len, body ? "Content-Type: application/json\r\n" : "",
-                     token ? "Authorization: Bearer " : "", token ? token : "",
-                     token ? "\r\n" : "");
+    int n =
+        snprintf(head, sizeof head,
+                 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                 "Content-Length: %zu\r\n%s%s%s%s\r\n",
+                 method, path, body_len, body ? "Content-Type: application/json\r\n" : "",
+                 token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "");
     send_all(fd, head, (size_t)n);
     if (body_len)
         send_all(fd, body, body_len);
@@ -181,8 +181,8 @@ const char *make_token(const char *db, const char *role)
 {
     static char tokens[2][128];
     char *slot = tokens[strcmp(role, "writer") == 0 ? 0 : 1];
-    cli_result c = run_ordo(NULL, (const char *const[]){"token", "create", "--role", role,
-                                                        "--db", db, NULL});
+    cli_result c =
+        run_ordo(NULL, (const char *const[]){"token", "create", "--role", role, "--db", db, NULL});
     ASSERT_EQ_INT(c.code, 0);
     snprintf(slot, sizeof tokens[0], "%s", c.out);
     slot[strcspn(slot, "\n")] = '\0';

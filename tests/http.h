@@ -28,8 +28,8 @@ void server_down(test_server *s);
 
 typedef struct http_result {
     int status;
-    char *body;       /* owned */
-    json_t *json;     /* parsed body, or NULL */
+    char *body;   /* owned */
+    json_t *json; /* parsed body, or NULL */
     char headers[2048];
 } http_result;
 

@@ -42,8 +42,7 @@ static void exec_child(const char *bin, const char *const *env, const char *cons
 }
 
 /* Runs and watches one ordo command; see process.h. */
-watched_run run_ordo_watched(const char *const *env, const char *const *args,
-                             unsigned deadline)
+watched_run run_ordo_watched(const char *const *env, const char *const *args, unsigned deadline)
 {
     const char *bin = getenv("ORDO_BIN");
     if (!bin)

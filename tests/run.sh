@@ -49,6 +49,7 @@ run_suite cli env BUILD="$build" tests/cli/run.sh "$@"
 if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite install env BUILD="$build" tests/install.sh
   run_suite layout env BUILD="$build" tests/layout.sh
+  run_suite format scripts/format.sh
   run_suite make-deps tests/make_deps.sh
   run_suite demo env BUILD="$build" tests/demo.sh
   run_suite dashboard env BUILD="$build" tests/dashboard.sh

@@ -55,9 +55,9 @@ TEST(manifest_url_fetch_has_a_total_deadline)
     ASSERT(pthread_create(&thread, NULL, trickle, &s) == 0);
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/runs/r/manifest", ntohs(addr.sin_port));
-    watched_run run = run_ordo_watched(A("ORDO_HTTP_DEADLINE_MS=1500"),
-                                       A("resume", "--manifest", url, "--steps", "5", "--db",
-                                         test_path("l.db")), 30);
+    watched_run run = run_ordo_watched(
+        A("ORDO_HTTP_DEADLINE_MS=1500"),
+        A("resume", "--manifest", url, "--steps", "5", "--db", test_path("l.db")), 30);
     int still_sending = s.trickling;
     pthread_join(thread, NULL);
     close(s.listener);
@@ -65,7 +65,7 @@ TEST(manifest_url_fetch_has_a_total_deadline)
         test_fail(__FILE__, __LINE__, "exit %d after %.1f s, stderr: %s", run.result.code,
                   run.seconds, run.result.err ? run.result.err : "");
     ASSERT(run.seconds >= 1.4);
-    ASSERT(still_sending);       /* it gave up while bytes were still coming */
+    ASSERT(still_sending);         /* it gave up while bytes were still coming */
     ASSERT_EQ_INT(s.trickling, 0); /* and hung up on the server */
     ASSERT(s.sent >= 5);
     cli_result_free(&run.result);

@@ -28,8 +28,8 @@ static const char *filled_ledger(void)
     int ranks[32];
     for (int lane = 0; lane < 32; lane++)
         ranks[lane] = lane % 8;
-    ordo_segment_spec seg = {.world_size = 8, .start_step = 51, .lanes = 32, .lane_ranks = ranks,
-                             .resumed_from = 50};
+    ordo_segment_spec seg = {
+        .world_size = 8, .start_step = 51, .lanes = 32, .lane_ranks = ranks, .resumed_from = 50};
     int64_t id;
     ASSERT_OK(ordo_segment_add(ledger, resumed, &seg, &id, &err), &err);
     ASSERT_OK(ordo_steps_record(ledger, resumed, steps + 50, 50, NULL, &err), &err);

@@ -9,8 +9,9 @@ TEST(digest_hex_round_trip_and_sha256_vector)
     ordo_digest_to_hex(digest, hex);
     ASSERT_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     ordo_error err;
-    ASSERT_OK(ordo_digest_from_hex("E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855",
-                                   back, &err), &err);
+    ASSERT_OK(ordo_digest_from_hex(
+                  "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855", back, &err),
+              &err);
     ASSERT(memcmp(digest, back, ORDO_DIGEST_SIZE) == 0);
 }
 

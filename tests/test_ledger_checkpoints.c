@@ -94,9 +94,9 @@ TEST(events_record_and_filter)
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
     ordo_error err;
-    ASSERT_OK(ordo_event_record(ledger, run, 12, ORDO_EVENT_DIVERGENCE, "{\"baseline\": \"x\"}",
-                                &err),
-              &err);
+    ASSERT_OK(
+        ordo_event_record(ledger, run, 12, ORDO_EVENT_DIVERGENCE, "{\"baseline\": \"x\"}", &err),
+        &err);
     ASSERT_OK(ordo_event_record(ledger, run, 0, ORDO_EVENT_SKIP, NULL, &err), &err);
     ASSERT_STATUS(ordo_event_record(ledger, run, 1, ORDO_EVENT_CONFLICT, NULL, &err), ORDO_INVALID,
                   &err);

@@ -58,8 +58,7 @@ TEST(unwritable_or_missing_paths)
 {
     ordo_ledger *ledger = NULL;
     ordo_error err;
-    ASSERT_STATUS(ordo_ledger_open(test_path("no/such/dir/l.db"), 0, &ledger, &err), ORDO_IO,
-                  &err);
+    ASSERT_STATUS(ordo_ledger_open(test_path("no/such/dir/l.db"), 0, &ledger, &err), ORDO_IO, &err);
     ASSERT_CONTAINS(err.message, "no/such/dir/l.db");
     test_write_file(test_path("file"), "x", 1);
     ASSERT_STATUS(ordo_ledger_open(test_path("file/l.db"), 0, &ledger, &err), ORDO_IO, &err);

@@ -13,8 +13,8 @@ static ordo_lane_binding binding_of(const char *name)
 }
 
 /* Parses `plan` for L lanes at W ranks; the message of a refusal, or "" */
-static const char *parse(int lanes, int world, const char *binding, const char *plan,
-                         int **ranks, int *count)
+static const char *parse(int lanes, int world, const char *binding, const char *plan, int **ranks,
+                         int *count)
 {
     static ordo_error err;
     ordo_status status = ordo_lane_plan_parse(lanes, world, binding_of(binding), plan,
@@ -81,10 +81,12 @@ TEST(lane_plan_check_is_the_segments_rule)
 {
     ordo_error err;
     int ranks[8] = {0, 0, 0, 1, 1, 1, 1, 1};
-    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID,
+                  &err);
     ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 4");
     ranks[7] = 2;
-    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID, &err);
+    ASSERT_STATUS(ordo_lane_plan_check(8, 2, ORDO_BINDING_LOGICAL, ranks, &err), ORDO_INVALID,
+                  &err);
     ASSERT_EQ_STR(err.message, "lane 7 is assigned to rank 2, outside world size 2");
     ASSERT_STATUS(ordo_lane_plan_check(8, 4, ORDO_BINDING_RANK, ranks, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "lanes (8) must equal world size (4)");

@@ -46,7 +46,8 @@ TEST(lane_reports_composing_several_steps_count_each_once)
     ASSERT_EQ_INT(info.steps, 3);
     ordo_compare_result r;
     ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
-                                        &r, &err), &err);
+                                &r, &err),
+              &err);
     ASSERT_EQ_INT(r.matched, 3);
     ASSERT_EQ_INT(r.only_a, 0);
     ordo_compare_result_free(&r);
@@ -79,7 +80,8 @@ TEST(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise)
     ASSERT_OK(ordo_lanes_record(ledger, a, &last, 1, &result, &completed, &err), &err);
     ASSERT_EQ_INT(result.conflicts, 1);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
-                                                 "'conflict'"), 4);
+                                                 "'conflict'"),
+                  4);
     /* pending lanes that agree with the whole step go without a conflict */
     int64_t b = fixture_run(ledger, "b", 4, 2);
     ASSERT_OK(ordo_lanes_record(ledger, b, reports, 3, &result, &completed, &err), &err);
@@ -88,7 +90,8 @@ TEST(pending_lane_reports_are_checked_when_the_step_is_recorded_otherwise)
     ASSERT_EQ_INT(result.conflicts, 0);
     ASSERT_EQ_INT(fixture_count(test_path("l.db"), "lane_reports", b), 0);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM events WHERE kind = "
-                                                 "'conflict'"), 4);
+                                                 "'conflict'"),
+                  4);
     ordo_ledger_close(ledger);
 }
 
@@ -126,8 +129,7 @@ static double lane_report_cost(ordo_ledger *ledger, const char *name, size_t cou
     ordo_error err;
     double t = thread_seconds();
     ASSERT_OK(ordo_lanes_record(ledger, run, reports, half, NULL, &pending, &err), &err);
-    ASSERT_OK(ordo_lanes_record(ledger, run, reports + half, half, NULL, &completed, &err),
-              &err);
+    ASSERT_OK(ordo_lanes_record(ledger, run, reports + half, half, NULL, &completed, &err), &err);
     t = thread_seconds() - t;
     ASSERT_EQ_INT(pending, 0);
     ASSERT_EQ_INT(completed, half / 32);
@@ -156,8 +158,10 @@ TEST(lane_reports_cost_n_log_n)
     ordo_ledger *ledger = fixture_open("l.db");
     double small = cheapest(ledger, 20480), large = cheapest(ledger, 327680);
     if (large > 40 * small)
-        test_fail(__FILE__, __LINE__, "327,680 reports took %.3f s of CPU, 20,480 took %.3f s: "
-                  "%.1f times for 16 times the reports", large, small, large / small);
+        test_fail(__FILE__, __LINE__,
+                  "327,680 reports took %.3f s of CPU, 20,480 took %.3f s: "
+                  "%.1f times for 16 times the reports",
+                  large, small, large / small);
     ordo_ledger_close(ledger);
 }
 
@@ -181,8 +185,7 @@ TEST(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
     ASSERT_EQ_INT(completed, 0);
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), 20);
     int ranks[4] = {0, 1, 0, 1};
-    ordo_segment_spec resume = {.world_size = 2, .start_step = 6, .lanes = 4,
-                                .lane_ranks = ranks};
+    ordo_segment_spec resume = {.world_size = 2, .start_step = 6, .lanes = 4, .lane_ranks = ranks};
     int64_t segment = 0;
     ASSERT_OK(ordo_segment_add(ledger, run, &resume, &segment, &err), &err);
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), 10); /* steps 1 to 5 */
@@ -191,7 +194,8 @@ TEST(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
     snprintf(sql, sizeof sql,
              "WITH RECURSIVE n(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM n WHERE x < %d) "
              "INSERT INTO lane_reports SELECT %lld, 100 + x / 2, 2 * (x %% 2), zeroblob(32) "
-             "FROM n", ORDO_LANE_REPORTS_PENDING_MAX - 11, (long long)run);
+             "FROM n",
+             ORDO_LANE_REPORTS_PENDING_MAX - 11, (long long)run);
     fixture_sql(path, sql);
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);
     ordo_lane_report one = {.step = 50, .lane = 0, .rank = 0};
@@ -200,7 +204,8 @@ TEST(pending_lane_reports_are_bounded_and_dropped_by_a_resume)
                                  "4194304");
     ASSERT_EQ_INT(fixture_count(path, "lane_reports", run), ORDO_LANE_REPORTS_PENDING_MAX);
     /* a report that completes a step still goes in */
-    ordo_lane_report last[2] = {{.step = 1, .lane = 1, .rank = 1}, {.step = 1, .lane = 3, .rank = 1}};
+    ordo_lane_report last[2] = {{.step = 1, .lane = 1, .rank = 1},
+                                {.step = 1, .lane = 3, .rank = 1}};
     ASSERT_OK(ordo_lanes_record(ledger, run, last, 2, NULL, &completed, &err), &err);
     ASSERT_EQ_INT(completed, 1);
     ordo_ledger_close(ledger);

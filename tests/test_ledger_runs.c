@@ -19,8 +19,11 @@ TEST(run_create_get_list)
     int64_t base = 0, other = 0, again = 0;
     ordo_run_spec spec = {.name = "base", .recipe_id = id, .group_tag = "ablation-a", .lanes = 32};
     ASSERT_OK(ordo_run_create(ledger, &spec, &base, &err), &err);
-    ordo_run_spec spec2 = {.name = "other", .recipe_id = id, .group_tag = "ablation-a",
-                           .baseline = "base", .lanes = 32};
+    ordo_run_spec spec2 = {.name = "other",
+                           .recipe_id = id,
+                           .group_tag = "ablation-a",
+                           .baseline = "base",
+                           .lanes = 32};
     ASSERT_OK(ordo_run_create(ledger, &spec2, &other, &err), &err);
     ASSERT(base != other);
     ASSERT_OK(ordo_run_create(ledger, &spec2, &again, &err), &err);
@@ -103,11 +106,11 @@ TEST(run_create_conflicts_and_bad_specs)
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM runs"), 1);
 }
 
-static ordo_status add(ordo_ledger *ledger, int64_t run, int world, int64_t start,
-                       const int *ranks, int lanes, const char *binding, ordo_error *err)
+static ordo_status add(ordo_ledger *ledger, int64_t run, int world, int64_t start, const int *ranks,
+                       int lanes, const char *binding, ordo_error *err)
 {
-    ordo_segment_spec spec = {.world_size = world, .start_step = start, .lanes = lanes,
-                              .lane_ranks = ranks};
+    ordo_segment_spec spec = {
+        .world_size = world, .start_step = start, .lanes = lanes, .lane_ranks = ranks};
     ordo_status status =
         binding ? ordo_lane_binding_parse(binding, &spec.lane_binding, err) : ORDO_OK;
     int64_t id = 0;
@@ -152,8 +155,12 @@ TEST(segment_resume_closes_previous_and_records_event)
     int ranks[32];
     for (int lane = 0; lane < 32; lane++)
         ranks[lane] = lane / 4; /* blocks of 4 lanes per rank */
-    ordo_segment_spec spec = {.world_size = 8, .start_step = 51, .lanes = 32, .lane_ranks = ranks,
-                              .workers = "{\"read\": 2, \"tokenize\": 4}", .host = "node-7",
+    ordo_segment_spec spec = {.world_size = 8,
+                              .start_step = 51,
+                              .lanes = 32,
+                              .lane_ranks = ranks,
+                              .workers = "{\"read\": 2, \"tokenize\": 4}",
+                              .host = "node-7",
                               .resumed_from = 50};
     int64_t id = 0;
     ASSERT_OK(ordo_segment_add(ledger, run, &spec, &id, &err), &err);
@@ -229,8 +236,8 @@ TEST(run_ids_out_of_range_are_not_found)
                       ORDO_NOTFOUND, &err);
         ASSERT_STATUS(ordo_steps_record(ledger, bogus[i], &step, 1, NULL, &err), ORDO_NOTFOUND,
                       &err);
-        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, ORDO_EVENT_SKIP, NULL, &err), ORDO_NOTFOUND,
-                      &err);
+        ASSERT_STATUS(ordo_event_record(ledger, bogus[i], 1, ORDO_EVENT_SKIP, NULL, &err),
+                      ORDO_NOTFOUND, &err);
     }
     ordo_ledger_close(ledger);
 }
@@ -303,8 +310,10 @@ TEST(run_start_takes_the_recipes_lanes_and_records_nothing_it_refuses)
     /* refusals, none of which records a run */
     const char *plan = "[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, "
                        "19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]]";
-    ordo_run_start_spec bad = {.run = {.name = "half", .recipe_id = id}, .world_size = 2,
-                               .lane_plan = plan, .lane_plan_len = strlen(plan)};
+    ordo_run_start_spec bad = {.run = {.name = "half", .recipe_id = id},
+                               .world_size = 2,
+                               .lane_plan = plan,
+                               .lane_plan_len = strlen(plan)};
     ASSERT_STATUS(ordo_run_start(ledger, &bad, &started, &err), ORDO_INVALID, &err);
     ASSERT_EQ_STR(err.message, "lane_plan gives rank 0 3 lanes; every rank owns 16");
     bad.lane_plan = NULL;
@@ -356,7 +365,10 @@ TEST(lane_binding_names_and_values)
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
     int ranks[4] = {0, 1, 2, 3};
-    ordo_segment_spec spec = {.world_size = 4, .start_step = 20, .lanes = 4, .lane_ranks = ranks,
+    ordo_segment_spec spec = {.world_size = 4,
+                              .start_step = 20,
+                              .lanes = 4,
+                              .lane_ranks = ranks,
                               .lane_binding = (ordo_lane_binding)7};
     int64_t id = 0;
     ASSERT_STATUS(ordo_segment_add(ledger, run, &spec, &id, &err), ORDO_INVALID, &err);

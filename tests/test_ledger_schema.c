@@ -102,8 +102,9 @@ TEST(connection_settings)
     sqlite3 *db = NULL;
     ASSERT(sqlite3_open(test_path("s.db"), &db) == SQLITE_OK);
     sqlite3_stmt *stmt = NULL;
-    ASSERT(sqlite3_prepare_v2(db, "SELECT (SELECT journal_mode FROM pragma_journal_mode), "
-                                  "(SELECT page_size FROM pragma_page_size)",
+    ASSERT(sqlite3_prepare_v2(db,
+                              "SELECT (SELECT journal_mode FROM pragma_journal_mode), "
+                              "(SELECT page_size FROM pragma_page_size)",
                               -1, &stmt, NULL) == SQLITE_OK);
     ASSERT(sqlite3_step(stmt) == SQLITE_ROW);
     ASSERT_EQ_STR((const char *)sqlite3_column_text(stmt, 0), "wal");
@@ -153,8 +154,7 @@ TEST(foreign_sqlite_database_is_refused)
     fixture_sql(test_path("other.db"), "CREATE TABLE t (x); INSERT INTO t VALUES (1)");
     ordo_ledger *ledger = NULL;
     ordo_error err;
-    ASSERT_STATUS(ordo_ledger_open(test_path("other.db"), 0, &ledger, &err), ORDO_NOTLEDGER,
-                  &err);
+    ASSERT_STATUS(ordo_ledger_open(test_path("other.db"), 0, &ledger, &err), ORDO_NOTLEDGER, &err);
     ASSERT_CONTAINS(err.message, "not an ordo ledger");
     /* Nothing was added to it. */
     ASSERT_EQ_INT(fixture_int(test_path("other.db"), "SELECT count(*) FROM sqlite_schema"), 1);
@@ -167,7 +167,8 @@ TEST(foreign_sqlite_database_is_refused)
 static const struct {
     const char *file, *sha256;
 } released[] = {
-    {"migrations/0001_initial.sql", "945774845675dd0d4dcad79c80d88f4151e5a1e4a32205a4cfdf8bfb44a6a155"},
+    {"migrations/0001_initial.sql",
+     "945774845675dd0d4dcad79c80d88f4151e5a1e4a32205a4cfdf8bfb44a6a155"},
     {"migrations/0002_lane_reports.sql",
      "97e2fb59f79f2b4869e7eb779ea2436e1e4b8f523af2b17741d9516c20f94095"},
     {"migrations/0003_step_blocks.sql",
@@ -190,8 +191,10 @@ TEST(released_migrations_are_frozen)
         ordo_digest_to_hex(digest, hex);
         free(text);
         if (strcmp(hex, released[i].sha256) != 0)
-            test_fail(__FILE__, __LINE__, "%s was edited after release (SHA-256 %s); add a new "
-                                          "migration instead", released[i].file, hex);
+            test_fail(__FILE__, __LINE__,
+                      "%s was edited after release (SHA-256 %s); add a new "
+                      "migration instead",
+                      released[i].file, hex);
     }
     ASSERT_EQ_INT(ordo_schema_version_latest(), (int)(sizeof released / sizeof released[0]));
 }

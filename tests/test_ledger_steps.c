@@ -8,8 +8,8 @@
 #define LANES 32
 
 /* Runs whose kept step count differs from their steps rows. */
-#define COUNTS_DISAGREE                                                             \
-    "SELECT count(*) FROM runs r WHERE step_count != "                              \
+#define COUNTS_DISAGREE                                                                            \
+    "SELECT count(*) FROM runs r WHERE step_count != "                                             \
     "(SELECT count(*) FROM steps t WHERE t.run_id = r.id)"
 
 typedef struct {
@@ -23,8 +23,8 @@ static batch make_batch(int64_t first, size_t count, unsigned seed)
     batch b = {calloc(count, sizeof(ordo_step)), malloc(count * LANES * ORDO_DIGEST_SIZE), count};
     ASSERT(b.steps && b.lanes);
     for (size_t i = 0; i < count; i++)
-        fixture_step(&b.steps[i], first + (int64_t)i, LANES,
-                     b.lanes + i * LANES * ORDO_DIGEST_SIZE, seed);
+        fixture_step(&b.steps[i], first + (int64_t)i, LANES, b.lanes + i * LANES * ORDO_DIGEST_SIZE,
+                     seed);
     return b;
 }
 
@@ -201,18 +201,54 @@ static void expect_refused(void (*breaker)(ordo_step *), const char *needle)
     free_batch(&b);
 }
 
-static void step_zero(ordo_step *s) { s->step = 0; }
-static void step_negative(ordo_step *s) { s->step = -5; }
-static void step_huge(ordo_step *s) { s->step = ORDO_STEP_MAX + 1; }
-static void wrong_lane_count(ordo_step *s) { s->lane_count = LANES - 1; }
-static void lanes_without_digests(ordo_step *s) { s->lane_digests = NULL; }
-static void batch_digest_mismatch(ordo_step *s) { s->batch_digest[0] ^= 0x80; }
-static void nan_loss(ordo_step *s) { s->has_loss = 1, s->loss = NAN; }
-static void infinite_loss(ordo_step *s) { s->has_loss = 1, s->loss = INFINITY; }
-static void negative_tokens(ordo_step *s) { s->tokens = -7; }
-static void metrics_not_object(ordo_step *s) { s->metrics = "[1, 2]"; }
-static void metrics_malformed(ordo_step *s) { s->metrics = "{\"lr\": }"; }
-static void sources_missing(ordo_step *s) { s->source_count = 2; }
+static void step_zero(ordo_step *s)
+{
+    s->step = 0;
+}
+static void step_negative(ordo_step *s)
+{
+    s->step = -5;
+}
+static void step_huge(ordo_step *s)
+{
+    s->step = ORDO_STEP_MAX + 1;
+}
+static void wrong_lane_count(ordo_step *s)
+{
+    s->lane_count = LANES - 1;
+}
+static void lanes_without_digests(ordo_step *s)
+{
+    s->lane_digests = NULL;
+}
+static void batch_digest_mismatch(ordo_step *s)
+{
+    s->batch_digest[0] ^= 0x80;
+}
+static void nan_loss(ordo_step *s)
+{
+    s->has_loss = 1, s->loss = NAN;
+}
+static void infinite_loss(ordo_step *s)
+{
+    s->has_loss = 1, s->loss = INFINITY;
+}
+static void negative_tokens(ordo_step *s)
+{
+    s->tokens = -7;
+}
+static void metrics_not_object(ordo_step *s)
+{
+    s->metrics = "[1, 2]";
+}
+static void metrics_malformed(ordo_step *s)
+{
+    s->metrics = "{\"lr\": }";
+}
+static void sources_missing(ordo_step *s)
+{
+    s->source_count = 2;
+}
 
 TEST(bad_steps_are_refused_whole_batch)
 {
@@ -243,8 +279,8 @@ TEST(step_before_first_segment_or_unknown_run)
     ordo_run_spec spec = {.name = "late", .recipe_id = id, .lanes = LANES};
     int64_t late = 0, segment = 0;
     ASSERT_OK(ordo_run_create(ledger, &spec, &late, &err), &err);
-    ordo_segment_spec seg = {.world_size = 2, .start_step = 100, .lanes = LANES,
-                             .lane_ranks = ranks};
+    ordo_segment_spec seg = {
+        .world_size = 2, .start_step = 100, .lanes = LANES, .lane_ranks = ranks};
     ASSERT_OK(ordo_segment_add(ledger, late, &seg, &segment, &err), &err);
     batch b = make_batch(99, 2, 1);
     ASSERT_STATUS(ordo_steps_record(ledger, late, b.steps, 2, NULL, &err), ORDO_INVALID, &err);
@@ -262,7 +298,10 @@ TEST(lane_count_follows_the_segment)
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", 4, 4);
     int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    ordo_segment_spec seg = {.world_size = 8, .start_step = 3, .lanes = 8, .lane_ranks = ranks,
+    ordo_segment_spec seg = {.world_size = 8,
+                             .start_step = 3,
+                             .lanes = 8,
+                             .lane_ranks = ranks,
                              .lane_binding = ORDO_BINDING_RANK};
     int64_t id;
     ordo_error err;
@@ -366,7 +405,7 @@ TEST(busy_ledger_waits_instead_of_failing)
 {
     ordo_ledger *ledger = fixture_open("l.db");
     int64_t run = fixture_run(ledger, "r", LANES, 4);
-    lock_holder h = {test_path("l.db"), 0, 0, -1, PTHREAD_MUTEX_INITIALIZER,
+    lock_holder h = {test_path("l.db"),       0, 0, -1, PTHREAD_MUTEX_INITIALIZER,
                      PTHREAD_COND_INITIALIZER};
     pthread_t thread;
     ASSERT(pthread_create(&thread, NULL, hold_write_lock, &h) == 0);

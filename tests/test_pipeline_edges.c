@@ -203,8 +203,7 @@ TEST(loader_tokens_reconstruct_the_documents)
                 doc[len] = '\0';
                 json_t *seen = json_object_get(texts, doc);
                 if (!seen)
-                    test_fail(__FILE__, __LINE__, "packed text is no corpus document: '%s'",
-                              doc);
+                    test_fail(__FILE__, __LINE__, "packed text is no corpus document: '%s'", doc);
                 json_integer_set(seen, json_integer_value(seen) + 1);
                 len = 0;
                 docs++;
@@ -220,7 +219,8 @@ TEST(loader_tokens_reconstruct_the_documents)
     ASSERT(docs > 60);
     const char *key;
     json_t *count;
-    json_object_foreach(texts, key, count) {
+    json_object_foreach(texts, key, count)
+    {
         ASSERT(json_integer_value(count) >= 1);
         ASSERT(json_integer_value(count) <= (long long)(docs / 60 + 1));
     }
@@ -233,7 +233,8 @@ static void run_job(const char *recipe, const char *db, const char *name, const 
                     const char *steps)
 {
     free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world, "--steps",
-                   steps, "--quiet", "--checkpoint-every", "1"), 0));
+                   steps, "--quiet", "--checkpoint-every", "1"),
+                 0));
 }
 
 static void assert_agree(const char *db, const char *a, const char *b, long long steps)
@@ -256,22 +257,23 @@ TEST(loader_odd_shapes_stay_elastic)
         int lanes, batch, seq_len, flush, shuffle;
         const char *wide;
     } shapes[] = {
-        {1, 1, 2, 1, 0, "1"},   {1, 3, 2, 1, 1, "1"},  {8, 8, 16, 1, 1, "8"},
-        {4, 8, 2, 2, 0, "4"},   {8, 16, 5, 3, 2, "2"},
+        {1, 1, 2, 1, 0, "1"}, {1, 3, 2, 1, 1, "1"},  {8, 8, 16, 1, 1, "8"},
+        {4, 8, 2, 2, 0, "4"}, {8, 16, 5, 3, 2, "2"},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char db[512], recipe_name[64];
         snprintf(db, sizeof db, "%sshape-%zu.db", test_path(""), i);
         snprintf(recipe_name, sizeof recipe_name, "shape-%zu.json", i);
-        const char *recipe = kept(corpus_recipe(
-            recipe_name, shapes[i].lanes, shapes[i].batch, shapes[i].seq_len, shapes[i].flush,
-            shapes[i].shuffle,
-            "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
+        const char *recipe = kept(
+            corpus_recipe(recipe_name, shapes[i].lanes, shapes[i].batch, shapes[i].seq_len,
+                          shapes[i].flush, shapes[i].shuffle,
+                          "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
         run_job(recipe, db, "narrow", "1", "40");
         run_job(recipe, db, "wide", shapes[i].wide, "40");
         assert_agree(db, "narrow", "wide", 40);
         free(ordo_ok(A("resume", "narrow", "--db", db, "--from-step", "13", "--as", "resumed",
-                       "--world-size", shapes[i].wide, "--steps", "40", "--quiet"), 0));
+                       "--world-size", shapes[i].wide, "--steps", "40", "--quiet"),
+                     0));
         assert_agree(db, "narrow", "resumed", 27);
     }
 }
@@ -281,15 +283,16 @@ TEST(loader_odd_shapes_stay_elastic)
 TEST(loader_resume_spans_chunk_order_epochs)
 {
     corpus_jsonl("data", "doc", 1, 12, 20, 40, 15);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
+    const char *recipe =
+        corpus_recipe("recipe.json", 4, 8, 16, 1, 2,
+                      "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
     char db[512];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     /* chunk_records 256: 1 chunk, so every lane wraps every pick. */
     run_job(recipe, db, "base", "2", "120");
     free(ordo_ok(A("resume", "base", "--db", db, "--from-step", "37", "--as", "again",
-                   "--world-size", "4", "--steps", "120", "--quiet"), 0));
+                   "--world-size", "4", "--steps", "120", "--quiet"),
+                 0));
     assert_agree(db, "base", "again", 83);
 }
 
@@ -300,7 +303,8 @@ TEST(resume_in_place_refuses_an_earlier_checkpoint)
     char db[512];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
-                   "40", "--quiet", "--checkpoint-every", "10"), 0));
+                   "40", "--quiet", "--checkpoint-every", "10"),
+                 0));
     char *before = ordo_ok(A("show", "base", "--db", db, "--json"), 0);
     cli_result res = run_ordo(NULL, A("resume", "base", "--db", db, "--from-step", "20",
                                       "--world-size", "4", "--steps", "60", "--quiet"));
@@ -313,10 +317,11 @@ TEST(resume_in_place_refuses_an_earlier_checkpoint)
     free(before);
     free(after);
     /* From the latest it continues; a fork may start anywhere. */
-    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "4", "--steps", "60",
-                   "--quiet"), 0));
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "4", "--steps", "60", "--quiet"),
+                 0));
     free(ordo_ok(A("resume", "base", "--db", db, "--from-step", "20", "--as", "fork",
-                   "--world-size", "1", "--steps", "60", "--quiet"), 0));
+                   "--world-size", "1", "--steps", "60", "--quiet"),
+                 0));
     free(ordo_ok(A("compare", "base", "fork", "--db", db), 0));
 }
 
@@ -325,9 +330,9 @@ TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 19);
     ordo_recipe *a = indexed(one_source(4, 8, 16, 2, 2));
-    ordo_recipe *b = indexed(kept(corpus_recipe(
-        "other.json", 4, 8, 16, 3, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]")));
+    ordo_recipe *b = indexed(
+        kept(corpus_recipe("other.json", 4, 8, 16, 3, 2,
+                           "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]")));
     ordo_error err;
     ordo_loader *l = NULL;
     ordo_batch batch;
@@ -347,7 +352,9 @@ TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
     ordo_free(state);
     /* Rank 0 of 4 rank-bound ranks holds one lane of four: not enough to
      * re-shard from. */
-    ordo_loader_options r0 = {.world_size = 4, .read_workers = 1, .tokenize_workers = 1,
+    ordo_loader_options r0 = {.world_size = 4,
+                              .read_workers = 1,
+                              .tokenize_workers = 1,
                               .lane_binding = ORDO_BINDING_RANK};
     ASSERT_OK(ordo_loader_open(a, &r0, &l, &err), &err);
     ASSERT_OK(ordo_loader_next(l, &batch, &err), &err);
@@ -372,7 +379,9 @@ TEST(loader_prefetch_and_workers_change_nothing)
     const int prefetch[] = {1, 2, 9, 0}, workers[] = {1, 4, 2, 3};
     unsigned char first[60][ORDO_DIGEST_SIZE];
     for (int k = 0; k < 4; k++) {
-        ordo_loader_options o = {.world_size = 2, .rank = 1, .read_workers = workers[k],
+        ordo_loader_options o = {.world_size = 2,
+                                 .rank = 1,
+                                 .read_workers = workers[k],
                                  .tokenize_workers = workers[(k + 1) % 4],
                                  .prefetch = prefetch[k]};
         ordo_loader *l = NULL;

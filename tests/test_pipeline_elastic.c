@@ -18,28 +18,31 @@ static void standard_setup(int lanes, double weight_short)
 {
     corpus_jsonl("raw-short", "short", 4, 300, 20, 80, 1);
     corpus_jsonl("raw-long", "long", 2, 150, 200, 800, 2);
-    free(ordo_ok(A("shard", "--out", test_path("short"), "--docs-per-frame", "16",
-                   test_path("raw-short")), 0));
-    free(ordo_ok(A("shard", "--out", test_path("long"), "--docs-per-frame", "8",
-                   test_path("raw-long")), 0));
+    free(ordo_ok(
+        A("shard", "--out", test_path("short"), "--docs-per-frame", "16", test_path("raw-short")),
+        0));
+    free(ordo_ok(
+        A("shard", "--out", test_path("long"), "--docs-per-frame", "8", test_path("raw-long")), 0));
     char sources[512];
     snprintf(sources, sizeof sources,
              "[{\"name\": \"short\", \"paths\": [\"short/*.jsonl.zst\"], \"weight\": %g},"
              " {\"name\": \"long\", \"paths\": [\"long/*.jsonl.zst\"], \"weight\": %g}]",
              weight_short, 1.0 - weight_short);
-    snprintf(recipe, sizeof recipe, "%s", corpus_recipe("recipe.json", lanes, 64, 64, 3, 8, sources));
+    snprintf(recipe, sizeof recipe, "%s",
+             corpus_recipe("recipe.json", lanes, 64, 64, 3, 8, sources));
     snprintf(db, sizeof db, "%s", test_path("ledger.db"));
 }
 
 static void run(const char *name, const char *world, const char *steps, const char *extra)
 {
     if (extra)
-        free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world,
-                       "--steps", steps, "--quiet", "--checkpoint-every", "1", "--workers",
-                       extra), 0));
+        free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world, "--steps",
+                       steps, "--quiet", "--checkpoint-every", "1", "--workers", extra),
+                     0));
     else
-        free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world,
-                       "--steps", steps, "--quiet", "--checkpoint-every", "1"), 0));
+        free(ordo_ok(A("run", recipe, "--db", db, "--name", name, "--world-size", world, "--steps",
+                       steps, "--quiet", "--checkpoint-every", "1"),
+                     0));
 }
 
 /* compare --json of two runs; asserts the exit code. */
@@ -146,17 +149,20 @@ TEST(loader_resume_at_other_world_sizes_matches)
         snprintf(from, sizeof from, "%lld", (long long)picks[i]);
         snprintf(name, sizeof name, "resumed-%d", i);
         free(ordo_ok(A("resume", "base", "--db", db, "--from-step", from, "--as", name,
-                       "--world-size", worlds[i], "--steps", "150", "--quiet",
-                       "--checkpoint-every", "7"), 0));
+                       "--world-size", worlds[i], "--steps", "150", "--quiet", "--checkpoint-every",
+                       "7"),
+                     0));
         assert_same("base", name, 150 - picks[i]);
     }
     /* Two resumes in a row: 4 -> 16 -> 1 on the same run. */
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "twice", "--world-size", "4", "--steps",
-                   "40", "--quiet", "--checkpoint-every", "20"), 0));
-    free(ordo_ok(A("resume", "twice", "--db", db, "--world-size", "16", "--steps", "95",
-                   "--quiet", "--checkpoint-every", "45"), 0));
-    free(ordo_ok(A("resume", "twice", "--db", db, "--world-size", "1", "--steps", "150",
-                   "--quiet"), 0));
+                   "40", "--quiet", "--checkpoint-every", "20"),
+                 0));
+    free(ordo_ok(A("resume", "twice", "--db", db, "--world-size", "16", "--steps", "95", "--quiet",
+                   "--checkpoint-every", "45"),
+                 0));
+    free(ordo_ok(A("resume", "twice", "--db", db, "--world-size", "1", "--steps", "150", "--quiet"),
+                 0));
     assert_same("base", "twice", 150);
     char *shown = ordo_ok(A("show", "twice", "--db", db, "--json"), 0);
     json_t *view = json_loads(shown, 0, NULL);
@@ -169,9 +175,11 @@ TEST(loader_rank_binding_diverges_after_resume)
 {
     standard_setup(32, 0.5);
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
-                   "100", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "50"), 0));
+                   "100", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "50"),
+                 0));
     free(ordo_ok(A("resume", "rank", "--db", db, "--from-step", "50", "--as", "rank-w8",
-                   "--world-size", "8", "--steps", "100", "--quiet"), 0));
+                   "--world-size", "8", "--steps", "100", "--quiet"),
+                 0));
     json_t *r = compare("rank", "rank-w8", 3);
     ASSERT_EQ_INT(field(r, "steps_compared"), 50);
     ASSERT_EQ_INT(field(r, "first_divergent_step"), 51);
@@ -180,7 +188,8 @@ TEST(loader_rank_binding_diverges_after_resume)
     /* The same resume with logical lanes agrees. */
     run("logical", "4", "100", NULL);
     free(ordo_ok(A("resume", "logical", "--db", db, "--from-step", "50", "--as", "logical-w8",
-                   "--world-size", "8", "--steps", "100", "--quiet"), 0));
+                   "--world-size", "8", "--steps", "100", "--quiet"),
+                 0));
     assert_same("logical", "logical-w8", 50);
     char *text = ordo_ok(A("compare", "rank", "rank-w8", "--db", db), 3);
     ASSERT_CONTAINS(text, "first divergent step 51");
@@ -206,7 +215,8 @@ TEST(loader_token_ratio_mixing_meets_weights)
 {
     standard_setup(8, 0.7);
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "mix", "--world-size", "2", "--steps",
-                   "400", "--quiet"), 0));
+                   "400", "--quiet"),
+                 0));
     ordo_ledger *ledger = NULL;
     ordo_error err;
     ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
@@ -225,14 +235,14 @@ TEST(loader_token_ratio_mixing_meets_weights)
 TEST(loader_validation_names_the_numbers)
 {
     standard_setup(32, 0.5);
-    cli_result r = run_ordo(NULL, A("run", recipe, "--db", db, "--name", "x", "--world-size",
-                                    "12", "--steps", "5"));
+    cli_result r = run_ordo(
+        NULL, A("run", recipe, "--db", db, "--name", "x", "--world-size", "12", "--steps", "5"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "lanes (32) must be divisible by world size (12)");
     cli_result_free(&r);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM runs"), 0);
-    r = run_ordo(NULL, A("run", recipe, "--db", db, "--name", "x", "--world-size", "3",
-                         "--steps", "5", "--lane-binding", "rank"));
+    r = run_ordo(NULL, A("run", recipe, "--db", db, "--name", "x", "--world-size", "3", "--steps",
+                         "5", "--lane-binding", "rank"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "global_batch (64) must be divisible by world size (3)");
     cli_result_free(&r);
@@ -264,8 +274,9 @@ TEST(loader_validation_names_the_numbers)
         ASSERT_CONTAINS(r.err, cases[i].needle);
         cli_result_free(&r);
     }
-    const char *tiny = corpus_recipe("tiny.json", 32, 64, 1, 3, 0,
-                                     "[{\"name\": \"s\", \"paths\": [\"short/*\"], \"weight\": 1}]");
+    const char *tiny =
+        corpus_recipe("tiny.json", 32, 64, 1, 3, 0,
+                      "[{\"name\": \"s\", \"paths\": [\"short/*\"], \"weight\": 1}]");
     r = run_ordo(NULL, A("recipe", "check", tiny));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "'seq_len' (1) must be between 2");
@@ -286,8 +297,8 @@ TEST(loader_changed_shard_refuses_resume)
     data[size / 2] ^= 0x40;
     test_write_file(shard, data, size);
     free(data);
-    cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "8", "--steps",
-                                    "60"));
+    cli_result r =
+        run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "8", "--steps", "60"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "long/shard-00000.jsonl.zst");
     ASSERT_CONTAINS(r.err, "changed since it was recorded");

@@ -20,8 +20,12 @@ static void play(const ordo_recipe *r, const char *binding, int rank, int world,
                  const unsigned char *state, size_t size, int steps, unsigned char *digests,
                  unsigned char **after, size_t *after_size)
 {
-    ordo_loader_options o = {.rank = rank, .world_size = world, .read_workers = 1,
-                             .tokenize_workers = 1, .resume = state, .resume_size = size};
+    ordo_loader_options o = {.rank = rank,
+                             .world_size = world,
+                             .read_workers = 1,
+                             .tokenize_workers = 1,
+                             .resume = state,
+                             .resume_size = size};
     ordo_loader *l = NULL;
     ordo_batch b;
     ordo_error err;
@@ -64,8 +68,12 @@ TEST(loader_resumes_a_ranks_own_state_at_the_same_world_size)
     unsigned char *state = NULL;
     size_t size = 0;
     play(r, "logical", 0, 2, NULL, 0, 1, NULL, &state, &size);
-    ordo_loader_options o = {.rank = 1, .world_size = 2, .read_workers = 1,
-                             .tokenize_workers = 1, .resume = state, .resume_size = size};
+    ordo_loader_options o = {.rank = 1,
+                             .world_size = 2,
+                             .read_workers = 1,
+                             .tokenize_workers = 1,
+                             .resume = state,
+                             .resume_size = size};
     ordo_loader *l = NULL;
     ordo_error err;
     ASSERT_STATUS(ordo_loader_open(r, &o, &l, &err), ORDO_INVALID, &err);
@@ -74,4 +82,3 @@ TEST(loader_resumes_a_ranks_own_state_at_the_same_world_size)
     ordo_free(state);
     ordo_recipe_free(r);
 }
-

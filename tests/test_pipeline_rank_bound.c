@@ -113,9 +113,13 @@ static void run_segment(const ordo_recipe *r, int world, const unsigned char *re
     ordo_loader *loaders[MAX_WORLD];
     ordo_error err;
     for (int rank = 0; rank < world; rank++) {
-        ordo_loader_options o = {.rank = rank, .world_size = world, .read_workers = 1,
-                                 .tokenize_workers = 1, .lane_binding = ORDO_BINDING_RANK,
-                                 .resume = resume, .resume_size = resume_size};
+        ordo_loader_options o = {.rank = rank,
+                                 .world_size = world,
+                                 .read_workers = 1,
+                                 .tokenize_workers = 1,
+                                 .lane_binding = ORDO_BINDING_RANK,
+                                 .resume = resume,
+                                 .resume_size = resume_size};
         ASSERT_OK(ordo_loader_open(r, &o, &loaders[rank], &err), &err);
     }
     for (int first = 1;; first = 0) {
@@ -138,8 +142,8 @@ static void run_segment(const ordo_recipe *r, int world, const unsigned char *re
         ASSERT_OK(ordo_loader_checkpoint(loaders[rank], &states[rank], &sizes[rank], &err), &err);
         ordo_loader_close(loaders[rank]);
     }
-    ASSERT_OK(ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world,
-                                    &seg->state, &seg->state_size, &err),
+    ASSERT_OK(ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world, &seg->state,
+                                    &seg->state_size, &err),
               &err);
     for (int rank = 0; rank < world; rank++)
         ordo_free(states[rank]);
@@ -328,9 +332,10 @@ TEST(rank_bound_resume_delivers_each_document_once)
     ASSERT_OK(ordo_recipe_load(path, &r, &err), &err);
     ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
     static const int plans[][MAX_SEGMENTS + 1][2] = {
-        {{6, 3}, {3, 24}},  {{6, 7}, {3, 24}},  {{6, 12}, {3, 26}},         {{4, 5}, {2, 24}},
-        {{4, 9}, {8, 24}},  {{4, 2}, {8, 20}},  {{6, 1}, {3, 20}},          {{6, 4}, {3, 10}, {4, 24}},
-        {{4, 6}, {8, 11}, {2, 24}}, {{6, 10}, {4, 13}, {8, 24}},  {{6, 5}, {3, 11}, {3, 24}}};
+        {{6, 3}, {3, 24}},           {{6, 7}, {3, 24}},          {{6, 12}, {3, 26}},
+        {{4, 5}, {2, 24}},           {{4, 9}, {8, 24}},          {{4, 2}, {8, 20}},
+        {{6, 1}, {3, 20}},           {{6, 4}, {3, 10}, {4, 24}}, {{4, 6}, {8, 11}, {2, 24}},
+        {{6, 10}, {4, 13}, {8, 24}}, {{6, 5}, {3, 11}, {3, 24}}};
     findings total = {0};
     int covered = 1;
     for (size_t i = 0; i < sizeof plans / sizeof *plans; i++) {
@@ -437,8 +442,7 @@ static void keep_short(coverage *c, const char *piece, int n)
 
 /* Where a run of text that begins a document part is: by its header when
  * it starts a document, else by its first NGRAM letters. 0: unknown. */
-static int locate(const coverage *c, const char *piece, int n, int starts, int *s, int *d,
-                  int *at)
+static int locate(const coverage *c, const char *piece, int n, int starts, int *s, int *d, int *at)
 {
     if (starts && sscanf(piece, "s%dd%d|", s, d) == 2 && *s >= 0 && *s < SOURCES && *d >= 0 &&
         *d < doc_counts[*s] && memchr(piece, '|', (size_t)n)) {
@@ -536,8 +540,9 @@ TEST(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once)
     ASSERT_OK(ordo_recipe_load(path, &r, &err), &err);
     ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
     static const int plans[][MAX_SEGMENTS + 1][2] = {
-        {{6, 3}, {3, 24}}, {{6, 12}, {3, 26}}, {{4, 5}, {2, 24}}, {{4, 9}, {8, 24}},
-        {{6, 4}, {3, 10}, {4, 24}}, {{4, 6}, {8, 11}, {2, 24}}, {{6, 5}, {3, 11}, {3, 24}}};
+        {{6, 3}, {3, 24}},         {{6, 12}, {3, 26}},         {{4, 5}, {2, 24}},
+        {{4, 9}, {8, 24}},         {{6, 4}, {3, 10}, {4, 24}}, {{4, 6}, {8, 11}, {2, 24}},
+        {{6, 5}, {3, 11}, {3, 24}}};
     int failures = 0;
     for (size_t p = 0; p < sizeof plans / sizeof *plans; p++) {
         segment segs[MAX_SEGMENTS];
@@ -627,12 +632,12 @@ TEST(checkpoint_units_must_ascend_below_the_base)
         int count;
         const char *error;
     } cases[] = {
-        {{4, 17, 30, 0, 40, 0, 2, 0, 0}, 3, NULL},    /* 3 [17,30), 3 [40,end), 5 */
-        {{0, 0, 0}, 1, "unit 0 of source 0"},         /* before position 0 */
-        {{11, 0, 0}, 1, "not below the base 10"},     /* position 10: the base */
-        {{4, 9, 9}, 1, "empty"},                      /* [9, 9) */
+        {{4, 17, 30, 0, 40, 0, 2, 0, 0}, 3, NULL},     /* 3 [17,30), 3 [40,end), 5 */
+        {{0, 0, 0}, 1, "unit 0 of source 0"},          /* before position 0 */
+        {{11, 0, 0}, 1, "not below the base 10"},      /* position 10: the base */
+        {{4, 9, 9}, 1, "empty"},                       /* [9, 9) */
         {{4, 0, 0, 0, 5, 0}, 2, "unit 1 of source 0"}, /* after a unit to the chunk's end */
-        {{4, 10, 20, 0, 15, 0}, 2, "out of order"},   /* overlaps [10, 20) */
+        {{4, 10, 20, 0, 15, 0}, 2, "out of order"},    /* overlaps [10, 20) */
         {{4, 0, 0, UINT64_MAX, 0, 0}, 2, "out of order"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -703,12 +708,13 @@ TEST(rank_bound_reshard_checks_the_replay_against_the_ledger)
     char db[1024];
     snprintf(db, sizeof db, "%s", test_path("ledger.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
-                   "20", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "10"), 0));
+                   "20", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "10"),
+                 0));
     for (int change = -1; change <= 1; change += 2) {
         int lane = tamper_delivered(db, 10, -1, change);
-        cli_result r = run_ordo(NULL, A("resume", "rank", "--db", db, "--from-step", "10",
-                                        "--as", "rank-w8", "--world-size", "8", "--steps", "20",
-                                        "--quiet"));
+        cli_result r =
+            run_ordo(NULL, A("resume", "rank", "--db", db, "--from-step", "10", "--as", "rank-w8",
+                             "--world-size", "8", "--steps", "20", "--quiet"));
         if (r.code != 1)
             fprintf(stderr, "  delivered %+d: exit %d\n", change, r.code);
         ASSERT_EQ_INT(r.code, 1);
@@ -721,5 +727,6 @@ TEST(rank_bound_reshard_checks_the_replay_against_the_ledger)
         tamper_delivered(db, 10, lane, -change);
     }
     free(ordo_ok(A("resume", "rank", "--db", db, "--from-step", "10", "--as", "rank-w8",
-                   "--world-size", "8", "--steps", "20", "--quiet"), 0));
+                   "--world-size", "8", "--steps", "20", "--quiet"),
+                 0));
 }

@@ -17,10 +17,11 @@ static void setup(void)
 {
     corpus_jsonl("raw-short", "short", 4, 300, 20, 80, 1);
     corpus_jsonl("raw-long", "long", 2, 150, 200, 800, 2);
-    free(ordo_ok(A("shard", "--out", test_path("short"), "--docs-per-frame", "16",
-                   test_path("raw-short")), 0));
-    free(ordo_ok(A("shard", "--out", test_path("long"), "--docs-per-frame", "8",
-                   test_path("raw-long")), 0));
+    free(ordo_ok(
+        A("shard", "--out", test_path("short"), "--docs-per-frame", "16", test_path("raw-short")),
+        0));
+    free(ordo_ok(
+        A("shard", "--out", test_path("long"), "--docs-per-frame", "8", test_path("raw-long")), 0));
     const char *sources =
         "[{\"name\": \"short\", \"paths\": [\"short/*.jsonl.zst\"], \"weight\": 0.5},"
         " {\"name\": \"long\", \"paths\": [\"long/*.jsonl.zst\"], \"weight\": 0.5}]";
@@ -82,15 +83,16 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
 {
     setup();
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--checkpoint-every", "10"), 0));
+                   "60", "--quiet", "--checkpoint-every", "10"),
+                 0));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
-                   "80", "--quiet"), 0));
+                   "80", "--quiet"),
+                 0));
     ordo_checkpoint original;
     ordo__state s;
     read_state(60, &s, &original);
     ordo__state_free(&s);
-    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "lane 5",
-                            "step 59"};
+    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "step 59"};
     for (int how = DELIVERED_LESS; how <= STEP; how++) {
         ordo_checkpoint c;
         read_state(60, &s, &c);
@@ -98,8 +100,8 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
         tamper(&s, (enum tamper)how);
         write_state(60, &s);
         ordo__state_free(&s);
-        cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "8",
-                                        "--steps", "80", "--quiet"));
+        cli_result r = run_ordo(
+            NULL, A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80", "--quiet"));
         if (r.code != 1)
             fprintf(stderr, "  tampering %d: exit %d\n", how, r.code);
         ASSERT_EQ_INT(r.code, 1);
@@ -113,8 +115,8 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
     /* Nothing was recorded by the refused resumes; the honest one agrees. */
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = 1"), 1);
     ASSERT_EQ_INT(fixture_int(db, "SELECT step_count FROM runs WHERE id = 1"), 60);
-    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80",
-                   "--quiet"), 0));
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80", "--quiet"),
+                 0));
     free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
 }
 
@@ -124,11 +126,13 @@ TEST(resume_checks_the_replayed_steps_against_the_ledger)
 {
     setup();
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--checkpoint-every", "10"), 0));
-    fixture_sql(db, "UPDATE steps SET lane_digests = CAST(substr(lane_digests, 1, 96) || "
-                    "zeroblob(32) || substr(lane_digests, 129) AS BLOB) WHERE key = (1 << 40) + 60");
-    cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "2",
-                                    "--steps", "70", "--quiet"));
+                   "60", "--quiet", "--checkpoint-every", "10"),
+                 0));
+    fixture_sql(db,
+                "UPDATE steps SET lane_digests = CAST(substr(lane_digests, 1, 96) || "
+                "zeroblob(32) || substr(lane_digests, 129) AS BLOB) WHERE key = (1 << 40) + 60");
+    cli_result r = run_ordo(
+        NULL, A("resume", "base", "--db", db, "--world-size", "2", "--steps", "70", "--quiet"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "does not reproduce step 60 of lane 3");
     cli_result_free(&r);
@@ -144,44 +148,53 @@ TEST(resume_after_a_crashed_resume_or_before_any_checkpoint)
 {
     setup();
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
-                   "30", "--quiet"), 0));
+                   "30", "--quiet"),
+                 0));
     /* run to 10 (checkpoints 5, 10); a resume at W=4 dies after step 12 */
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "v", "--world-size", "8", "--steps",
-                   "10", "--quiet", "--checkpoint-every", "5"), 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "v", "--world-size", "8", "--steps", "10",
+                   "--quiet", "--checkpoint-every", "5"),
+                 0));
     free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "4", "--steps", "12", "--quiet",
-                   "--checkpoint-every", "100"), 0));
+                   "--checkpoint-every", "100"),
+                 0));
     fixture_sql(db, "DELETE FROM checkpoints WHERE step = 12");
     free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "16", "--steps", "20", "--quiet",
-                   "--checkpoint-every", "100"), 0));
-    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 20");
-    free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "2", "--steps", "30", "--quiet"),
+                   "--checkpoint-every", "100"),
                  0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 20");
+    free(ordo_ok(A("resume", "v", "--db", db, "--world-size", "2", "--steps", "30", "--quiet"), 0));
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments s JOIN runs r ON r.id = "
-                                  "s.run_id WHERE r.name = 'v'"), 2);
+                                  "s.run_id WHERE r.name = 'v'"),
+                  2);
     ASSERT_EQ_INT(fixture_int(db, "SELECT world_size FROM segments s JOIN runs r ON r.id = "
-                                  "s.run_id WHERE r.name = 'v' AND ordinal = 1"), 2);
+                                  "s.run_id WHERE r.name = 'v' AND ordinal = 1"),
+                  2);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM events e JOIN runs r ON r.id = e.run_id "
-                                  "WHERE r.name = 'v' AND kind = 'conflict'"), 0);
+                                  "WHERE r.name = 'v' AND kind = 'conflict'"),
+                  0);
     free(ordo_ok(A("compare", "whole", "v", "--db", db), 0));
     /* killed before its first checkpoint: resume at W=8 from step 0 */
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "w", "--world-size", "4", "--steps",
-                   "6", "--quiet", "--checkpoint-every", "100"), 0));
-    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 6");
-    free(ordo_ok(A("resume", "w", "--db", db, "--world-size", "8", "--steps", "30", "--quiet"),
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "w", "--world-size", "4", "--steps", "6",
+                   "--quiet", "--checkpoint-every", "100"),
                  0));
+    fixture_sql(db, "DELETE FROM checkpoints WHERE step = 6");
+    free(ordo_ok(A("resume", "w", "--db", db, "--world-size", "8", "--steps", "30", "--quiet"), 0));
     free(ordo_ok(A("compare", "whole", "w", "--db", db), 0));
     /* or `ordo run` again at another world size */
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "4", "--steps",
-                   "6", "--quiet", "--checkpoint-every", "100"), 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "4", "--steps", "6",
+                   "--quiet", "--checkpoint-every", "100"),
+                 0));
     fixture_sql(db, "DELETE FROM checkpoints WHERE step = 6");
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "8", "--steps",
-                   "30", "--quiet"), 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "x", "--world-size", "8", "--steps", "30",
+                   "--quiet"),
+                 0));
     free(ordo_ok(A("compare", "whole", "x", "--db", db), 0));
     ASSERT_EQ_INT(fixture_int(db, "SELECT world_size FROM segments s JOIN runs r ON r.id = "
-                                  "s.run_id WHERE r.name = 'x'"), 8);
+                                  "s.run_id WHERE r.name = 'x'"),
+                  8);
     /* a checkpoint after the start still refuses an in-place resume */
-    cli_result r = run_ordo(NULL, A("resume", "v", "--db", db, "--from-step", "10",
-                                    "--world-size", "4", "--steps", "40", "--quiet"));
+    cli_result r = run_ordo(NULL, A("resume", "v", "--db", db, "--from-step", "10", "--world-size",
+                                    "4", "--steps", "40", "--quiet"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "later checkpoint");
     cli_result_free(&r);
@@ -206,8 +219,10 @@ static void post_lanes(const test_server *srv, const char *token, const unsigned
         for (int lane = from; lane <= to; lane++) {
             char hex[ORDO_DIGEST_HEX_SIZE];
             ordo_digest_to_hex(digests + (size_t)lane * ORDO_DIGEST_SIZE, hex);
-            n += snprintf(body + n, sizeof body - (size_t)n, "%s{\"step\": 12, \"lane\": %d, "
-                          "\"digest\": \"%s\"}", lane > from ? ", " : "", lane, hex);
+            n += snprintf(body + n, sizeof body - (size_t)n,
+                          "%s{\"step\": 12, \"lane\": %d, "
+                          "\"digest\": \"%s\"}",
+                          lane > from ? ", " : "", lane, hex);
         }
         snprintf(body + n, sizeof body - (size_t)n, "]}");
         http_result r = http(srv, "POST", "/api/runs/base/steps", token, body);
@@ -233,7 +248,8 @@ TEST(service_refuses_unreached_and_holds_pending_checkpoints)
 {
     setup();
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "12", "--quiet", "--checkpoint-every", "10"), 0));
+                   "12", "--quiet", "--checkpoint-every", "10"),
+                 0));
     /* step 12 and its checkpoint as a job sends them: lanes from the ranks,
      * the checkpoint from a background thread, in any order */
     ordo_checkpoint c;
@@ -292,7 +308,8 @@ TEST(resume_from_a_forged_manifest_state_is_refused)
 {
     setup();
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "40", "--quiet", "--checkpoint-every", "20"), 0));
+                   "40", "--quiet", "--checkpoint-every", "20"),
+                 0));
     ordo_ledger *ledger = fixture_open("ledger.db");
     char *text = NULL;
     ordo_error err;

@@ -41,10 +41,10 @@ TEST(recipe_bad_json_is_refused_with_position)
 TEST(recipe_weights_must_add_up_to_a_finite_number)
 {
     corpus_jsonl("data", "doc", 1, 5, 3, 20, 16);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308},"
-        " {\"name\": \"b\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308}]");
+    const char *recipe =
+        corpus_recipe("recipe.json", 4, 8, 16, 1, 2,
+                      "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308},"
+                      " {\"name\": \"b\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1e308}]");
     ordo_recipe *r = NULL;
     ordo_error err;
     ASSERT_STATUS(ordo_recipe_load(recipe, &r, &err), ORDO_INVALID, &err);

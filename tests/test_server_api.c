@@ -22,7 +22,8 @@ static void filled_ledger(void)
                            "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
-                   "30", "--checkpoint-every", "10", "--quiet"), 0));
+                   "30", "--checkpoint-every", "10", "--quiet"),
+                 0));
 }
 
 static const char *str(const http_result *r, const char *key)
@@ -40,8 +41,8 @@ static void expect(const http_result *r, int status, const char *code, const cha
 {
     if (r->status != status || (code && strcmp(str(r, "code"), code) != 0) ||
         (needle && !strstr(r->body, needle)))
-        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status,
-                  code ? code : "", needle ? needle : "", r->status, r->body);
+        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status, code ? code : "",
+                  needle ? needle : "", r->status, r->body);
 }
 
 static void call(const test_server *s, const char *method, const char *path, const char *token,
@@ -62,9 +63,8 @@ TEST(server_endpoints_answer)
     /* Reads of what ordo run recorded. */
     http_result r = http(&s, "GET", "/api/runs", NULL, NULL);
     expect(&r, 200, NULL, "\"base\"");
-    const char *recipe_id =
-        json_string_value(json_object_get(json_array_get(json_object_get(r.json, "runs"), 0),
-                                          "recipe_id"));
+    const char *recipe_id = json_string_value(
+        json_object_get(json_array_get(json_object_get(r.json, "runs"), 0), "recipe_id"));
     char rid[65];
     snprintf(rid, sizeof rid, "%s", recipe_id);
     http_free(&r);
@@ -90,12 +90,10 @@ TEST(server_endpoints_answer)
     http_free(&r);
     call(&s, "POST", "/api/recipes", writer, body, 201, NULL, ext); /* idempotent */
     char run[512];
-    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}",
-             ext);
+    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}", ext);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, "\"created\":true");
     call(&s, "POST", "/api/runs", writer, run, 200, NULL, "\"created\":false");
-    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 4}",
-             ext);
+    snprintf(run, sizeof run, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 4}", ext);
     call(&s, "POST", "/api/runs", writer, run, 409, "conflict", "world size 2, not 4");
     char steps[4096];
     int n = snprintf(steps, sizeof steps, "{\"steps\": [");
@@ -107,21 +105,19 @@ TEST(server_endpoints_answer)
     snprintf(steps + n, sizeof steps - (size_t)n, "]}");
     call(&s, "POST", "/api/runs/job/steps", writer, steps, 200, NULL, "\"inserted\":12");
     call(&s, "POST", "/api/runs/job/steps", writer, steps, 200, NULL, "\"unchanged\":12");
-    call(&s, "POST", "/api/runs/job/segments", writer,
-         "{\"start_step\": 13, \"world_size\": 4}", 201, NULL, "\"start_step\":13");
+    call(&s, "POST", "/api/runs/job/segments", writer, "{\"start_step\": 13, \"world_size\": 4}",
+         201, NULL, "\"start_step\":13");
     /* a checkpoint's state must be one (of that step and lane count) */
     call(&s, "POST", "/api/runs/job/checkpoints", writer,
          "{\"step\": 12, \"lanes\": 4, \"state\": \"AQIDBA==\"}", 400, "invalid", "state:");
     call(&s, "POST", "/api/runs/job/checkpoints", writer,
-         "{\"step\": 12, \"lanes\": 4294967300, \"state\": \"AQIDBA==\"}", 400, "invalid",
-         NULL);
+         "{\"step\": 12, \"lanes\": 4294967300, \"state\": \"AQIDBA==\"}", 400, "invalid", NULL);
     call(&s, "GET", "/api/runs/job/checkpoints", NULL, NULL, 200, NULL, "\"checkpoints\":[]");
     /* Compare, audit, recovery, metrics. */
     r = http(&s, "GET", "/api/compare?a=base&b=job", NULL, NULL);
     expect(&r, 200, NULL, "\"recipes\"");
     ASSERT_EQ_INT(num(r.json, "steps_compared"), 12);
-    ASSERT(json_array_size(json_object_get(json_object_get(r.json, "recipes"), "differences")) >
-           0);
+    ASSERT(json_array_size(json_object_get(json_object_get(r.json, "recipes"), "differences")) > 0);
     http_free(&r);
     snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
     call(&s, "GET", path, NULL, NULL, 200, NULL, "\"world_sizes\"");
@@ -191,7 +187,7 @@ TEST(server_refuses_bad_requests_and_stays_up)
          "invalid", "64 hex");
     call(&s, "POST", run, writer, "{\"steps\": [{\"step\": \"5\"}]}", 400, "invalid", NULL);
     call(&s, "POST", "/api/runs/nobody/steps", writer,
-         "{\"steps\": [{\"step\": 5, \"batch_digest\": \"" 
+         "{\"steps\": [{\"step\": 5, \"batch_digest\": \""
          "0000000000000000000000000000000000000000000000000000000000000000\"}]}",
          404, "not_found", "nobody");
     /* A conflicting re-report of step 3 is kept as a conflict, not stored. */
@@ -222,27 +218,35 @@ TEST(server_refuses_bad_requests_and_stays_up)
     call(&s, "GET", "/api/nothing", NULL, NULL, 404, "not_found", NULL);
     call(&s, "DELETE", "/api/runs/base", writer, NULL, 405, "method_not_allowed", NULL);
     call(&s, "GET", "/api/runs/base/recovery", NULL, NULL, 400, "invalid", "world_size");
-    call(&s, "POST", "/api/recipes", writer, "{\"lanes\": 3, \"global_batch\": 8}", 400,
-         "invalid", "global_batch (8) must be divisible by lanes (3)");
+    call(&s, "POST", "/api/recipes", writer, "{\"lanes\": 3, \"global_batch\": 8}", 400, "invalid",
+         "global_batch (8) must be divisible by lanes (3)");
     call(&s, "POST", "/api/runs", writer, "{\"name\": 5}", 400, "invalid", NULL);
     /* refused run requests record nothing; names are path segments */
     http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
     char body[512];
-    snprintf(body, sizeof body, "{\"name\": \"half\", \"recipe_id\": \"%s\", \"world_size\": 2, "
-             "\"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}", str(&info, "recipe_id"));
+    snprintf(body, sizeof body,
+             "{\"name\": \"half\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}",
+             str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "gives rank 0 3 lanes");
     call(&s, "GET", "/api/runs/half", NULL, NULL, 404, "not_found", NULL);
-    snprintf(body, sizeof body, "{\"name\": \"late\", \"recipe_id\": \"%s\", \"world_size\": 2, "
-             "\"resumed_from\": 3}", str(&info, "recipe_id"));
+    snprintf(body, sizeof body,
+             "{\"name\": \"late\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"resumed_from\": 3}",
+             str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid",
          "resumed-from step (3) must be before the start step (1)");
     call(&s, "GET", "/api/runs/late", NULL, NULL, 404, "not_found", NULL);
-    snprintf(body, sizeof body, "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 2, "
-             "\"lane_binding\": 7}", str(&info, "recipe_id"));
+    snprintf(body, sizeof body,
+             "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 2, "
+             "\"lane_binding\": 7}",
+             str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid",
          "lane_binding must be 'logical' or 'rank'");
-    snprintf(body, sizeof body, "{\"name\": \"a/steps\", \"recipe_id\": \"%s\", "
-             "\"world_size\": 2}", str(&info, "recipe_id"));
+    snprintf(body, sizeof body,
+             "{\"name\": \"a/steps\", \"recipe_id\": \"%s\", "
+             "\"world_size\": 2}",
+             str(&info, "recipe_id"));
     call(&s, "POST", "/api/runs", writer, body, 400, "invalid", "'/'");
     http_free(&info);
     /* undecodable bytes in a path still get a JSON error */
@@ -257,23 +261,24 @@ TEST(server_refuses_bad_requests_and_stays_up)
     ASSERT_EQ_INT(http_raw(&s, raw_post, strlen(raw_post)), 401);
     call(&s, "POST", "/api/runs/base/segments", writer, "{\"start_step\": 31}", 400, "invalid",
          "world_size");
-    call(&s, "POST", "/api/runs/base/segments", writer,
-         "{\"start_step\": 31, \"world_size\": 3}", 400, "invalid",
-         "lanes (8) must be divisible by world size (3)");
+    call(&s, "POST", "/api/runs/base/segments", writer, "{\"start_step\": 31, \"world_size\": 3}",
+         400, "invalid", "lanes (8) must be divisible by world size (3)");
     /* the same lane plan rule, and words, as a run's first segment */
     call(&s, "POST", "/api/runs/base/segments", writer,
          "{\"start_step\": 31, \"world_size\": 2, \"lane_plan\": [[0, 1, 2], [3, 4, 5, 6, 7]]}",
          400, "invalid", "lane_plan gives rank 0 3 lanes; every rank owns 4");
     call(&s, "POST", "/api/runs/base/segments", writer,
-         "{\"start_step\": 31, \"world_size\": 2, \"lane_binding\": \"sideways\"}", 400,
-         "invalid", "lane_binding must be 'logical' or 'rank'");
-    call(&s, "POST", "/api/runs/base/checkpoints", writer, "{\"step\": 1, \"lanes\": 8, "
-         "\"state\": \"%%%\"}", 400, "invalid", "base64");
+         "{\"start_step\": 31, \"world_size\": 2, \"lane_binding\": \"sideways\"}", 400, "invalid",
+         "lane_binding must be 'logical' or 'rank'");
+    call(&s, "POST", "/api/runs/base/checkpoints", writer,
+         "{\"step\": 1, \"lanes\": 8, "
+         "\"state\": \"%%%\"}",
+         400, "invalid", "base64");
     /* The dashboard's files: only compiled-in names, never the disk. */
     call(&s, "GET", "/", NULL, NULL, 200, NULL, NULL);
     call(&s, "GET", "/static/app.js", NULL, NULL, 200, NULL, NULL);
-    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 400,
-         "non_canonical_path", NULL);
+    call(&s, "GET", "/static/../migrations/0001_initial.sql", NULL, NULL, 400, "non_canonical_path",
+         NULL);
     call(&s, "GET", "/static/%2e%2e/%2e%2e/etc/passwd", NULL, NULL, 400, "non_canonical_path",
          NULL);
     call(&s, "GET", "/static/", NULL, NULL, 400, "non_canonical_path", NULL);
@@ -281,8 +286,7 @@ TEST(server_refuses_bad_requests_and_stays_up)
     call(&s, "POST", "/static/app.js", writer, "{}", 405, "method_not_allowed", NULL);
     /* Views: bad arguments. */
     call(&s, "GET", "/api/compare/strip?a=base", NULL, NULL, 400, "invalid", "?a=RUN&b=RUN");
-    call(&s, "GET", "/api/compare/strip?a=base&b=base&buckets=0", NULL, NULL, 400, "invalid",
-         NULL);
+    call(&s, "GET", "/api/compare/strip?a=base&b=base&buckets=0", NULL, NULL, 400, "invalid", NULL);
     call(&s, "GET", "/api/compare/strip?a=base&b=ghost", NULL, NULL, 404, "not_found", "ghost");
     call(&s, "GET", "/api/runs/base/series?buckets=100001", NULL, NULL, 400, "invalid", NULL);
     call(&s, "GET", "/api/runs/ghost/series", NULL, NULL, 404, "not_found", NULL);
@@ -309,8 +313,10 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
     http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
     char run[512], rid[65];
     snprintf(rid, sizeof rid, "%s", str(&info, "recipe_id"));
-    snprintf(run, sizeof run, "{\"name\": \"lanes\", \"recipe_id\": \"%s\", \"world_size\": 8, "
-                              "\"baseline\": \"base\"}", rid);
+    snprintf(run, sizeof run,
+             "{\"name\": \"lanes\", \"recipe_id\": \"%s\", \"world_size\": 8, "
+             "\"baseline\": \"base\"}",
+             rid);
     http_free(&info);
     http_free(&r);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
@@ -349,8 +355,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
     for (int lane = 0; lane < 8; lane++)
         snprintf(last_lanes[lane], sizeof last_lanes[lane], "%s",
                  json_string_value(json_array_get(
-                     json_object_get(json_array_get(recorded, 29), "lane_digests"),
-                     (size_t)lane)));
+                     json_object_get(json_array_get(recorded, 29), "lane_digests"), (size_t)lane)));
     json_decref(recorded);
     r = http(&s, "GET", "/api/compare?a=base&b=lanes", NULL, NULL);
     expect(&r, 200, NULL, NULL);
@@ -359,15 +364,19 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
     http_free(&r);
     /* Divergence from the baseline is flagged when a step's last lane
      * arrives: run "odd" reports step 30's lanes with lane 5 changed. */
-    snprintf(run, sizeof run, "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 8, "
-                              "\"baseline\": \"base\"}", rid);
+    snprintf(run, sizeof run,
+             "{\"name\": \"odd\", \"recipe_id\": \"%s\", \"world_size\": 8, "
+             "\"baseline\": \"base\"}",
+             rid);
     call(&s, "POST", "/api/runs", writer, run, 201, NULL, NULL);
     char body[8192];
     for (int lane = 0; lane < 8; lane++) { /* rank `lane` owns lane `lane` */
         snprintf(body, sizeof body,
                  "{\"rank\": %d, \"lanes\": [{\"step\": 30, \"lane\": %d, \"digest\": \"%s\"}]}",
-                 lane, lane, lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
-                                         "0000beef" : last_lanes[lane]);
+                 lane, lane,
+                 lane == 5 ? "00000000000000000000000000000000000000000000000000000000"
+                             "0000beef"
+                           : last_lanes[lane]);
         r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
         expect(&r, 200, NULL, lane < 7 ? "\"completed_steps\":0" : "\"completed_steps\":1");
         if (lane < 7)
@@ -447,7 +456,8 @@ TEST(server_manifest_drives_a_resume_step_for_step)
              s.port);
     /* From the manifest alone (fetched over HTTP), at W = 4 from step 10. */
     free(ordo_ok(A("resume", "--manifest", url, "--as", "from-manifest", "--steps", "30", "--db",
-                   db, "--quiet"), 0));
+                   db, "--quiet"),
+                 0));
     char *out = ordo_ok(A("compare", "base", "from-manifest", "--db", db, "--json"), 0);
     json_t *r = json_loads(out, 0, NULL);
     free(out);
@@ -455,8 +465,8 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     ASSERT_EQ_INT(num(r, "matched"), 20);
     json_decref(r);
     /* A manifest URL that is no URL, or names no server, is a clear error. */
-    cli_result bad = run_ordo(NULL, A("resume", "--manifest", "http://127.0.0.1:x/a", "--steps",
-                                      "30", "--db", db));
+    cli_result bad = run_ordo(
+        NULL, A("resume", "--manifest", "http://127.0.0.1:x/a", "--steps", "30", "--db", db));
     ASSERT_EQ_INT(bad.code, 1);
     ASSERT_CONTAINS(bad.err, "bad port");
     cli_result_free(&bad);
@@ -472,8 +482,8 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     at[strlen("\"world_size\":")] = '8';
     test_write_file(test_path("tampered.json"), tampered, strlen(tampered));
     free(tampered);
-    cli_result c = run_ordo(NULL, A("resume", "--manifest", test_path("tampered.json"), "--as",
-                                    "t", "--steps", "30", "--db", db));
+    cli_result c = run_ordo(NULL, A("resume", "--manifest", test_path("tampered.json"), "--as", "t",
+                                    "--steps", "30", "--db", db));
     ASSERT_EQ_INT(c.code, 1);
     ASSERT_CONTAINS(c.err, "SHA-256 does not match");
     cli_result_free(&c);
@@ -488,8 +498,8 @@ TEST(server_manifest_drives_a_resume_step_for_step)
     json_decref(forged);
     test_write_file(test_path("forged.json"), text, strlen(text));
     free(text);
-    c = run_ordo(NULL, A("resume", "--manifest", test_path("forged.json"), "--as", "f",
-                         "--steps", "30", "--db", db));
+    c = run_ordo(NULL, A("resume", "--manifest", test_path("forged.json"), "--as", "f", "--steps",
+                         "30", "--db", db));
     ASSERT_EQ_INT(c.code, 1);
     ASSERT_CONTAINS(c.err, "REPLAY MISMATCH at step 14");
     cli_result_free(&c);
@@ -506,10 +516,9 @@ TEST(server_manifest_drives_a_resume_step_for_step)
 
 /* Every spelling of a write route that a router might normalise. */
 static const char *const write_paths[] = {"/api/recipes", "/api/runs", "/api/runs/base/steps",
-                                          "/api/runs/base/segments",
-                                          "/api/runs/base/checkpoints"};
-static const char *const spellings[][2] = {{"/", ""},     {"//", ""}, {"/.", ""},
-                                           {"", "/"},     {"/x/..", ""}, {"", ""}};
+                                          "/api/runs/base/segments", "/api/runs/base/checkpoints"};
+static const char *const spellings[][2] = {{"/", ""}, {"//", ""},    {"/.", ""},
+                                           {"", "/"}, {"/x/..", ""}, {"", ""}};
 
 /* path with its first '/' after "api" written as %2F */
 static void encoded_slash(const char *path, char *out, size_t size)
@@ -521,8 +530,8 @@ static void encoded_slash(const char *path, char *out, size_t size)
  * token; returns how many requests were refused. */
 static int no_write_without_writer(const test_server *s, const char *reader)
 {
-    const char *tokens[] = {NULL, reader,
-                            "ordo_0000000000000000000000000000000000000000000000000000000000000000"};
+    const char *tokens[] = {
+        NULL, reader, "ordo_0000000000000000000000000000000000000000000000000000000000000000"};
     const char *body = "{\"name\": \"sneak\", \"lanes\": 4, \"global_batch\": 8, \"steps\": [], "
                        "\"start_step\": 40, \"world_size\": 2}";
     int refused = 0;
@@ -538,7 +547,10 @@ static int no_write_without_writer(const test_server *s, const char *reader)
                 http_result r = http(s, "POST", path, tokens[t], body);
                 if (r.status < 400 || r.status >= 500)
                     test_fail(__FILE__, __LINE__, "POST %s with %s token: %d %s", path,
-                              t == 0 ? "no" : t == 1 ? "a reader" : "a wrong", r.status, r.body);
+                              t == 0   ? "no"
+                              : t == 1 ? "a reader"
+                                       : "a wrong",
+                              r.status, r.body);
                 refused++;
                 http_free(&r);
             }
@@ -576,8 +588,8 @@ TEST(server_writes_need_a_writer_token_on_every_path_spelling)
              writer);
     ASSERT_EQ_INT(http_raw(&s, typed, strlen(typed)), 415);
     /* The writer on the canonical path still writes. */
-    call(&s, "POST", "/api/recipes", writer, "{\"name\": \"ok\", \"lanes\": 4, \"global_batch\": 8}",
-         201, NULL, "\"id\"");
+    call(&s, "POST", "/api/recipes", writer,
+         "{\"name\": \"ok\", \"lanes\": 4, \"global_batch\": 8}", 201, NULL, "\"id\"");
     server_down(&s);
     /* On every address too (tokens refused over plain HTTP there). */
     server_up(&s, db, A("--listen", "0.0.0.0:0"));
@@ -717,7 +729,8 @@ TEST(server_segment_replaces_a_crashed_resume)
          "replace_crashed must be true or false");
     call(&s, "POST", "/api/runs/base/segments", writer,
          "{\"start_step\": 31, \"world_size\": 8, \"resumed_from\": 30, "
-         "\"replace_crashed\": true}", 201, NULL, "\"start_step\":31");
+         "\"replace_crashed\": true}",
+         201, NULL, "\"start_step\":31");
     http_result r = http(&s, "GET", "/api/runs/base", NULL, NULL);
     expect(&r, 200, NULL, NULL);
     json_t *segments = json_object_get(r.json, "segments");

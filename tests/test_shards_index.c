@@ -13,8 +13,8 @@
 static const char *one_source_recipe(const char *glob)
 {
     char sources[512];
-    snprintf(sources, sizeof sources,
-             "[{\"name\": \"only\", \"paths\": [\"%s\"], \"weight\": 1}]", glob);
+    snprintf(sources, sizeof sources, "[{\"name\": \"only\", \"paths\": [\"%s\"], \"weight\": 1}]",
+             glob);
     return corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources);
 }
 
@@ -80,13 +80,12 @@ static void expect_shard_error(const char *out, const char *input, const char *i
 {
     char out_dir[512];
     snprintf(out_dir, sizeof out_dir, "%s", test_path(out));
-    cli_result r = run_ordo(NULL, input2 ? A("shard", "--out", out_dir, "--docs-per-shard", "1",
-                                             input, input2)
-                                         : A("shard", "--out", out_dir, "--docs-per-shard", "1",
-                                             input));
+    cli_result r =
+        run_ordo(NULL, input2 ? A("shard", "--out", out_dir, "--docs-per-shard", "1", input, input2)
+                              : A("shard", "--out", out_dir, "--docs-per-shard", "1", input));
     if (r.code != 1 || !strstr(r.err, needle1) || !strstr(r.err, needle2))
-        test_fail(__FILE__, __LINE__, "exit %d, stderr: %s (expected '%s' and '%s')", r.code,
-                  r.err, needle1, needle2);
+        test_fail(__FILE__, __LINE__, "exit %d, stderr: %s (expected '%s' and '%s')", r.code, r.err,
+                  needle1, needle2);
     cli_result_free(&r);
     char shard[600];
     snprintf(shard, sizeof shard, "%s/shard-00000.jsonl.zst", out_dir);
@@ -171,7 +170,8 @@ TEST(index_bad_records_name_file_and_offset)
 TEST(index_truncated_zstd_names_the_frame)
 {
     corpus_jsonl("raw", "doc", 1, 40, 10, 30, 4);
-    free(ordo_ok(A("shard", "--out", test_path("z"), "--docs-per-frame", "10", test_path("raw")), 0));
+    free(ordo_ok(A("shard", "--out", test_path("z"), "--docs-per-frame", "10", test_path("raw")),
+                 0));
     size_t size = 0;
     char *data = test_read_file(test_path("z/shard-00000.jsonl.zst"), &size);
     size_t offsets[5] = {0}, at = 0;
@@ -207,7 +207,8 @@ TEST(index_counts_empty_documents_and_handles_long_ones)
     free(out);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT skipped FROM shards"), 2);
     free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "r", "--world-size", "2",
-                   "--steps", "30", "--quiet"), 0));
+                   "--steps", "30", "--quiet"),
+                 0));
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps"), 30);
 }
 
@@ -227,7 +228,8 @@ TEST(txt_shards_are_one_document_each)
     json_decref(root);
     free(out);
     free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "t", "--world-size", "4",
-                   "--steps", "10", "--quiet"), 0));
+                   "--steps", "10", "--quiet"),
+                 0));
 }
 
 TEST(index_refuses_chunks_larger_than_the_limit)
@@ -245,9 +247,9 @@ TEST(index_refuses_chunks_larger_than_the_limit)
     mkdir(test_path("data"), 0755);
     test_write_file(test_path("data/big.jsonl.zst"), frame, n);
     free(frame);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]");
+    const char *recipe =
+        corpus_recipe("recipe.json", 4, 8, 16, 1, 2,
+                      "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]");
     cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
     ASSERT_EQ_INT(res.code, 1);
     ASSERT_CONTAINS(res.err, "big.jsonl.zst");
@@ -260,9 +262,9 @@ TEST(index_nul_line_is_an_error_not_a_blank)
 {
     mkdir(test_path("data"), 0755);
     test_write_file(test_path("data/nul.jsonl"), "{\"text\": \"ok\"}\n\0\n", 17);
-    const char *recipe = corpus_recipe(
-        "recipe.json", 4, 8, 16, 1, 2,
-        "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
+    const char *recipe =
+        corpus_recipe("recipe.json", 4, 8, 16, 1, 2,
+                      "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]");
     cli_result res = run_ordo(NULL, A("index", recipe, "--db", test_path("l.db")));
     ASSERT_EQ_INT(res.code, 1);
     ASSERT_CONTAINS(res.err, "nul.jsonl");

@@ -74,7 +74,8 @@ static const char *chunked_recipe(int lanes, int global_batch)
                      "{\"seed\": 3, \"seq_len\": 16, \"global_batch\": %d, \"lanes\": %d, "
                      "\"flush_every\": 2, \"shuffle_window\": 0, \"chunk_records\": 8, "
                      "\"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"a\", "
-                     "\"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}", global_batch, lanes);
+                     "\"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}",
+                     global_batch, lanes);
     test_write_file(test_path("r.json"), text, (size_t)n);
     return test_path("r.json");
 }
@@ -92,8 +93,7 @@ static ordo_recipe *open_resolved(ordo_ledger *ledger, const char *canonical, or
 /* Steps read until the loader stops (at most `limit`); *err says why. */
 static int read_until_stopped(const ordo_recipe *r, int limit, ordo_error *err)
 {
-    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 1,
-                             .tokenize_workers = 1};
+    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 1, .tokenize_workers = 1};
     ordo_loader *l = NULL;
     ASSERT_OK(ordo_loader_open(r, &o, &l, err), err);
     int steps = 0;
@@ -220,25 +220,29 @@ TEST(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
     char db[1024];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
-                   "30", "--checkpoint-every", "10", "--quiet"), 0));
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "2",
-                   "--steps", "150", "--quiet"), 0));
+                   "30", "--checkpoint-every", "10", "--quiet"),
+                 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "2", "--steps",
+                   "150", "--quiet"),
+                 0));
     const char *shard = test_path("data/doc-1.jsonl");
     size_t size = 0;
     char *original = test_read_file(shard, &size);
     struct stat recorded = stat_of(shard);
     change_line(shard, CHANGED_LINE, 1);
-    cli_result r = run_ordo(NULL, A("resume", "base", "--db", db, "--world-size", "4", "--steps",
-                                    "150", "--quiet"));
+    cli_result r = run_ordo(
+        NULL, A("resume", "base", "--db", db, "--world-size", "4", "--steps", "150", "--quiet"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "doc-1.jsonl' changed since it was indexed: chunk ");
     cli_result_free(&r);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = "
-                                  "(SELECT id FROM runs WHERE name = 'base')"), 2);
+                                  "(SELECT id FROM runs WHERE name = 'base')"),
+                  2);
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM events WHERE kind = 'chunk_mismatch' "
                                   "AND json_extract(detail, '$.shard') LIKE '%doc-1.jsonl' AND "
                                   "length(json_extract(detail, '$.indexed_sha256')) = 64 AND "
-                                  "length(json_extract(detail, '$.read_sha256')) = 64"), 1);
+                                  "length(json_extract(detail, '$.read_sha256')) = 64"),
+                  1);
     char *shown = ordo_ok(A("show", "base", "--db", db), 0);
     ASSERT_CONTAINS(shown, "chunk_mismatch");
     ASSERT_CONTAINS(shown, "indexed_sha256");
@@ -254,10 +258,11 @@ TEST(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
     test_write_file(shard, original, size);
     struct timespec times[2] = {recorded.st_atim, recorded.st_mtim};
     ASSERT(utimensat(AT_FDCWD, shard, times, 0) == 0);
-    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "4", "--steps", "150",
-                   "--quiet"), 0));
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "4", "--steps", "150", "--quiet"),
+                 0));
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM segments WHERE run_id = "
-                                  "(SELECT id FROM runs WHERE name = 'base')"), 2);
+                                  "(SELECT id FROM runs WHERE name = 'base')"),
+                  2);
     free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
     free(original);
 }
@@ -269,8 +274,8 @@ static void refused_at_once(const char *const *args, const char *needle)
     watched_run run = run_ordo_watched(NULL, args, 60);
     if (run.result.code != 1 || !run.result.err || !strstr(run.result.err, needle) ||
         run.seconds > 30)
-        test_fail(__FILE__, __LINE__, "'%s %s': exit %d after %.1f s, stderr: %s", args[0],
-                  args[1], run.result.code, run.seconds, run.result.err ? run.result.err : "");
+        test_fail(__FILE__, __LINE__, "'%s %s': exit %d after %.1f s, stderr: %s", args[0], args[1],
+                  run.result.code, run.seconds, run.result.err ? run.result.err : "");
     cli_result_free(&run.result);
 }
 
@@ -291,8 +296,7 @@ TEST(manifest_and_shard_inputs_refuse_fifos_and_devices)
     ASSERT(mkdir(walked, 0700) == 0);
     ASSERT(mkfifo(test_path("raw/inner.jsonl"), 0600) == 0);
     refused_at_once(A("shard", "--out", out, walked), "inner.jsonl' is not a regular file");
-    refused_at_once(A("resume", "--manifest", fifo, "--steps", "5", "--db", db),
-                    "manifest '");
+    refused_at_once(A("resume", "--manifest", fifo, "--steps", "5", "--db", db), "manifest '");
     refused_at_once(A("resume", "--manifest", fifo, "--steps", "5", "--db", db),
                     "in.jsonl' is not a regular file");
     refused_at_once(A("resume", "--manifest", zero, "--steps", "5", "--db", db),
@@ -343,13 +347,16 @@ TEST(recipe_from_a_pipe_is_read_whole_and_bounded)
     close(ends[1]);
     char dev[64];
     snprintf(dev, sizeof dev, "/dev/fd/%d", ends[0]);
-    free(ordo_ok(A("run", dev, "--db", "l.db", "--name", "piped", "--world-size", "1",
-                   "--steps", "2", "--quiet"), 0));
+    free(ordo_ok(A("run", dev, "--db", "l.db", "--name", "piped", "--world-size", "1", "--steps",
+                   "2", "--quiet"),
+                 0));
     close(ends[0]);
     char *root = realpath(".", NULL);
     char sql[1200];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM runs WHERE name = 'piped' AND "
-                              "data_root = '%s'", root);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM runs WHERE name = 'piped' AND "
+             "data_root = '%s'",
+             root);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), sql), 1);
     free(root);
     /* A pipe that never ends is read up to the recipe limit, then refused. */

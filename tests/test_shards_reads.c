@@ -20,26 +20,27 @@ static char recipe[1024];
 static void small_run(void)
 {
     corpus_jsonl("raw", "doc", 2, 200, 40, 120, 7);
-    free(ordo_ok(A("shard", "--out", test_path("shards"), "--docs-per-frame", "10",
-                   test_path("raw")), 0));
+    free(ordo_ok(
+        A("shard", "--out", test_path("shards"), "--docs-per-frame", "10", test_path("raw")), 0));
     snprintf(recipe, sizeof recipe, "%s",
              corpus_recipe("recipe.json", 4, 8, 32, 2, 0,
                            "[{\"name\": \"a\", \"paths\": [\"shards/*.jsonl.zst\"], "
                            "\"weight\": 1}]"));
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
-                   "10", "--checkpoint-every", "5", "--quiet"), 0));
+                   "10", "--checkpoint-every", "5", "--quiet"),
+                 0));
 }
 
 /* A resume over a shard that is no longer a regular file ends at once. */
 static void expect_resume_refused(const char *kind)
 {
-    watched_run run = run_ordo_watched(NULL, A("resume", "base", "--db", db, "--world-size", "2",
-                                               "--steps", "20"), 30);
+    watched_run run = run_ordo_watched(
+        NULL, A("resume", "base", "--db", db, "--world-size", "2", "--steps", "20"), 30);
     if (run.result.code != 1 || !strstr(run.result.err, "shard-00000.jsonl.zst") ||
         !strstr(run.result.err, "is not a regular file") || run.seconds > 20)
-        test_fail(__FILE__, __LINE__, "%s: exit %d after %.1f s, stderr: %s", kind,
-                  run.result.code, run.seconds, run.result.err ? run.result.err : "");
+        test_fail(__FILE__, __LINE__, "%s: exit %d after %.1f s, stderr: %s", kind, run.result.code,
+                  run.seconds, run.result.err ? run.result.err : "");
     cli_result_free(&run.result);
 }
 
@@ -65,8 +66,8 @@ TEST(resume_refuses_shards_that_are_not_regular_files)
     ASSERT(unlink(shard) == 0);
     /* Put back, the resume runs. */
     ASSERT(rename(moved, shard) == 0);
-    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "2", "--steps", "20",
-                   "--quiet"), 0));
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "2", "--steps", "20", "--quiet"),
+                 0));
     ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM steps"), 20);
 }
 
@@ -75,8 +76,8 @@ static cli_result index_one(const char *glob)
     char sources[256];
     snprintf(sources, sizeof sources, "[{\"name\": \"a\", \"paths\": [\"%s\"], \"weight\": 1}]",
              glob);
-    return run_ordo(NULL, A("index", corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources),
-                            "--db", test_path("l.db")));
+    return run_ordo(NULL, A("index", corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources), "--db",
+                            test_path("l.db")));
 }
 
 /* Appends one zstd frame holding `text` to `f`. */
@@ -120,8 +121,10 @@ TEST(bad_json_record_is_named_by_line_and_byte)
     put_frame(f, "{\"text\": \"four\"}\n{\"text\": 5}\n");
     fclose(f);
     r = index_one("data/b.jsonl.zst");
-    snprintf(needle, sizeof needle, "line 5, zstd frame at byte %ld, record at byte 17 of its "
-                                    "content: text field is not a string", second);
+    snprintf(needle, sizeof needle,
+             "line 5, zstd frame at byte %ld, record at byte 17 of its "
+             "content: text field is not a string",
+             second);
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "b.jsonl.zst");
     ASSERT_CONTAINS(r.err, needle);
@@ -147,8 +150,7 @@ static ordo_recipe *chunked_recipe(ordo_ledger *ledger)
 
 static ordo_loader *open_loader(const ordo_recipe *r)
 {
-    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 2,
-                             .tokenize_workers = 2};
+    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 2, .tokenize_workers = 2};
     ordo_loader *l = NULL;
     ordo_error err;
     ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
@@ -204,8 +206,10 @@ static void check_named_digests(const char *message)
     unsigned index = 0;
     unsigned long long length = 0, offset = 0;
     char was[65], now[65];
-    ASSERT(sscanf(at, "chunk %u (%llu bytes at byte %llu) had SHA-256 %64[0-9a-f], now "
-                      "%64[0-9a-f]", &index, &length, &offset, was, now) == 5);
+    ASSERT(sscanf(at,
+                  "chunk %u (%llu bytes at byte %llu) had SHA-256 %64[0-9a-f], now "
+                  "%64[0-9a-f]",
+                  &index, &length, &offset, was, now) == 5);
     ASSERT(offset + length <= original_size);
     unsigned char digest[ORDO_DIGEST_SIZE];
     char hex[ORDO_DIGEST_HEX_SIZE];
@@ -225,7 +229,8 @@ TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
 {
     ordo_ledger *ledger = fixture_open("l.db");
     ordo_recipe *r = chunked_recipe(ledger);
-    static unsigned char expected[DIGEST_STEPS][ORDO_DIGEST_SIZE], got[DIGEST_STEPS][ORDO_DIGEST_SIZE];
+    static unsigned char expected[DIGEST_STEPS][ORDO_DIGEST_SIZE],
+        got[DIGEST_STEPS][ORDO_DIGEST_SIZE];
     ordo_error err;
     ASSERT_EQ_INT(batch_digests(r, expected, NULL, &err), DIGEST_STEPS);
     original = test_read_file(test_path("data/doc-0.jsonl"), &original_size);
@@ -235,8 +240,10 @@ TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
         int differ = 0;
         for (int i = 0; i < DIGEST_STEPS; i++)
             differ += memcmp(expected[i], got[i], ORDO_DIGEST_SIZE) != 0;
-        test_fail(__FILE__, __LINE__, "a shard changed during the run went unnoticed: %d of %d "
-                                      "batch digests differ", differ, DIGEST_STEPS);
+        test_fail(__FILE__, __LINE__,
+                  "a shard changed during the run went unnoticed: %d of %d "
+                  "batch digests differ",
+                  differ, DIGEST_STEPS);
     }
     ASSERT_EQ_INT(err.status, ORDO_CONFLICT);
     ASSERT_CONTAINS(err.message, "doc-0.jsonl");
@@ -247,7 +254,8 @@ TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
     ordo_recipe_free(r);
     /* The digests are in the ledger: a new process's plan has them. */
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM shards WHERE "
-                                                 "length(chunk_digests) = 32 * chunks"), 1);
+                                                 "length(chunk_digests) = 32 * chunks"),
+                  1);
     /* An index stored before chunk digests existed is redone and filled in. */
     FILE *f = fopen(test_path("data/doc-0.jsonl"), "wb");
     ASSERT(f && fwrite(original, 1, original_size, f) == original_size);
@@ -255,7 +263,8 @@ TEST(shard_changed_during_a_run_stops_it_naming_the_chunk)
     fixture_sql(test_path("l.db"), "UPDATE shards SET chunk_digests = NULL");
     r = chunked_recipe(ledger);
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM shards WHERE "
-                                                 "length(chunk_digests) = 32 * chunks"), 1);
+                                                 "length(chunk_digests) = 32 * chunks"),
+                  1);
     ASSERT_EQ_INT(batch_digests(r, got, NULL, &err), DIGEST_STEPS);
     ASSERT(memcmp(expected, got, sizeof got) == 0);
     ordo_recipe_free(r);
@@ -286,8 +295,10 @@ static watched_run run_lanes(const char *glob, int lanes, const char *db_name)
     snprintf(sources, sizeof sources, "[{\"name\": \"a\", \"paths\": [\"%s\"], \"weight\": 1}]",
              glob);
     const char *path = corpus_recipe("lanes.json", lanes, lanes, 64, 2, 0, sources);
-    return run_ordo_watched(NULL, A("run", path, "--db", test_path(db_name), "--name", "lanes",
-                                    "--world-size", "1", "--steps", "5", "--quiet"), 120);
+    return run_ordo_watched(NULL,
+                            A("run", path, "--db", test_path(db_name), "--name", "lanes",
+                              "--world-size", "1", "--steps", "5", "--quiet"),
+                            120);
 }
 
 /* Peak RSS bounds in MB: sanitizers' shadow memory takes several times
@@ -306,8 +317,10 @@ TEST(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
     long at = write_long_line(test_path("data/long.jsonl"), (size_t)6 << 20);
     watched_run run = run_lanes("data/long.jsonl", 64, "l.db");
     char needle[128];
-    snprintf(needle, sizeof needle, "line 41, in a chunk of lines from byte 0, at byte %ld "
-                                    "is larger than 4194304 bytes", at);
+    snprintf(needle, sizeof needle,
+             "line 41, in a chunk of lines from byte 0, at byte %ld "
+             "is larger than 4194304 bytes",
+             at);
     if (run.result.code != 1 || !strstr(run.result.err, "long.jsonl") ||
         !strstr(run.result.err, needle) || !strstr(run.result.err, "64 lanes") ||
         run.max_rss_kb > rss_bound_kb(256))
@@ -325,9 +338,10 @@ TEST(lane_memory_is_bounded_by_a_chunk_limit_that_scales_with_lanes)
     if (run.result.code != 1 || !strstr(run.result.err, "chunk 0 at byte 0 holds") ||
         !strstr(run.result.err, "with 64 lanes a chunk may hold at most 4194304") ||
         run.max_rss_kb > rss_bound_kb(256))
-        test_fail(__FILE__, __LINE__, "64 lanes, stored index: exit %d, peak RSS %ld MB, "
-                  "stderr: %s", run.result.code, run.max_rss_kb / 1024,
-                  run.result.err ? run.result.err : "");
+        test_fail(__FILE__, __LINE__,
+                  "64 lanes, stored index: exit %d, peak RSS %ld MB, "
+                  "stderr: %s",
+                  run.result.code, run.max_rss_kb / 1024, run.result.err ? run.result.err : "");
     cli_result_free(&run.result);
     unlink(test_path("data/long.jsonl"));
     /* A 24 KB zstd frame declaring 253 MB of zeros: at 16 lanes (16 MiB

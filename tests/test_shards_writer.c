@@ -28,8 +28,7 @@ TEST(shard_writer_counts_frames_and_shards_of_uneven_inputs)
 {
     char *dir = make_inputs();
     const char *inputs[] = {dir};
-    ordo_shard_options o = {.out_dir = test_path("out"), .docs_per_frame = 3,
-                            .docs_per_shard = 4};
+    ordo_shard_options o = {.out_dir = test_path("out"), .docs_per_frame = 3, .docs_per_shard = 4};
     ordo_shard_summary done;
     ordo_error err;
     ASSERT_OK(ordo_shard_write(&o, inputs, 1, &done, &err), &err);
@@ -66,8 +65,8 @@ TEST(shard_writer_refuses_bad_options_and_leaves_nothing_on_bad_input)
     char path[1024];
     snprintf(path, sizeof path, "%s/c.jsonl", dir);
     test_write_file(path, "{\"text\":\"ok\"}\n{\"text\": 3}\n", 26);
-    o = (ordo_shard_options){.out_dir = test_path("out2"), .docs_per_frame = 1,
-                             .docs_per_shard = 1};
+    o = (ordo_shard_options){
+        .out_dir = test_path("out2"), .docs_per_frame = 1, .docs_per_shard = 1};
     ASSERT_STATUS(ordo_shard_write(&o, inputs, 1, NULL, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "c.jsonl': line at byte 14: its text field is not a string");
     snprintf(path, sizeof path, "%s/shard-00000.jsonl.zst", o.out_dir);

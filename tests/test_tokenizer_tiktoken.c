@@ -79,8 +79,12 @@ TEST(tokenizer_long_piece_is_not_quadratic_and_round_trips)
 TEST(tokenizer_invalid_utf8_becomes_replacement_characters)
 {
     ordo_tokenizer *t = open_cl100k();
-    const char bad[] = "a\xff" "b\xe2\x82" "c";
-    const char good[] = "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c";
+    const char bad[] = "a\xff"
+                       "b\xe2\x82"
+                       "c";
+    const char good[] = "a\xef\xbf\xbd"
+                        "b\xef\xbf\xbd"
+                        "c";
     uint32_t *x = NULL, *y = NULL;
     size_t nx = 0, ny = 0;
     ordo_error err;
@@ -100,8 +104,8 @@ TEST(tokenizer_bad_rank_files)
     ASSERT_STATUS(ordo_tokenizer_open("cl200k", vocab("cl100k_base"), &t, &err), ORDO_INVALID,
                   &err);
     ASSERT_CONTAINS(err.message, "'cl200k'");
-    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("none.tiktoken"), &t, &err),
-                  ORDO_IO, &err);
+    ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("none.tiktoken"), &t, &err), ORDO_IO,
+                  &err);
     test_write_file(test_path("bad.tiktoken"), "IQ== 0\nIg== 1\nnot-base64! 2\n", 29);
     ASSERT_STATUS(ordo_tokenizer_open("cl100k_base", test_path("bad.tiktoken"), &t, &err),
                   ORDO_INVALID, &err);
@@ -129,9 +133,11 @@ TEST(tokenizer_in_recipes_names_the_rank_file)
     free(ranks);
     const char *good = "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]";
     FILE *f = fopen(test_path("r.json"), "w");
-    fprintf(f, "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
-               "{\"kind\": \"tiktoken\", \"encoding\": \"cl100k_base\", \"path\": "
-               "\"cl100k.tiktoken\"}, \"sources\": %s}", good);
+    fprintf(f,
+            "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
+            "{\"kind\": \"tiktoken\", \"encoding\": \"cl100k_base\", \"path\": "
+            "\"cl100k.tiktoken\"}, \"sources\": %s}",
+            good);
     fclose(f);
     char *out = ordo_ok(A("recipe", "check", test_path("r.json"), "--json"), 0);
     free(out);
@@ -144,14 +150,15 @@ TEST(tokenizer_in_recipes_names_the_rank_file)
                   1);
     /* A different rank file is a different recipe: resume refuses. */
     test_write_file(test_path("cl100k.tiktoken"), "IQ== 0\n", 7);
-    cli_result r = run_ordo(NULL, A("resume", "r", "--db", test_path("l.db"), "--world-size", "4",
-                                    "--steps", "30"));
+    cli_result r = run_ordo(
+        NULL, A("resume", "r", "--db", test_path("l.db"), "--world-size", "4", "--steps", "30"));
     ASSERT_EQ_INT(r.code, 1);
     ASSERT_CONTAINS(r.err, "cl100k.tiktoken");
     cli_result_free(&r);
     f = fopen(test_path("bad.json"), "w");
-    fprintf(f, "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
-               "{\"kind\": \"tiktoken\", \"encoding\": \"cl99k\", \"path\": \"x\"}, \"sources\": %s}",
+    fprintf(f,
+            "{\"seed\": 1, \"seq_len\": 32, \"global_batch\": 4, \"lanes\": 4, \"tokenizer\": "
+            "{\"kind\": \"tiktoken\", \"encoding\": \"cl99k\", \"path\": \"x\"}, \"sources\": %s}",
             good);
     fclose(f);
     r = run_ordo(NULL, A("recipe", "check", test_path("bad.json")));
@@ -185,16 +192,72 @@ TEST(o200k_scanner_matches_the_published_pattern)
 static void scanner_matches_pattern(const char *encoding)
 {
     static const char *const alphabet[] = {
-        "a", "b", "Z", "s", "S", "t", "d", "m", "l", "L", "v", "e", "E", "r", "R",
-        "\xc5\xbf", /* U+017F */ "'", "'", "'", "0", "7", "\xd9\xa3", /* U+0663 */
-        "\xe2\x85\xa0", /* U+2160 Nl */ "\xc2\xb2", /* U+00B2 No */ " ", " ", " ", "\t", "\n",
-        "\r", "\x0b", "\x0c", "\xc2\x85", "\xc2\xa0", "\xe3\x80\x80", "\xe2\x80\xa8",
-        "\xe1\x9a\x80", "\xe2\x80\x8b", /* U+200B: not White_Space */ "\xef\xbb\xbf",
-        "\xcc\x81", /* U+0301 Mn */ "\xe0\xa4\x95", "\xe0\xa4\xbf", /* Devanagari */
-        "\xe4\xb8\xad", "\xe6\x96\x87", "\xd0\x96", "\xce\xb1", "!", ".", ",", "?", "-", "/",
-        "\xca\xb0", /* U+02B0 Lm */ "\xc7\x85", /* U+01C5 Lt */ "\xd9\x8b", /* U+064B Mn */
-        "A", "Q", "\xc3\x89", /* U+00C9 Lu */
-        "$", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf0\x9f\x91\x8d", "_", "\"", "(", "\x01",
+        "a",
+        "b",
+        "Z",
+        "s",
+        "S",
+        "t",
+        "d",
+        "m",
+        "l",
+        "L",
+        "v",
+        "e",
+        "E",
+        "r",
+        "R",
+        "\xc5\xbf",
+        /* U+017F */ "'",
+        "'",
+        "'",
+        "0",
+        "7",
+        "\xd9\xa3", /* U+0663 */
+        "\xe2\x85\xa0",
+        /* U+2160 Nl */ "\xc2\xb2",
+        /* U+00B2 No */ " ",
+        " ",
+        " ",
+        "\t",
+        "\n",
+        "\r",
+        "\x0b",
+        "\x0c",
+        "\xc2\x85",
+        "\xc2\xa0",
+        "\xe3\x80\x80",
+        "\xe2\x80\xa8",
+        "\xe1\x9a\x80",
+        "\xe2\x80\x8b",
+        /* U+200B: not White_Space */ "\xef\xbb\xbf",
+        "\xcc\x81",
+        /* U+0301 Mn */ "\xe0\xa4\x95",
+        "\xe0\xa4\xbf", /* Devanagari */
+        "\xe4\xb8\xad",
+        "\xe6\x96\x87",
+        "\xd0\x96",
+        "\xce\xb1",
+        "!",
+        ".",
+        ",",
+        "?",
+        "-",
+        "/",
+        "\xca\xb0",
+        /* U+02B0 Lm */ "\xc7\x85",
+        /* U+01C5 Lt */ "\xd9\x8b", /* U+064B Mn */
+        "A",
+        "Q",
+        "\xc3\x89", /* U+00C9 Lu */
+        "$",
+        "\xe2\x82\xac",
+        "\xf0\x9f\x98\x80",
+        "\xf0\x9f\x91\x8d",
+        "_",
+        "\"",
+        "(",
+        "\x01",
     };
     const size_t letters = sizeof alphabet / sizeof *alphabet;
     ordo__bpe *bpe = NULL;
@@ -217,16 +280,18 @@ static void scanner_matches_pattern(const char *encoding)
         ASSERT_OK(ordo__bpe_encode_pcre2(bpe, text, len, &reference, &err), &err);
         ASSERT_OK(ordo__bpe_split(bpe, 0, text, len, &fast_ends, &err), &err);
         ASSERT_OK(ordo__bpe_split(bpe, 1, text, len, &reference_ends, &err), &err);
-        int same = fast.count == reference.count &&
-                   memcmp(fast.ids, reference.ids, fast.count * sizeof *fast.ids) == 0 &&
-                   fast_ends.count == reference_ends.count &&
-                   memcmp(fast_ends.ids, reference_ends.ids,
-                          fast_ends.count * sizeof *fast_ends.ids) == 0;
+        int same =
+            fast.count == reference.count &&
+            memcmp(fast.ids, reference.ids, fast.count * sizeof *fast.ids) == 0 &&
+            fast_ends.count == reference_ends.count &&
+            memcmp(fast_ends.ids, reference_ends.ids, fast_ends.count * sizeof *fast_ends.ids) == 0;
         if (!same) {
             text[len] = '\0';
-            test_fail(__FILE__, __LINE__, "%s: scanner and pattern differ on \"%s\" (%zu vs "
-                                          "%zu pieces, %zu vs %zu tokens)", encoding, text,
-                      fast_ends.count, reference_ends.count, fast.count, reference.count);
+            test_fail(__FILE__, __LINE__,
+                      "%s: scanner and pattern differ on \"%s\" (%zu vs "
+                      "%zu pieces, %zu vs %zu tokens)",
+                      encoding, text, fast_ends.count, reference_ends.count, fast.count,
+                      reference.count);
         }
         free(fast.ids);
         free(reference.ids);

@@ -52,8 +52,7 @@ static void brute_force(ordo_ledger *ledger, int64_t a, int64_t b, ordo_compare_
     want->only_b = (int64_t)y.count - want->steps_compared;
 }
 
-static void record_some(ordo_ledger *ledger, int64_t run, unsigned *state, unsigned seed,
-                        int every)
+static void record_some(ordo_ledger *ledger, int64_t run, unsigned *state, unsigned seed, int every)
 {
     static unsigned char lanes[4][ORDO_DIGEST_SIZE];
     ordo_error err;
@@ -138,7 +137,8 @@ TEST(migration_rebuilds_step_blocks)
     ordo_compare_result before;
     ordo_error err;
     ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
-                                        &before, &err), &err);
+                                &before, &err),
+              &err);
     ordo_ledger_close(ledger);
     /* As a ledger from before migration 0003 looked: no blocks (nor what
      * later migrations add). */
@@ -150,7 +150,8 @@ TEST(migration_rebuilds_step_blocks)
     ASSERT_EQ_INT(ordo_ledger_schema_version(ledger), ordo_schema_version_latest());
     ordo_compare_result after;
     ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"), fixture_run_id(ledger, "b"),
-                                        &after, &err), &err);
+                                &after, &err),
+              &err);
     ASSERT(before.steps_compared > 100);
     ASSERT_EQ_INT(after.steps_compared, before.steps_compared);
     ASSERT_EQ_INT(after.diverged, before.diverged);
@@ -190,13 +191,15 @@ TEST(step_blocks_of_large_steps_stay_in_their_run)
     ordo_compare_result r;
     ordo_error err;
     ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "r2"), fixture_run_id(ledger, "r3"),
-                                        &r, &err), &err);
+                                &r, &err),
+              &err);
     ASSERT_EQ_INT(r.steps_compared, 120);
     ASSERT_EQ_INT(r.diverged, 120);
     ASSERT_EQ_INT(r.only_a, 3);
     ordo_compare_result_free(&r);
     ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "r1"), fixture_run_id(ledger, "r2"),
-                                        &r, &err), &err);
+                                &r, &err),
+              &err);
     ASSERT_EQ_INT(r.steps_compared, 3);
     ASSERT_EQ_INT(r.matched, 3);
     ASSERT_EQ_INT(r.only_b, 120);
@@ -242,7 +245,8 @@ TEST(compare_reads_one_snapshot)
     for (int i = 0; i < 400; i++) {
         ordo_compare_result r;
         ASSERT_OK(ordo_compare_runs(ledger, fixture_run_id(ledger, "a"),
-                                            fixture_run_id(ledger, "b"), &r, &err), &err);
+                                    fixture_run_id(ledger, "b"), &r, &err),
+                  &err);
         ASSERT_EQ_INT(r.only_b, 0);
         ASSERT_EQ_INT(r.only_a + r.steps_compared, 6000);
         ordo_compare_result_free(&r);
@@ -303,11 +307,12 @@ TEST(compare_reports_conflicting_reports)
     char db[512];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "30"), 0));
+                   "60", "--quiet", "--lane-binding", "rank", "--checkpoint-every", "30"),
+                 0));
     free(ordo_ok(A("compare", "rank", "rank", "--db", db), 0));
     crashed_after(db, "rank");
-    cli_result res = run_ordo(NULL, A("resume", "rank", "--db", db, "--world-size", "8",
-                                      "--steps", "80", "--quiet"));
+    cli_result res = run_ordo(
+        NULL, A("resume", "rank", "--db", db, "--world-size", "8", "--steps", "80", "--quiet"));
     ASSERT_EQ_INT(res.code, 0);
     ASSERT_CONTAINS(res.err, "5 steps differ from what run 'rank' recorded before (first: "
                              "step 61)");

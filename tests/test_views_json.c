@@ -31,15 +31,17 @@ TEST(json_views_are_compact_ascii_and_embed_json)
                   "[97],\"loss\":0.5,\"metrics\":{\"n\\u00E4me\":\"\\u2603\",\"lr\":1}}");
     ordo_free(text);
 
-    ordo_event event = {.id = 3, .kind = ORDO_EVENT_RESUME, .detail = "{\"from\": 2}",
+    ordo_event event = {.id = 3,
+                        .kind = ORDO_EVENT_RESUME,
+                        .detail = "{\"from\": 2}",
                         .created_at = "2026-01-01T00:00:00.000Z"};
     text = ordo_event_json(&event);
     ASSERT_EQ_STR(text, "{\"id\":3,\"step\":null,\"kind\":\"resume\",\"detail\":{\"from\":2},"
                         "\"created_at\":\"2026-01-01T00:00:00.000Z\"}");
     ordo_free(text);
 
-    ordo_checkpoint checkpoint = {.step = 4, .lanes = 2, .state_size = 9, .held = 1,
-                                  .created_at = "t"};
+    ordo_checkpoint checkpoint = {
+        .step = 4, .lanes = 2, .state_size = 9, .held = 1, .created_at = "t"};
     text = ordo_checkpoint_json(&checkpoint);
     ASSERT_EQ_STR(text, "{\"step\":4,\"lanes\":2,\"state_bytes\":9,\"created_at\":\"t\","
                         "\"held\":true}");
@@ -49,14 +51,15 @@ TEST(json_views_are_compact_ascii_and_embed_json)
 /* A string that is not UTF-8 cannot be rendered: NULL, not a broken text. */
 TEST(json_view_of_a_name_that_is_not_utf8_is_null)
 {
-    ordo_run_info run = {.id = 1, .name = "bad\xff", .recipe_id = "r", .digest_kind = "ordo",
-                         .created_at = "t"};
+    ordo_run_info run = {
+        .id = 1, .name = "bad\xff", .recipe_id = "r", .digest_kind = "ordo", .created_at = "t"};
     ASSERT(ordo_run_info_json(&run) == NULL);
     memcpy(run.name, "ok", 3);
     char *text = ordo_run_info_json(&run);
-    ASSERT_EQ_STR(text, "{\"id\":1,\"name\":\"ok\",\"recipe_id\":\"r\",\"recipe_name\":null,"
-                        "\"group\":null,\"baseline\":null,\"lanes\":0,\"world_size\":0,"
-                        "\"digest_kind\":\"ordo\",\"segments\":0,\"steps\":0,\"first_step\":null,"
-                        "\"last_step\":null,\"checkpoints\":0,\"conflicts\":0,\"created_at\":\"t\"}");
+    ASSERT_EQ_STR(text,
+                  "{\"id\":1,\"name\":\"ok\",\"recipe_id\":\"r\",\"recipe_name\":null,"
+                  "\"group\":null,\"baseline\":null,\"lanes\":0,\"world_size\":0,"
+                  "\"digest_kind\":\"ordo\",\"segments\":0,\"steps\":0,\"first_step\":null,"
+                  "\"last_step\":null,\"checkpoints\":0,\"conflicts\":0,\"created_at\":\"t\"}");
     ordo_free(text);
 }

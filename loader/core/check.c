@@ -16,8 +16,8 @@ ordo_status ordo__check_name(const char *name, const char *what, ordo_error *err
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
         if (c < 0x20 || c == 0x7f)
-            return ordo__error(err, ORDO_INVALID,
-                               "%s has a control character (0x%02x) at byte %zu", what, c, i);
+            return ordo__error(err, ORDO_INVALID, "%s has a control character (0x%02x) at byte %zu",
+                               what, c, i);
     }
     json_t *probe = json_stringn(name, len); /* NULL when not valid UTF-8 */
     if (!probe)
@@ -31,8 +31,9 @@ ordo_status ordo__check_run_name(const char *name, const char *what, ordo_error 
 {
     ordo_status status = ordo__check_name(name, what, err);
     if (status == ORDO_OK && strchr(name, '/'))
-        status = ordo__error(err, ORDO_INVALID, "run names may not contain '/' (they are URL "
-                                                "path segments)");
+        status = ordo__error(err, ORDO_INVALID,
+                             "run names may not contain '/' (they are URL "
+                             "path segments)");
     return status;
 }
 
@@ -49,8 +50,8 @@ ordo_status ordo__check_json_object(const char *text, const char *what, ordo_err
     json_error_t jerr;
     json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return ordo__error(err, ORDO_INVALID, "%s is not valid JSON: line %d, column %d: %s",
-                           what, jerr.line, jerr.column, jerr.text);
+        return ordo__error(err, ORDO_INVALID, "%s is not valid JSON: line %d, column %d: %s", what,
+                           jerr.line, jerr.column, jerr.text);
     int is_object = json_is_object(root);
     json_decref(root);
     if (!is_object)

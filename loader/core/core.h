@@ -73,8 +73,8 @@ ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, siz
                           ordo_error *err);
 
 /* SHA-256 and size of a file; ORDO_IO naming it when unreadable. */
-ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
-                              uint64_t *size, ordo_error *err);
+ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE], uint64_t *size,
+                              ordo_error *err);
 
 /* Decodes exactly `len` characters of padded base64 (no blanks) into `out`
  * (room for len / 4 * 3 bytes); returns the decoded length, -1 when the

@@ -80,8 +80,7 @@ ordo_status ordo_digest_from_hex(const char *hex, unsigned char digest[ORDO_DIGE
     for (int i = 0; i < ORDO_DIGEST_SIZE; i++) {
         int high = hex_value(hex[2 * i]), low = hex_value(hex[2 * i + 1]);
         if (high < 0 || low < 0)
-            return ordo__error(err, ORDO_INVALID,
-                               "digest has a non-hex character at offset %d",
+            return ordo__error(err, ORDO_INVALID, "digest has a non-hex character at offset %d",
                                high < 0 ? 2 * i : 2 * i + 1);
         digest[i] = (unsigned char)(high << 4 | low);
     }

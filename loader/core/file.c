@@ -118,8 +118,8 @@ ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, siz
 }
 
 /* SHA-256 and size of a regular file, streamed. */
-ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE],
-                              uint64_t *size, ordo_error *err)
+ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE], uint64_t *size,
+                              ordo_error *err)
 {
     int fd = -1;
     ordo_status opened = ordo__open_regular(path, "shard", &fd, err);

@@ -6,8 +6,8 @@
 
 static const char *const binding_names[] = {"logical", "rank"};
 static const char *const role_names[] = {"reader", "writer"};
-static const char *const event_names[] = {"conflict", "resume", "divergence", "replay_mismatch",
-                                          "skip", "chunk_mismatch"};
+static const char *const event_names[] = {"conflict",        "resume", "divergence",
+                                          "replay_mismatch", "skip",   "chunk_mismatch"};
 
 #define COUNT(table) ((int)(sizeof table / sizeof table[0]))
 
@@ -28,8 +28,7 @@ const char *ordo_lane_binding_name(ordo_lane_binding binding)
 
 /* Reads "logical" or "rank" into *binding; anything else is ORDO_INVALID
  * naming it. */
-ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding,
-                                    ordo_error *err)
+ordo_status ordo_lane_binding_parse(const char *text, ordo_lane_binding *binding, ordo_error *err)
 {
     int i = find(binding_names, COUNT(binding_names), text);
     if (i < 0)

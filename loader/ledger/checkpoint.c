@@ -19,8 +19,8 @@ static ordo_status check_checkpoint(int64_t step, int lanes, const void *state, 
         return ordo__error(err, ORDO_INVALID, "checkpoint at step %lld has no state",
                            (long long)step);
     if (size > STATE_MAX)
-        return ordo__error(err, ORDO_INVALID, "checkpoint state is %zu bytes, more than %u",
-                           size, STATE_MAX);
+        return ordo__error(err, ORDO_INVALID, "checkpoint state is %zu bytes, more than %u", size,
+                           STATE_MAX);
     return ORDO_OK;
 }
 
@@ -36,8 +36,8 @@ static ordo_status check_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step
         "SELECT * FROM (SELECT lanes FROM segments WHERE run_id = ?1 AND start_step <= ?2 "
         "ORDER BY ordinal DESC LIMIT 1) UNION ALL SELECT ?3 FROM segments "
         "WHERE run_id = ?1 AND ordinal = 0 AND start_step = ?2 + 1 LIMIT 1",
-        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step), ORDO__INT(lanes)), ordo__read_int64,
-        &found, "reading segments", err);
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step), ORDO__INT(lanes)), ordo__read_int64, &found,
+        "reading segments", err);
     if (status == ORDO_OK && (int)found != lanes)
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint at step %lld has %d lanes, its segment has %d",
@@ -52,22 +52,23 @@ static ordo_status check_lanes(ordo_ledger *ledger, int64_t run_id, int64_t step
 /* SQL: 1 when step `step` of run `run` is complete (its step row is
  * recorded), or it is the step a fork started from (its steps are its
  * baseline's). */
-#define STEP_COMPLETE(run, step)                                                               \
-    "(EXISTS (SELECT 1 FROM steps WHERE key = (" run " << 40) + " step ") OR EXISTS (SELECT 1 " \
-    "FROM segments s WHERE s.run_id = " run " AND s.ordinal = 0 AND s.start_step = " step      \
+#define STEP_COMPLETE(run, step)                                                                   \
+    "(EXISTS (SELECT 1 FROM steps WHERE key = (" run " << 40) + " step ") OR EXISTS (SELECT 1 "    \
+    "FROM segments s WHERE s.run_id = " run " AND s.ordinal = 0 AND s.start_step = " step          \
     " + 1 AND s.resumed_from = " step "))"
 
 /* A report (whole step or lane) must have reached the checkpoint's step. */
-static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                                 ordo_error *err)
+static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t step, ordo_error *err)
 {
     int64_t reached[2] = {0, 0}; /* the step is reached; the last recorded step */
     ordo_status status = ordo__sql_row(
         ledger,
-        "SELECT " STEP_COMPLETE("?1", "?2") " OR EXISTS (SELECT 1 FROM steps WHERE key BETWEEN "
-        "(?1 << 40) + ?2 AND (?1 << 40) + 1099511627775) OR EXISTS (SELECT 1 FROM "
-        "lane_reports WHERE run_id = ?1 AND step >= ?2), (SELECT max(key) - (?1 << 40) FROM "
-        "steps WHERE key BETWEEN (?1 << 40) AND (?1 << 40) + 1099511627775)",
+        "SELECT " STEP_COMPLETE(
+            "?1", "?2") " OR EXISTS (SELECT 1 FROM steps WHERE key BETWEEN "
+                        "(?1 << 40) + ?2 AND (?1 << 40) + 1099511627775) OR EXISTS (SELECT 1 FROM "
+                        "lane_reports WHERE run_id = ?1 AND step >= ?2), (SELECT max(key) - (?1 << "
+                        "40) FROM "
+                        "steps WHERE key BETWEEN (?1 << 40) AND (?1 << 40) + 1099511627775)",
         ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), ordo__read_int64_pair, reached,
         "reading steps", err);
     if (status == ORDO_OK && !reached[0])
@@ -117,8 +118,8 @@ static ordo_status record_locked(ordo_ledger *ledger, void *context, ordo_error 
                                 "recording a checkpoint", err);
     int same = 1;
     if (status == ORDO_OK && !sqlite3_changes(ledger->db))
-        status = same_checkpoint(ledger, c->run_id, c->step, c->lanes, c->state, c->size, &same,
-                                 err);
+        status =
+            same_checkpoint(ledger, c->run_id, c->step, c->lanes, c->state, c->size, &same, err);
     if (status != ORDO_OK || same)
         return status;
     /* a different state: the conflict is kept, and the call fails */
@@ -182,39 +183,44 @@ ordo_status ordo_checkpoint_get(ordo_ledger *ledger, int64_t run_id, int64_t ste
     ordo_status status = ordo__sql_row(
         ledger,
         "SELECT step, lanes, length(lane_state), created_at, complete, lane_state FROM ("
-        "SELECT c.*, " STEP_COMPLETE("c.run_id", "c.step") " AS complete "
-        "FROM checkpoints c WHERE c.run_id = ?1 AND (?2 = 0 OR c.step = ?2) "
-        "ORDER BY c.step DESC) WHERE complete OR ?2 <> 0 LIMIT 1",
+        "SELECT c.*, " STEP_COMPLETE(
+            "c.run_id",
+            "c.step") " AS complete "
+                      "FROM checkpoints c WHERE c.run_id = ?1 AND (?2 = 0 OR c.step = ?2) "
+                      "ORDER BY c.step DESC) WHERE complete OR ?2 <> 0 LIMIT 1",
         ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step)), read_with_state, checkpoint,
         "reading a checkpoint", err);
     if (status == ORDO_OK && checkpoint->held) {
         memset(checkpoint, 0, sizeof *checkpoint);
         return ordo__error(err, ORDO_INVALID,
                            "the checkpoint at step %lld of run %lld is held: step %lld still "
-                           "has lanes pending", (long long)step, (long long)run_id,
-                           (long long)step);
+                           "has lanes pending",
+                           (long long)step, (long long)run_id, (long long)step);
     }
     if (status == ORDO_NOTFOUND && step)
         return ordo__error(err, ORDO_NOTFOUND, "run %lld has no checkpoint at step %lld",
                            (long long)run_id, (long long)step);
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, ORDO_NOTFOUND, "run %lld has no checkpoints (of a complete "
-                                               "step)", (long long)run_id);
+        return ordo__error(err, ORDO_NOTFOUND,
+                           "run %lld has no checkpoints (of a complete "
+                           "step)",
+                           (long long)run_id);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
 /* Lists checkpoints without state into a caller-owned array. */
-static ordo_status list_items(ordo_ledger *ledger, int64_t run_id,
-                              ordo_checkpoint **checkpoints, size_t *count, ordo_error *err)
+static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, ordo_checkpoint **checkpoints,
+                              size_t *count, ordo_error *err)
 {
     *checkpoints = NULL;
     *count = 0;
-    ordo__rows rows = {.item_size = sizeof **checkpoints, .read = read_checkpoint,
+    ordo__rows rows = {.item_size = sizeof **checkpoints,
+                       .read = read_checkpoint,
                        .nomem = "out of memory listing checkpoints"};
     ordo_status status = ordo__sql_list(
         ledger,
-        "SELECT step, lanes, length(lane_state), created_at, "
-        STEP_COMPLETE("c.run_id", "c.step") " FROM checkpoints c WHERE run_id = ?1 ORDER BY step",
+        "SELECT step, lanes, length(lane_state), created_at, " STEP_COMPLETE(
+            "c.run_id", "c.step") " FROM checkpoints c WHERE run_id = ?1 ORDER BY step",
         ORDO__BIND(ORDO__INT(run_id)), &rows, "listing checkpoints", err);
     if (status != ORDO_OK) {
         free(rows.items);
@@ -235,8 +241,8 @@ void ordo_checkpoint_free(ordo_checkpoint *checkpoint)
 }
 
 /* A run's checkpoints: see ordo.h. *list is the caller's (ordo_checkpoint_list_free). */
-ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id,
-                                  ordo_checkpoint_list **list, ordo_error *err)
+ordo_status ordo_checkpoints_list(ordo_ledger *ledger, int64_t run_id, ordo_checkpoint_list **list,
+                                  ordo_error *err)
 {
     *list = calloc(1, sizeof **list);
     if (!*list)

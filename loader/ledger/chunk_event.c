@@ -29,10 +29,10 @@ static json_t *mismatch_detail(const ordo_error *why)
                &chunk, &bytes, &offset, was, now) != 5)
         return json_pack("{s:s}", "message", why->message);
     start += strlen("shard '");
-    return json_pack("{s:s%, s:I, s:I, s:I, s:s, s:s, s:s}", "shard", start,
-                     (size_t)(end - start), "chunk", (json_int_t)chunk, "offset",
-                     (json_int_t)offset, "bytes", (json_int_t)bytes, "indexed_sha256", was,
-                     "read_sha256", now, "message", why->message);
+    return json_pack("{s:s%, s:I, s:I, s:I, s:s, s:s, s:s}", "shard", start, (size_t)(end - start),
+                     "chunk", (json_int_t)chunk, "offset", (json_int_t)offset, "bytes",
+                     (json_int_t)bytes, "indexed_sha256", was, "read_sha256", now, "message",
+                     why->message);
 }
 
 /* Records what stopped a job when the ledger keeps it; see ordo.h. */

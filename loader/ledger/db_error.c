@@ -14,8 +14,10 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         status = ORDO_BUSY;
-        snprintf(busy, sizeof busy, " (another writer held the ledger's lock for more than "
-                                    "%.1f s, the wait allowed)", ledger->lock_timeout_ms / 1e3);
+        snprintf(busy, sizeof busy,
+                 " (another writer held the ledger's lock for more than "
+                 "%.1f s, the wait allowed)",
+                 ledger->lock_timeout_ms / 1e3);
         hint = busy;
         break;
     case SQLITE_NOTADB:
@@ -38,14 +40,9 @@ ordo_status ordo__db_error(ordo_ledger *ledger, ordo_error *err, const char *wha
         break;
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
-    case SQLITE_PERM:
-        status = ORDO_IO;
-        break;
-    case SQLITE_CONSTRAINT:
-        status = ORDO_INVALID;
-        break;
-    default:
-        break;
+    case SQLITE_PERM: status = ORDO_IO; break;
+    case SQLITE_CONSTRAINT: status = ORDO_INVALID; break;
+    default: break;
     }
     char system[ORDO__ERRNO_TEXT_SIZE + 8] = "";
     int errnum = sqlite3_system_errno(ledger->db);

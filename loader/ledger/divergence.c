@@ -18,8 +18,7 @@ static ordo_status baseline_of(ordo_ledger *ledger, int64_t run_id, int64_t *bas
         ledger,
         "SELECT b.id FROM runs r JOIN runs b ON b.id = r.baseline_id "
         "WHERE r.id = ?1 AND b.digest_kind = r.digest_kind",
-        ORDO__BIND(ORDO__INT(run_id)), ordo__read_int64, baseline, "reading a run's baseline",
-        err);
+        ORDO__BIND(ORDO__INT(run_id)), ordo__read_int64, baseline, "reading a run's baseline", err);
     return status == ORDO_NOTFOUND ? ORDO_OK : status;
 }
 

@@ -4,15 +4,14 @@
 
 #include "sql.h"
 
-static ordo_status insert_event(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                                const char *kind, const unsigned char *digest, const char *detail,
-                                ordo_error *err)
+static ordo_status insert_event(ordo_ledger *ledger, int64_t run_id, int64_t step, const char *kind,
+                                const unsigned char *digest, const char *detail, ordo_error *err)
 {
-    sqlite3_stmt *stmt = ordo__stmt(
-        ledger, ORDO_STMT_EVENT_INSERT,
-        "INSERT OR IGNORE INTO events (run_id, step, kind, digest, detail) "
-        "VALUES (?1, ?2, ?3, ?4, ?5)",
-        err);
+    sqlite3_stmt *stmt =
+        ordo__stmt(ledger, ORDO_STMT_EVENT_INSERT,
+                   "INSERT OR IGNORE INTO events (run_id, step, kind, digest, detail) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)",
+                   err);
     if (!stmt)
         return err ? err->status : ORDO_DB;
     sqlite3_bind_int64(stmt, 1, run_id);
@@ -66,8 +65,7 @@ ordo_status ordo_event_record(ordo_ledger *ledger, int64_t run_id, int64_t step,
                            "or chunk_mismatch",
                            kind);
     if (step < 0 || step > ORDO_STEP_MAX)
-        return ordo__error(err, ORDO_INVALID, "event step %lld is out of range",
-                           (long long)step);
+        return ordo__error(err, ORDO_INVALID, "event step %lld is out of range", (long long)step);
     ordo_status status = ordo__writable(ledger, err);
     if (status == ORDO_OK)
         status = ordo__run_exists(ledger, run_id, err);
@@ -105,8 +103,8 @@ static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, const char *k
 {
     *events = NULL;
     *count = 0;
-    ordo__rows rows = {.item_size = sizeof **events, .read = read_event,
-                       .nomem = "out of memory listing events"};
+    ordo__rows rows = {
+        .item_size = sizeof **events, .read = read_event, .nomem = "out of memory listing events"};
     ordo_status status = ordo__sql_list(
         ledger,
         "SELECT id, coalesce(step, 0), kind, detail, created_at FROM events "

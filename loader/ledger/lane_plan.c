@@ -30,7 +30,8 @@ static ordo_status check_shape(int lanes, int world_size, int bound, ordo_error 
     if (bound && lanes != world_size)
         return ordo__error(err, ORDO_INVALID,
                            "a rank-bound segment has one lane per rank: lanes (%d) must equal "
-                           "world size (%d)", lanes, world_size);
+                           "world size (%d)",
+                           lanes, world_size);
     if (!bound && lanes % world_size != 0)
         return ordo__error(err, ORDO_INVALID, "lanes (%d) must be divisible by world size (%d)",
                            lanes, world_size);
@@ -74,25 +75,29 @@ ordo_status ordo_lane_plan_check(int lanes, int world_size, ordo_lane_binding bi
 /* lane_ranks from JSON [[lanes of rank 0], ...]: each of the `lanes` lanes
  * listed once, by one of the `world_size` ranks. An entry that is not an
  * array lists no lanes. */
-static ordo_status read_plan(json_t *plan, int lanes, int world_size, int *ranks,
-                             ordo_error *err)
+static ordo_status read_plan(json_t *plan, int lanes, int world_size, int *ranks, ordo_error *err)
 {
     if (!json_is_array(plan) || (int)json_array_size(plan) != world_size)
-        return ordo__error(err, ORDO_INVALID, "lane_plan must be an array of %d arrays (one per "
-                                              "rank)", world_size);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane_plan must be an array of %d arrays (one per "
+                           "rank)",
+                           world_size);
     for (int l = 0; l < lanes; l++)
         ranks[l] = -1;
     size_t r;
     json_t *owned;
-    json_array_foreach(plan, r, owned) {
+    json_array_foreach(plan, r, owned)
+    {
         size_t i;
         json_t *lane;
-        json_array_foreach(owned, i, lane) {
+        json_array_foreach(owned, i, lane)
+        {
             json_int_t l = json_integer_value(lane);
             if (!json_is_integer(lane) || l < 0 || l >= lanes || ranks[l] != -1)
                 return ordo__error(err, ORDO_INVALID,
                                    "lane_plan: rank %zu lists lane %lld, which is not one of "
-                                   "the %d lanes or is listed twice", r, (long long)l, lanes);
+                                   "the %d lanes or is listed twice",
+                                   r, (long long)l, lanes);
             ranks[l] = (int)r;
         }
     }
@@ -103,8 +108,8 @@ static ordo_status read_plan(json_t *plan, int lanes, int world_size, int *ranks
 }
 
 /* The plan from its JSON text, or the binding's default without one. */
-static ordo_status fill_plan(const char *plan, size_t len, int lanes, int world_size,
-                             int bound, int *ranks, ordo_error *err)
+static ordo_status fill_plan(const char *plan, size_t len, int lanes, int world_size, int bound,
+                             int *ranks, ordo_error *err)
 {
     if (!plan) {
         int per = bound ? 1 : lanes / world_size;
@@ -115,8 +120,10 @@ static ordo_status fill_plan(const char *plan, size_t len, int lanes, int world_
     json_error_t jerr;
     json_t *root = json_loadb(plan, len, JSON_DECODE_ANY, &jerr);
     if (!root)
-        return ordo__error(err, ORDO_INVALID, "lane_plan is not valid JSON: line %d, column %d: "
-                                              "%s", jerr.line, jerr.column, jerr.text);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane_plan is not valid JSON: line %d, column %d: "
+                           "%s",
+                           jerr.line, jerr.column, jerr.text);
     ordo_status status = read_plan(root, lanes, world_size, ranks, err);
     json_decref(root);
     return status;

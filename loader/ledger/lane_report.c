@@ -40,8 +40,10 @@ static int *owners_of(const char *text, int lanes)
         owner[l] = -1;
     size_t rank, i;
     json_t *owned, *lane;
-    json_array_foreach(lane_plan, rank, owned) {
-        json_array_foreach(owned, i, lane) {
+    json_array_foreach(lane_plan, rank, owned)
+    {
+        json_array_foreach(owned, i, lane)
+        {
             json_int_t l = json_integer_value(lane);
             if (owner && l >= 0 && l < lanes)
                 owner[l] = (int)rank;
@@ -73,8 +75,7 @@ static ordo_status load_plans(ordo_ledger *ledger, int64_t run_id, plans *out, o
     return ordo__sql_each(ledger,
                           "SELECT start_step, lanes, lane_plan FROM segments WHERE run_id = ?1 "
                           "ORDER BY start_step",
-                          ORDO__BIND(ORDO__INT(run_id)), read_plan, out, "reading lane plans",
-                          err);
+                          ORDO__BIND(ORDO__INT(run_id)), read_plan, out, "reading lane plans", err);
 }
 
 /* The segment covering `step` (the latest starting at or before it). */
@@ -98,21 +99,26 @@ static ordo_status check_report(const plans *p, const ordo_lane_report *r, size_
 {
     const plan *segment = r->step >= 1 && r->step <= ORDO_STEP_MAX ? plan_at(p, r->step) : NULL;
     if (r->step < 1 || r->step > ORDO_STEP_MAX)
-        return ordo__error(err, ORDO_INVALID, "lane report %zu: step %lld is out of range (1 "
-                                              "to %lld)", i, (long long)r->step,
-                           (long long)ORDO_STEP_MAX);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane report %zu: step %lld is out of range (1 "
+                           "to %lld)",
+                           i, (long long)r->step, (long long)ORDO_STEP_MAX);
     if (!segment)
-        return ordo__error(err, ORDO_INVALID, "lane report %zu: no segment of the run covers "
-                                              "step %lld", i, (long long)r->step);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane report %zu: no segment of the run covers "
+                           "step %lld",
+                           i, (long long)r->step);
     if (r->lane < 0 || r->lane >= segment->lanes)
-        return ordo__error(err, ORDO_INVALID, "lane report %zu: lane %d is not one of the %d "
-                                              "lanes of step %lld",
+        return ordo__error(err, ORDO_INVALID,
+                           "lane report %zu: lane %d is not one of the %d "
+                           "lanes of step %lld",
                            i, r->lane, segment->lanes, (long long)r->step);
     if (segment->owner[r->lane] != r->rank)
-        return ordo__error(err, ORDO_INVALID, "lane report %zu: lane %d of step %lld belongs to "
-                                              "rank %d under the segment's lane plan, not to "
-                                              "rank %d", i, r->lane, (long long)r->step,
-                           segment->owner[r->lane], r->rank);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane report %zu: lane %d of step %lld belongs to "
+                           "rank %d under the segment's lane plan, not to "
+                           "rank %d",
+                           i, r->lane, (long long)r->step, segment->owner[r->lane], r->rank);
     return ORDO_OK;
 }
 
@@ -158,8 +164,8 @@ static ordo_status lane_conflict(ordo_ledger *ledger, int64_t run_id, int64_t st
     char detail[200], a[ORDO_DIGEST_HEX_SIZE], b[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(standing, a);
     ordo_digest_to_hex(reported, b);
-    snprintf(detail, sizeof detail, "{\"lane\":%d,\"recorded\":\"%s\",\"reported\":\"%s\"}",
-             lane, a, b);
+    snprintf(detail, sizeof detail, "{\"lane\":%d,\"recorded\":\"%s\",\"reported\":\"%s\"}", lane,
+             a, b);
     result->conflicts++;
     if (!result->first_conflict_step || step < result->first_conflict_step)
         result->first_conflict_step = step;
@@ -172,10 +178,10 @@ typedef struct {
     ordo_ledger *ledger;
     int64_t run_id;
     sqlite3_stmt *recorded, *pending, *insert, *clear;
-    unsigned char *lanes;   /* [L × 32] the step's lanes as known */
-    unsigned char *known;   /* [L] 1: pending before, 2: new in this call */
+    unsigned char *lanes; /* [L × 32] the step's lanes as known */
+    unsigned char *known; /* [L] 1: pending before, 2: new in this call */
     int lanes_cap;
-    ordo_step *done;        /* steps completed */
+    ordo_step *done;           /* steps completed */
     unsigned char *done_lanes; /* their lane digests, back to back */
     size_t done_count, done_lane_bytes, done_lane_cap;
     size_t pending_added;
@@ -186,16 +192,19 @@ static ordo_status prepare_all(taking *t, ordo_error *err)
     ordo_status status = ordo__prepare(t->ledger, "SELECT lane_digests FROM steps WHERE key = ?1",
                                        &t->recorded, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(t->ledger, "SELECT lane, digest FROM lane_reports WHERE run_id = "
-                                          "?1 AND step = ?2",
+        status = ordo__prepare(t->ledger,
+                               "SELECT lane, digest FROM lane_reports WHERE run_id = "
+                               "?1 AND step = ?2",
                                &t->pending, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(t->ledger, "INSERT INTO lane_reports (run_id, step, lane, digest) "
-                                          "VALUES (?1, ?2, ?3, ?4)",
+        status = ordo__prepare(t->ledger,
+                               "INSERT INTO lane_reports (run_id, step, lane, digest) "
+                               "VALUES (?1, ?2, ?3, ?4)",
                                &t->insert, err);
     if (status == ORDO_OK)
-        status = ordo__prepare(t->ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step = "
-                                          "?2",
+        status = ordo__prepare(t->ledger,
+                               "DELETE FROM lane_reports WHERE run_id = ?1 AND step = "
+                               "?2",
                                &t->clear, err);
     return status;
 }
@@ -225,23 +234,24 @@ static ordo_status clear_pending(taking *t, int64_t step, ordo_error *err)
 /* The step is recorded with `count` lane digests: each report and each
  * pending row is checked against them (a lane that differs is a
  * conflict), and the pending rows go. */
-static ordo_status against_recorded(taking *t, const ordo_lane_report *reports,
-                                    const size_t *group, size_t n, const unsigned char *recorded,
-                                    int count, ordo_record_result *result, ordo_error *err)
+static ordo_status against_recorded(taking *t, const ordo_lane_report *reports, const size_t *group,
+                                    size_t n, const unsigned char *recorded, int count,
+                                    ordo_record_result *result, ordo_error *err)
 {
     int64_t step = reports[group[0]].step;
     ordo_status status = ORDO_OK;
     for (size_t k = 0; status == ORDO_OK && k < n; k++) {
         const ordo_lane_report *r = &reports[group[k]];
         if (r->lane >= count)
-            status = ordo__error(err, ORDO_INVALID, "lane %d is not one of the %d lanes step "
-                                                    "%lld was recorded with", r->lane, count,
-                                 (long long)step);
+            status = ordo__error(err, ORDO_INVALID,
+                                 "lane %d is not one of the %d lanes step "
+                                 "%lld was recorded with",
+                                 r->lane, count, (long long)step);
         else if (memcmp(recorded + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest,
                         ORDO_DIGEST_SIZE) != 0)
             status = lane_conflict(t->ledger, t->run_id, step, r->lane,
-                                   recorded + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest,
-                                   result, err);
+                                   recorded + (size_t)r->lane * ORDO_DIGEST_SIZE, r->digest, result,
+                                   err);
         else
             result->unchanged++;
     }
@@ -256,8 +266,7 @@ static ordo_status against_recorded(taking *t, const ordo_lane_report *reports,
 }
 
 /* Reads the step's pending rows into t->lanes / t->known (known = 1). */
-static ordo_status read_pending(taking *t, int64_t step, int lanes, int *pending,
-                                ordo_error *err)
+static ordo_status read_pending(taking *t, int64_t step, int lanes, int *pending, ordo_error *err)
 {
     memset(t->known, 0, (size_t)lanes);
     *pending = 0;
@@ -352,8 +361,8 @@ static ordo_status take_step(taking *t, const ordo_lane_report *reports, const s
     int64_t step = reports[group[0]].step;
     int pending = 0, count = 0;
     ordo_status status = read_pending(t, step, lanes, &pending, err);
-    unsigned char *recorded = status == ORDO_OK ? recorded_lanes(t, step, &count, err, &status)
-                                                : NULL;
+    unsigned char *recorded =
+        status == ORDO_OK ? recorded_lanes(t, step, &count, err, &status) : NULL;
     if (recorded || status != ORDO_OK) {
         if (status == ORDO_OK)
             status = against_recorded(t, reports, group, n, recorded, count, result, err);
@@ -369,8 +378,8 @@ static ordo_status take_step(taking *t, const ordo_lane_report *reports, const s
             t->known[r->lane] = 2;
             known++;
         } else if (memcmp(slot, r->digest, ORDO_DIGEST_SIZE) != 0) {
-            status = lane_conflict(t->ledger, t->run_id, step, r->lane, slot, r->digest, result,
-                                   err);
+            status =
+                lane_conflict(t->ledger, t->run_id, step, r->lane, slot, r->digest, result, err);
         }
     }
     if (status != ORDO_OK)
@@ -425,8 +434,8 @@ static ordo_status take_all(taking *t, const plans *p, const ordo_lane_report *r
     for (size_t k = 0; k < t->done_count; k++)
         ordo_batch_digest(t->done[k].lane_digests, t->done[k].lane_count, t->done[k].batch_digest);
     if (status == ORDO_OK && t->done_count)
-        status = ordo__steps_record_locked(t->ledger, t->run_id, t->done, t->done_count, result,
-                                           err);
+        status =
+            ordo__steps_record_locked(t->ledger, t->run_id, t->done, t->done_count, result, err);
     if (status == ORDO_OK)
         *completed = t->done_count;
     return status == ORDO_OK ? check_pending_bound(t, err) : status;
@@ -458,8 +467,8 @@ static ordo_status record_lanes(ordo_ledger *ledger, int64_t run_id,
         t.known = malloc((size_t)t.lanes_cap);
         t.done = malloc((count ? count : 1) * sizeof *t.done);
         if (!order || !tmp || !t.lanes || !t.known || !t.done)
-            status = ordo__error(err, ORDO_NOMEM, "out of memory recording %zu lane reports",
-                                 count);
+            status =
+                ordo__error(err, ORDO_NOMEM, "out of memory recording %zu lane reports", count);
     }
     if (status == ORDO_OK) {
         merge_sort(reports, order, tmp, count);
@@ -490,9 +499,9 @@ static ordo_status lanes_locked(ordo_ledger *ledger, void *context, ordo_error *
 }
 
 /* Records lane reports in one transaction; see ordo.h. */
-ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id,
-                              const ordo_lane_report *reports, size_t count,
-                              ordo_record_result *result, size_t *completed, ordo_error *err)
+ordo_status ordo_lanes_record(ordo_ledger *ledger, int64_t run_id, const ordo_lane_report *reports,
+                              size_t count, ordo_record_result *result, size_t *completed,
+                              ordo_error *err)
 {
     ordo_record_result local;
     size_t done_local;
@@ -571,8 +580,9 @@ ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_s
         sorted[i] = (step_at){steps[i].step, i};
     qsort(sorted, count, sizeof *sorted, by_step);
     sqlite3_stmt *rows = NULL, *clear = NULL;
-    ordo_status status = ordo__prepare(ledger, "SELECT step, lane, digest FROM lane_reports "
-                                               "WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3",
+    ordo_status status = ordo__prepare(ledger,
+                                       "SELECT step, lane, digest FROM lane_reports "
+                                       "WHERE run_id = ?1 AND step BETWEEN ?2 AND ?3",
                                        &rows, err);
     int64_t first = sorted[0].step, last = sorted[count - 1].step;
     int rc = SQLITE_DONE, found = 0;
@@ -595,8 +605,10 @@ ordo_status ordo__lanes_settle(ordo_ledger *ledger, int64_t run_id, const ordo_s
     /* the common case (no step of the call had pending reports) costs one
      * index lookup; the delete is prepared only when there are some */
     if (status == ORDO_OK && found)
-        status = ordo__prepare(ledger, "DELETE FROM lane_reports WHERE run_id = ?1 AND step "
-                                       "BETWEEN ?2 AND ?3", &clear, err);
+        status = ordo__prepare(ledger,
+                               "DELETE FROM lane_reports WHERE run_id = ?1 AND step "
+                               "BETWEEN ?2 AND ?3",
+                               &clear, err);
     /* steps of the range this call did not record keep their rows */
     for (size_t k = 0; status == ORDO_OK && found && k < count; k++) {
         int64_t step = sorted[k].step;

@@ -24,7 +24,8 @@ static ordo_status check_path(const char *path, unsigned flags, ordo_error *err)
             return ORDO_OK;
         if (errno == ENOENT)
             return ordo__error(err, ORDO_NOTFOUND, "ledger '%s' does not exist", path);
-        return ordo__error(err, ORDO_IO, "ledger '%s': %s", path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
+        return ordo__error(err, ORDO_IO, "ledger '%s': %s", path,
+                           ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     }
     if (S_ISDIR(st.st_mode))
         return ordo__error(err, ORDO_IO, "ledger '%s' is a directory, not a file", path);
@@ -105,17 +106,19 @@ static ordo_status check_identity(ordo_ledger *ledger, int version, ordo_error *
     if (app_id != 0 && app_id != ORDO__APPLICATION_ID)
         return ordo__error(err, ORDO_NOTLEDGER,
                            "ledger '%s' is an SQLite database of another application "
-                           "(application_id %d)", ledger->path, app_id);
+                           "(application_id %d)",
+                           ledger->path, app_id);
     if ((version > 0 && app_id != ORDO__APPLICATION_ID) || (version == 0 && tables > 0))
         return ordo__error(err, ORDO_NOTLEDGER,
                            "ledger '%s' is an SQLite database but not an ordo ledger "
-                           "(schema version %d, %d schema objects)", ledger->path, version,
-                           tables);
+                           "(schema version %d, %d schema objects)",
+                           ledger->path, version, tables);
     int latest = ordo_schema_version_latest();
     if (version > latest)
         return ordo__error(err, ORDO_VERSION,
                            "ledger '%s' has schema version %d, newer than this ordo's %d: "
-                           "use a newer ordo", ledger->path, version, latest);
+                           "use a newer ordo",
+                           ledger->path, version, latest);
     return ORDO_OK;
 }
 
@@ -130,8 +133,8 @@ static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
     if (status == ORDO_OK)
         status = pragma_int(ledger, "PRAGMA user_version", &version, err);
     if (status == ORDO_NOTLEDGER && sqlite3_errcode(ledger->db) == SQLITE_NOTADB)
-        status = ordo__error(err, ORDO_NOTLEDGER, "ledger '%s' is not an SQLite database",
-                             ledger->path);
+        status =
+            ordo__error(err, ORDO_NOTLEDGER, "ledger '%s' is not an SQLite database", ledger->path);
     if (status == ORDO_OK)
         status = check_identity(ledger, version, err);
     ordo__rollback(ledger);
@@ -143,7 +146,8 @@ static ordo_status open_checked(ordo_ledger *ledger, ordo_error *err)
     if (version < latest && (ledger->flags & ORDO_OPEN_READONLY))
         return ordo__error(err, ORDO_VERSION,
                            "ledger '%s' has schema version %d, this ordo needs %d: "
-                           "run 'ordo migrate'", ledger->path, version, latest);
+                           "run 'ordo migrate'",
+                           ledger->path, version, latest);
     if (version < latest && !(ledger->flags & ORDO_OPEN_NO_MIGRATE))
         return ordo_ledger_migrate(ledger, NULL, NULL, err);
     return ORDO_OK;
@@ -172,9 +176,9 @@ static int open_immutable(ordo_ledger *ledger)
         return SQLITE_NOMEM;
     sqlite3_close(ledger->db);
     ledger->db = NULL;
-    int rc = sqlite3_open_v2(uri, &ledger->db,
-                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
-                                 SQLITE_OPEN_EXRESCODE, NULL);
+    int rc = sqlite3_open_v2(
+        uri, &ledger->db,
+        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, NULL);
     free(uri);
     return rc;
 }
@@ -192,8 +196,7 @@ static int folder_writable(const char *path)
 }
 
 /* Opens a ledger; see ordo.h. */
-ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out,
-                             ordo_error *err)
+ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out, ordo_error *err)
 {
     *out = NULL;
     ordo_status status = check_path(path, flags, err);
@@ -223,8 +226,10 @@ ordo_status ordo_ledger_open(const char *path, unsigned flags, ordo_ledger **out
     }
     if (!(flags & ORDO_OPEN_READONLY) && sqlite3_db_readonly(ledger->db, "main") == 1) {
         ordo_ledger_close(ledger);
-        return ordo__error(err, ORDO_IO, "ledger '%s' cannot be written (read-only file or "
-                                         "folder)", path);
+        return ordo__error(err, ORDO_IO,
+                           "ledger '%s' cannot be written (read-only file or "
+                           "folder)",
+                           path);
     }
     status = open_checked(ledger, err);
     if (status != ORDO_OK) {
@@ -269,8 +274,7 @@ int ordo_ledger_schema_version(ordo_ledger *ledger)
 sqlite3_stmt *ordo__stmt(ordo_ledger *ledger, enum ordo__stmt_id id, const char *sql,
                          ordo_error *err)
 {
-    if (!ledger->stmts[id] &&
-        ordo__prepare(ledger, sql, &ledger->stmts[id], err) != ORDO_OK)
+    if (!ledger->stmts[id] && ordo__prepare(ledger, sql, &ledger->stmts[id], err) != ORDO_OK)
         return NULL;
     return ledger->stmts[id];
 }

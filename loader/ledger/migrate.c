@@ -70,7 +70,8 @@ ordo_status ordo_ledger_migrate(ordo_ledger *ledger, int *from, int *to, ordo_er
     if (start > latest)
         return ordo__error(err, ORDO_VERSION,
                            "ledger '%s' has schema version %d, newer than this ordo's %d: "
-                           "use a newer ordo", ledger->path, start, latest);
+                           "use a newer ordo",
+                           ledger->path, start, latest);
     for (int version = start + 1; version <= latest; version++) {
         ordo_status status = apply_one(ledger, version, err);
         if (status != ORDO_OK)

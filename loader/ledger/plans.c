@@ -52,8 +52,8 @@ ordo_status ordo__chunk_table_load(ordo_ledger *ledger, ordo__shard *shard, cons
             status = ordo__error(err, ORDO_NOMEM, "out of memory");
         for (uint32_t i = 0; status == ORDO_OK && i < count; i++) {
             const unsigned char *e = table + 32 * (size_t)i;
-            shard->chunks[i] = (ordo__chunk){get_u64(e), get_u64(e + 8), get_u64(e + 16),
-                                             (uint32_t)get_u64(e + 24), {0}};
+            shard->chunks[i] = (ordo__chunk){
+                get_u64(e), get_u64(e + 8), get_u64(e + 16), (uint32_t)get_u64(e + 24), {0}};
             memcpy(shard->chunks[i].digest, digests + ORDO_DIGEST_SIZE * (size_t)i,
                    ORDO_DIGEST_SIZE);
         }
@@ -85,8 +85,7 @@ ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shar
         put_u64(e + 8, shard->chunks[i].length);
         put_u64(e + 16, shard->chunks[i].raw_length);
         put_u64(e + 24, shard->chunks[i].records);
-        memcpy(digests + ORDO_DIGEST_SIZE * (size_t)i, shard->chunks[i].digest,
-               ORDO_DIGEST_SIZE);
+        memcpy(digests + ORDO_DIGEST_SIZE * (size_t)i, shard->chunks[i].digest, ORDO_DIGEST_SIZE);
     }
     ordo_status status = ordo__sql_exec(
         ledger,
@@ -138,12 +137,12 @@ static ordo_status read_estimate(sqlite3_stmt *row, void *context, ordo_error *e
 ordo_status ordo__estimate_load(ordo_ledger *ledger, const char *recipe_id, const char *source,
                                 ordo__estimate *sample, int *found, ordo_error *err)
 {
-    ordo_status status = ordo__sql_row(
-        ledger,
-        "SELECT sample_records, sample_bytes, sample_tokens FROM token_estimates "
-        "WHERE recipe_id = ?1 AND source = ?2",
-        ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source)), read_estimate, sample,
-        "reading a token estimate", err);
+    ordo_status status =
+        ordo__sql_row(ledger,
+                      "SELECT sample_records, sample_bytes, sample_tokens FROM token_estimates "
+                      "WHERE recipe_id = ?1 AND source = ?2",
+                      ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source)), read_estimate, sample,
+                      "reading a token estimate", err);
     *found = status == ORDO_OK;
     return status == ORDO_NOTFOUND ? ORDO_OK : status;
 }
@@ -158,7 +157,6 @@ ordo_status ordo__estimate_store(ordo_ledger *ledger, const char *recipe_id, con
         "sample_records, sample_bytes, sample_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         ORDO__BIND(ORDO__TEXT(recipe_id), ORDO__TEXT(source),
                    ORDO__REAL((double)sample->tokens / (double)sample->bytes),
-                   ORDO__INT(sample->records), ORDO__INT(sample->bytes),
-                   ORDO__INT(sample->tokens)),
+                   ORDO__INT(sample->records), ORDO__INT(sample->bytes), ORDO__INT(sample->tokens)),
         "storing a token estimate", err);
 }

@@ -10,21 +10,11 @@ static void bind_values(sqlite3_stmt *stmt, const ordo__value *values)
     for (int i = 0; values && values[i].type != ORDO__V_END; i++) {
         const ordo__value *v = &values[i];
         switch (v->type) {
-        case ORDO__V_INT:
-            sqlite3_bind_int64(stmt, i + 1, v->i);
-            break;
-        case ORDO__V_REAL:
-            sqlite3_bind_double(stmt, i + 1, v->real);
-            break;
-        case ORDO__V_TEXT:
-            sqlite3_bind_text(stmt, i + 1, v->p, -1, SQLITE_STATIC);
-            break;
-        case ORDO__V_BLOB:
-            sqlite3_bind_blob64(stmt, i + 1, v->p, v->size, SQLITE_STATIC);
-            break;
-        default:
-            sqlite3_bind_null(stmt, i + 1);
-            break;
+        case ORDO__V_INT: sqlite3_bind_int64(stmt, i + 1, v->i); break;
+        case ORDO__V_REAL: sqlite3_bind_double(stmt, i + 1, v->real); break;
+        case ORDO__V_TEXT: sqlite3_bind_text(stmt, i + 1, v->p, -1, SQLITE_STATIC); break;
+        case ORDO__V_BLOB: sqlite3_bind_blob64(stmt, i + 1, v->p, v->size, SQLITE_STATIC); break;
+        default: sqlite3_bind_null(stmt, i + 1); break;
         }
     }
 }

@@ -44,11 +44,14 @@ static ordo_status check_counts(const char *canonical, ordo_error *err)
     json_int_t lanes = recipe_count(root, "lanes"), batch = recipe_count(root, "global_batch");
     json_decref(root);
     if (lanes < 0 || batch < 0)
-        return ordo__error(err, ORDO_INVALID, "recipe: 'lanes' and 'global_batch' must be "
-                                              "positive whole numbers");
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: 'lanes' and 'global_batch' must be "
+                           "positive whole numbers");
     if (lanes > 0 && batch > 0 && batch % lanes != 0)
-        return ordo__error(err, ORDO_INVALID, "global_batch (%lld) must be divisible by lanes "
-                                              "(%lld)", (long long)batch, (long long)lanes);
+        return ordo__error(err, ORDO_INVALID,
+                           "global_batch (%lld) must be divisible by lanes "
+                           "(%lld)",
+                           (long long)batch, (long long)lanes);
     return ORDO_OK;
 }
 
@@ -59,8 +62,8 @@ static ordo_status check_same_body(ordo_ledger *ledger, const char *id, const ch
     char *stored = NULL;
     ordo_status status = ordo_recipe_get(ledger, id, &stored, err);
     if (status == ORDO_OK && strcmp(stored, canonical) != 0)
-        status = ordo__error(err, ORDO_CONFLICT,
-                             "recipe id %s is recorded with a different body", id);
+        status =
+            ordo__error(err, ORDO_CONFLICT, "recipe id %s is recorded with a different body", id);
     free(stored);
     return status;
 }
@@ -94,8 +97,7 @@ done:
 }
 
 /* Reads a recipe's canonical JSON by id. */
-ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical,
-                            ordo_error *err)
+ordo_status ordo_recipe_get(ordo_ledger *ledger, const char *id, char **canonical, ordo_error *err)
 {
     *canonical = NULL;
     unsigned char digest[ORDO_DIGEST_SIZE];

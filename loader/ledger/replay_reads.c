@@ -10,19 +10,19 @@
 
 /* Where a run's steps up to `step` are recorded: the run itself, or, for a
  * fork whose first segment resumed after `step`, its baseline. */
-static ordo_status owner_of_step(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                                 int64_t *owner, ordo_error *err)
+static ordo_status owner_of_step(ordo_ledger *ledger, int64_t run_id, int64_t step, int64_t *owner,
+                                 ordo_error *err)
 {
     *owner = run_id;
     for (int depth = 0; depth < MAX_FORK_DEPTH; depth++) {
         int64_t parent = 0;
-        ordo_status status = ordo__sql_row(
-            ledger,
-            "SELECT r.baseline_id FROM runs r JOIN segments s ON s.run_id = r.id "
-            "AND s.ordinal = 0 WHERE r.id = ?1 AND s.resumed_from >= ?2 "
-            "AND r.baseline_id IS NOT NULL",
-            ORDO__BIND(ORDO__INT(*owner), ORDO__INT(step)), ordo__read_int64, &parent,
-            "finding a fork's baseline", err);
+        ordo_status status =
+            ordo__sql_row(ledger,
+                          "SELECT r.baseline_id FROM runs r JOIN segments s ON s.run_id = r.id "
+                          "AND s.ordinal = 0 WHERE r.id = ?1 AND s.resumed_from >= ?2 "
+                          "AND r.baseline_id IS NOT NULL",
+                          ORDO__BIND(ORDO__INT(*owner), ORDO__INT(step)), ordo__read_int64, &parent,
+                          "finding a fork's baseline", err);
         if (status != ORDO_OK && status != ORDO_NOTFOUND)
             return status;
         if (!parent)
@@ -68,8 +68,7 @@ ordo_status ordo__replay_digests(ordo_ledger *ledger, int64_t run_id, int lane, 
         status = owner_of_step(ledger, run_id, step, &owner, err);
         if (status == ORDO_OK)
             status = read_lane_digest(ledger, owner, step, lane,
-                                      out + (size_t)(step - first) * ORDO_DIGEST_SIZE, &found,
-                                      err);
+                                      out + (size_t)(step - first) * ORDO_DIGEST_SIZE, &found, err);
         if (status == ORDO_OK && !found)
             status = ordo__error(err, ORDO_INVALID,
                                  "resume refused: step %lld of lane %d, which the checkpoint "
@@ -85,8 +84,7 @@ ordo_status ordo__replay_digests(ordo_ledger *ledger, int64_t run_id, int lane, 
 }
 
 /* The resume's step must be recorded for the run; see ledger.h. */
-ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t step,
-                                 ordo_error *err)
+ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t step, ordo_error *err)
 {
     int64_t owner = run_id;
     ordo_status status = owner_of_step(ledger, run_id, step, &owner, err);
@@ -96,8 +94,7 @@ ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
                                "SELECT EXISTS (SELECT 1 FROM steps WHERE key = ?1), (SELECT "
                                "max(key) - (?2 << 40) FROM steps WHERE key BETWEEN (?2 << 40) "
                                "AND (?2 << 40) + 1099511627775)",
-                               ORDO__BIND(ORDO__INT(ORDO__STEP_KEY(owner, step)),
-                                          ORDO__INT(owner)),
+                               ORDO__BIND(ORDO__INT(ORDO__STEP_KEY(owner, step)), ORDO__INT(owner)),
                                ordo__read_int64_pair, recorded, "reading steps", err);
     if (status == ORDO_OK && !recorded[0])
         return ordo__error(err, ORDO_INVALID,
@@ -106,4 +103,3 @@ ordo_status ordo__replay_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
                            (long long)step, (long long)recorded[1]);
     return status == ORDO_NOTFOUND ? ordo__db_error(ledger, err, "reading steps") : status;
 }
-

@@ -4,22 +4,23 @@
 
 #include "sql.h"
 
-#define RUN_COLUMNS                                                                   \
-    "SELECT r.id, r.name, r.recipe_id, coalesce(rc.name, ''), coalesce(r.group_tag, ''), " \
-    "coalesce(b.name, ''), r.digest_kind, r.created_at, r.lanes, "                    \
-    "coalesce((SELECT world_size FROM segments s WHERE s.run_id = r.id "             \
-    "          ORDER BY ordinal DESC LIMIT 1), 0), "                                  \
-    "(SELECT count(*) FROM segments s WHERE s.run_id = r.id), "                       \
-    "r.step_count, "                                                                   \
-    "coalesce((SELECT min(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
-    ") - (r.id << 40), 0), "                                                          \
-    "coalesce((SELECT max(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS("r.id")  \
-    ") - (r.id << 40), 0), "                                                          \
-    "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "                    \
-    "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = 'conflict'), " \
-    "coalesce(r.data_root, '') "                                                      \
-    "FROM runs r LEFT JOIN recipes rc ON rc.id = r.recipe_id "                            \
-    "LEFT JOIN runs b ON b.id = r.baseline_id "
+#define RUN_COLUMNS                                                                                \
+    "SELECT r.id, r.name, r.recipe_id, coalesce(rc.name, ''), coalesce(r.group_tag, ''), "         \
+    "coalesce(b.name, ''), r.digest_kind, r.created_at, r.lanes, "                                 \
+    "coalesce((SELECT world_size FROM segments s WHERE s.run_id = r.id "                           \
+    "          ORDER BY ordinal DESC LIMIT 1), 0), "                                               \
+    "(SELECT count(*) FROM segments s WHERE s.run_id = r.id), "                                    \
+    "r.step_count, "                                                                               \
+    "coalesce((SELECT min(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS(                     \
+        "r.id") ") - (r.id << 40), 0), "                                                           \
+                "coalesce((SELECT max(key) FROM steps t WHERE t.key " ORDO__SQL_STEP_KEYS(         \
+                    "r.id") ") - (r.id << 40), 0), "                                               \
+                            "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "         \
+                            "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = "   \
+                            "'conflict'), "                                                        \
+                            "coalesce(r.data_root, '') "                                           \
+                            "FROM runs r LEFT JOIN recipes rc ON rc.id = r.recipe_id "             \
+                            "LEFT JOIN runs b ON b.id = r.baseline_id "
 
 #define MAX_LANES 65536
 
@@ -27,14 +28,12 @@
 ordo_status ordo__run_exists(ordo_ledger *ledger, int64_t run_id, ordo_error *err)
 {
     if (run_id < 1 || run_id > ORDO__RUN_MAX)
-        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                           (long long)run_id);
-    ordo_status status = ordo__sql_row(ledger, "SELECT 1 FROM runs WHERE id = ?1",
-                                       ORDO__BIND(ORDO__INT(run_id)), NULL, NULL, "reading run",
-                                       err);
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger", (long long)run_id);
+    ordo_status status =
+        ordo__sql_row(ledger, "SELECT 1 FROM runs WHERE id = ?1", ORDO__BIND(ORDO__INT(run_id)),
+                      NULL, NULL, "reading run", err);
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                           (long long)run_id);
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger", (long long)run_id);
     return status;
 }
 
@@ -73,12 +72,11 @@ static ordo_status read_run(sqlite3_stmt *stmt, void *item, ordo_error *err)
 ordo_status ordo_run_get(ordo_ledger *ledger, const char *name, ordo_run_info *info,
                          ordo_error *err)
 {
-    ordo_status status = ordo__sql_row(ledger, RUN_COLUMNS "WHERE r.name = ?1",
-                                       ORDO__BIND(ORDO__TEXT(name ? name : "")), read_run, info,
-                                       "reading run", err);
+    ordo_status status =
+        ordo__sql_row(ledger, RUN_COLUMNS "WHERE r.name = ?1",
+                      ORDO__BIND(ORDO__TEXT(name ? name : "")), read_run, info, "reading run", err);
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, ORDO_NOTFOUND, "run '%s' is not in the ledger",
-                           name ? name : "");
+        return ordo__error(err, ORDO_NOTFOUND, "run '%s' is not in the ledger", name ? name : "");
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
@@ -90,8 +88,7 @@ ordo_status ordo__run_get_id(ordo_ledger *ledger, int64_t run_id, ordo_run_info 
         ordo__sql_row(ledger, RUN_COLUMNS "WHERE r.id = ?1", ORDO__BIND(ORDO__INT(run_id)),
                       read_run, info, "reading run", err);
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                           (long long)run_id);
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger", (long long)run_id);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 
@@ -101,8 +98,8 @@ static ordo_status list_items(ordo_ledger *ledger, ordo_run_info **runs, size_t 
 {
     *runs = NULL;
     *count = 0;
-    ordo__rows rows = {.item_size = sizeof **runs, .read = read_run,
-                       .nomem = "out of memory listing runs"};
+    ordo__rows rows = {
+        .item_size = sizeof **runs, .read = read_run, .nomem = "out of memory listing runs"};
     ordo_status status =
         ordo__sql_list(ledger, RUN_COLUMNS "ORDER BY r.id", NULL, &rows, "listing runs", err);
     if (status != ORDO_OK) {
@@ -159,24 +156,24 @@ static ordo_status same_run(const ordo_run_info *old, const ordo_run_spec *spec,
     else if (strcmp(old->digest_kind, kind) != 0)
         field = "digest kind";
     if (field)
-        return ordo__error(err, ORDO_CONFLICT, "run '%s' already exists with another %s",
-                           old->name, field);
+        return ordo__error(err, ORDO_CONFLICT, "run '%s' already exists with another %s", old->name,
+                           field);
     return ORDO_OK;
 }
 
-static ordo_status lookup_id(ordo_ledger *ledger, const char *sql, const char *key,
-                             int64_t *id, ordo_error *err)
+static ordo_status lookup_id(ordo_ledger *ledger, const char *sql, const char *key, int64_t *id,
+                             ordo_error *err)
 {
-    return ordo__sql_row(ledger, sql, ORDO__BIND(ORDO__TEXT(key)), ordo__read_int64, id,
-                         "lookup", err);
+    return ordo__sql_row(ledger, sql, ORDO__BIND(ORDO__TEXT(key)), ordo__read_int64, id, "lookup",
+                         err);
 }
 
-static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec,
-                              const char *recipe_id, int64_t *run_id, ordo_error *err)
+static ordo_status insert_run(ordo_ledger *ledger, const ordo_run_spec *spec, const char *recipe_id,
+                              int64_t *run_id, ordo_error *err)
 {
     int64_t recipe_rowid = 0, baseline_id = 0;
-    ordo_status status = lookup_id(ledger, "SELECT 1 FROM recipes WHERE id = ?1", recipe_id,
-                                   &recipe_rowid, err);
+    ordo_status status =
+        lookup_id(ledger, "SELECT 1 FROM recipes WHERE id = ?1", recipe_id, &recipe_rowid, err);
     if (status == ORDO_NOTFOUND)
         return ordo__error(err, ORDO_NOTFOUND, "recipe %s is not in the ledger", recipe_id);
     if (status == ORDO_OK && spec->baseline) {
@@ -231,8 +228,8 @@ ordo_status ordo_run_create(ordo_ledger *ledger, const ordo_run_spec *spec, int6
     char recipe_id[ORDO_DIGEST_HEX_SIZE];
     ordo_status status = check_spec(spec, recipe_id, err);
     if (status == ORDO_OK)
-        status = ordo__transaction(ledger, create_locked,
-                                   &(run_creation){spec, recipe_id, run_id}, err);
+        status =
+            ordo__transaction(ledger, create_locked, &(run_creation){spec, recipe_id, run_id}, err);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 

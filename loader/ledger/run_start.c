@@ -20,8 +20,8 @@ static ordo_status check_existing(ordo_ledger *ledger, const ordo_run_start_spec
     if (*has_segments && existing.world_size != spec->world_size)
         return ordo__error(err, ORDO_CONFLICT,
                            "run '%s' exists at world size %d, not %d (a new world size is a "
-                           "segment: POST .../segments)", spec->run.name, existing.world_size,
-                           spec->world_size);
+                           "segment: POST .../segments)",
+                           spec->run.name, existing.world_size, spec->world_size);
     return ORDO_OK;
 }
 
@@ -52,9 +52,9 @@ ordo_status ordo_run_start(ordo_ledger *ledger, const ordo_run_start_spec *spec,
     if (status == ORDO_OK)
         status = ordo_recipe_lanes(ledger, run.recipe_id, &run.lanes, err);
     if (status == ORDO_OK)
-        status = ordo_lane_plan_parse(run.lanes, spec->world_size, spec->lane_binding,
-                                      spec->lane_plan, spec->lane_plan_len, &ranks, &plan_lanes,
-                                      err);
+        status =
+            ordo_lane_plan_parse(run.lanes, spec->world_size, spec->lane_binding, spec->lane_plan,
+                                 spec->lane_plan_len, &ranks, &plan_lanes, err);
     if (status == ORDO_OK)
         status = check_segment_fields(spec, err);
     if (status == ORDO_OK)
@@ -62,10 +62,14 @@ ordo_status ordo_run_start(ordo_ledger *ledger, const ordo_run_start_spec *spec,
     if (status == ORDO_OK)
         status = ordo_run_create(ledger, &run, &started->run_id, err);
     if (status == ORDO_OK && !has_segments) {
-        ordo_segment_spec segment = {.world_size = spec->world_size, .start_step = 1,
-                                     .lanes = plan_lanes, .lane_ranks = ranks,
-                                     .lane_binding = spec->lane_binding, .workers = spec->workers,
-                                     .host = spec->host, .resumed_from = spec->resumed_from};
+        ordo_segment_spec segment = {.world_size = spec->world_size,
+                                     .start_step = 1,
+                                     .lanes = plan_lanes,
+                                     .lane_ranks = ranks,
+                                     .lane_binding = spec->lane_binding,
+                                     .workers = spec->workers,
+                                     .host = spec->host,
+                                     .resumed_from = spec->resumed_from};
         status = ordo_segment_add(ledger, started->run_id, &segment, &started->segment_id, err);
         started->created = status == ORDO_OK;
     }

@@ -68,8 +68,7 @@ static ordo_status read_previous(ordo_ledger *ledger, int64_t run_id, previous_s
         ORDO__BIND(ORDO__INT(run_id)), read_previous_row, prev, "reading segments", err);
     *run_lanes = prev->run_lanes;
     if (status == ORDO_NOTFOUND)
-        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                           (long long)run_id);
+        return ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger", (long long)run_id);
     return status;
 }
 
@@ -98,8 +97,8 @@ static ordo_status check_steps(const ordo_segment_spec *spec, const previous_seg
 static ordo_status run_sql(ordo_ledger *ledger, const char *sql, int64_t a, int64_t b,
                            ordo_error *err)
 {
-    return ordo__sql_exec(ledger, sql, ORDO__BIND(ORDO__INT(a), ORDO__INT(b)),
-                          "updating segments", err);
+    return ordo__sql_exec(ledger, sql, ORDO__BIND(ORDO__INT(a), ORDO__INT(b)), "updating segments",
+                          err);
 }
 
 static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
@@ -121,13 +120,12 @@ static ordo_status insert_segment(ordo_ledger *ledger, int64_t run_id,
     return status;
 }
 
-static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id,
-                                 const ordo_segment_spec *spec, const previous_segment *prev,
-                                 int replaced, ordo_error *err)
+static ordo_status record_resume(ordo_ledger *ledger, int64_t run_id, const ordo_segment_spec *spec,
+                                 const previous_segment *prev, int replaced, ordo_error *err)
 {
-    json_t *detail = json_pack("{s:i, s:i, s:I}", "from_world_size", prev->world_size,
-                               "to_world_size", spec->world_size, "start_step",
-                               (json_int_t)spec->start_step);
+    json_t *detail =
+        json_pack("{s:i, s:i, s:I}", "from_world_size", prev->world_size, "to_world_size",
+                  spec->world_size, "start_step", (json_int_t)spec->start_step);
     if (detail && spec->resumed_from)
         json_object_set_new(detail, "resumed_from", json_integer(spec->resumed_from));
     if (detail && replaced) /* segments that crashed before their first checkpoint */
@@ -154,8 +152,8 @@ static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
         ledger,
         "SELECT (SELECT count(*) FROM segments WHERE run_id = ?1 AND start_step >= ?2), "
         "coalesce((SELECT min(step) FROM checkpoints WHERE run_id = ?1 AND step >= ?2), 0)",
-        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(spec->start_step)), ordo__read_int64_pair,
-        found, "reading segments", err);
+        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(spec->start_step)), ordo__read_int64_pair, found,
+        "reading segments", err);
     if (status == ORDO_NOTFOUND)
         return ordo__db_error(ledger, err, "reading segments");
     int count = (int)found[0];
@@ -165,8 +163,8 @@ static ordo_status replace_crashed(ordo_ledger *ledger, int64_t run_id,
     if (checkpoint)
         return ordo__error(err, ORDO_INVALID,
                            "the run has a checkpoint at step %lld, after the resume's start "
-                           "step %lld: resume from it, or fork", (long long)checkpoint,
-                           (long long)spec->start_step);
+                           "step %lld: resume from it, or fork",
+                           (long long)checkpoint, (long long)spec->start_step);
     *replaced = count;
     return run_sql(ledger, "DELETE FROM segments WHERE run_id = ?1 AND start_step >= ?2", run_id,
                    spec->start_step, err);
@@ -189,9 +187,8 @@ static ordo_status add_locked(ordo_ledger *ledger, void *context, ordo_error *er
     previous_segment prev;
     int run_lanes = 0, replaced = 0;
     char *plan = NULL;
-    ordo_status status = spec->replace_crashed
-                             ? replace_crashed(ledger, run_id, spec, &replaced, err)
-                             : ORDO_OK;
+    ordo_status status =
+        spec->replace_crashed ? replace_crashed(ledger, run_id, spec, &replaced, err) : ORDO_OK;
     if (status == ORDO_OK)
         status = read_previous(ledger, run_id, &prev, &run_lanes, err);
     if (status == ORDO_OK)
@@ -204,8 +201,8 @@ static ordo_status add_locked(ordo_ledger *ledger, void *context, ordo_error *er
         status = run_sql(ledger, "UPDATE segments SET end_step = ?2 - 1 WHERE id = ?1", prev.id,
                          spec->start_step, err);
     if (status == ORDO_OK)
-        status = insert_segment(ledger, run_id, spec, binding, plan, prev.ordinal + 1, segment_id,
-                                err);
+        status =
+            insert_segment(ledger, run_id, spec, binding, plan, prev.ordinal + 1, segment_id, err);
     /* lane reports of steps the new segment replays were of an attempt
      * that ended: the resume reports those steps again, under its plan */
     if (status == ORDO_OK && (prev.ordinal >= 0 || replaced))
@@ -223,8 +220,10 @@ ordo_status ordo_segment_add(ordo_ledger *ledger, int64_t run_id, const ordo_seg
 {
     const char *binding = ordo_lane_binding_name(spec->lane_binding); /* the stored text */
     if (!binding)
-        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
-                                              "ORDO_BINDING_RANK", (int)spec->lane_binding);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                           "ORDO_BINDING_RANK",
+                           (int)spec->lane_binding);
     ordo_status checked = ordo_lane_plan_check(spec->lanes, spec->world_size, spec->lane_binding,
                                                spec->lane_ranks, err);
     if (checked != ORDO_OK) /* refused before the ledger is locked */
@@ -254,7 +253,8 @@ static ordo_status read_segment(sqlite3_stmt *stmt, void *item, ordo_error *err)
     info->host = ordo__strdup((const char *)sqlite3_column_text(stmt, 11));
     ordo__copy(info->created_at, sizeof info->created_at,
                (const char *)sqlite3_column_text(stmt, 12));
-    int lost = !info->lane_plan || (sqlite3_column_type(stmt, 10) != SQLITE_NULL && !info->workers) ||
+    int lost = !info->lane_plan ||
+               (sqlite3_column_type(stmt, 10) != SQLITE_NULL && !info->workers) ||
                (sqlite3_column_type(stmt, 11) != SQLITE_NULL && !info->host);
     return lost ? ordo__error(err, ORDO_NOMEM, "out of memory listing segments") : ORDO_OK;
 }
@@ -276,7 +276,8 @@ static ordo_status list_items(ordo_ledger *ledger, int64_t run_id, ordo_segment_
 {
     *segments = NULL;
     *count = 0;
-    ordo__rows rows = {.item_size = sizeof **segments, .read = read_segment,
+    ordo__rows rows = {.item_size = sizeof **segments,
+                       .read = read_segment,
                        .nomem = "out of memory listing segments"};
     ordo_status status = ordo__sql_list(
         ledger,

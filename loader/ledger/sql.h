@@ -29,9 +29,9 @@ struct ordo_ledger {
     char *path;
     unsigned flags;
     sqlite3_stmt *stmts[ORDO_STMT_COUNT];
-    EVP_MD_CTX *digest_ctx; /* reused for the batch digest checks */
+    EVP_MD_CTX *digest_ctx;         /* reused for the batch digest checks */
     struct ordo__block *last_block; /* the step block this connection saved last */
-    int lock_timeout_ms; /* how long a write waits for another's lock */
+    int lock_timeout_ms;            /* how long a write waits for another's lock */
 };
 
 /* The steps table's rowid: run id in the high bits, step in the low 40
@@ -44,14 +44,15 @@ struct ordo_ledger {
 
 /* SQL the compares share: a run's batch digests in step order between two
  * step keys (?1, ?2), and the lane digests of two step keys. */
-#define ORDO__SQL_STEP_DIGESTS                                                                 \
+#define ORDO__SQL_STEP_DIGESTS                                                                     \
     "SELECT key & 1099511627775, batch_digest FROM steps WHERE key BETWEEN ?1 AND ?2 ORDER BY key"
 #define ORDO__SQL_LANE_PAIR "SELECT key, lane_digests FROM steps WHERE key IN (?1, ?2)"
 /* ... and run ?1's step blocks ?2 to ?3 in order (step_blocks.h). */
-#define ORDO__SQL_BLOCKS                                                                       \
-    "SELECT " ORDO__SQL_BLOCK_OF("?1") ", present, digest FROM step_blocks WHERE key "         \
-    "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "?2") " AND " ORDO__SQL_BLOCK_KEY("?1", "?3")          \
-    " ORDER BY key"
+#define ORDO__SQL_BLOCKS                                                                           \
+    "SELECT " ORDO__SQL_BLOCK_OF(                                                                  \
+        "?1") ", present, digest FROM step_blocks WHERE key "                                      \
+              "BETWEEN " ORDO__SQL_BLOCK_KEY("?1", "?2") " AND " ORDO__SQL_BLOCK_KEY(              \
+                  "?1", "?3") " ORDER BY key"
 
 /* Fills `err` from the connection's last SQLite error, prefixed by `what`,
  * and returns the matching status (BUSY, NOTLEDGER, IO, DB). */
@@ -121,7 +122,7 @@ ordo_status ordo__sql_each(ordo_ledger *ledger, const char *sql, const ordo__val
                            ordo__row_fn each, void *context, const char *what, ordo_error *err);
 
 /* Writes: ordo__sql_each without rows. */
-#define ordo__sql_exec(ledger, sql, values, what, err)                                        \
+#define ordo__sql_exec(ledger, sql, values, what, err)                                             \
     ordo__sql_each(ledger, sql, values, NULL, NULL, what, err)
 
 /* Runs `sql` with `values` for its first row only: calls `read` (if not

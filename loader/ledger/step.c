@@ -11,18 +11,18 @@
 #include "step_verify.h"
 
 /* ?1 is the step key (ORDO__STEP_KEY); ?2 is unused. */
-#define SQL_INSERT                                                                       \
-    "INSERT INTO steps (key, batch_digest, lane_digests, tokens, pad_tokens, "          \
-    "source_tokens, loss, metrics) VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "            \
+#define SQL_INSERT                                                                                 \
+    "INSERT INTO steps (key, batch_digest, lane_digests, tokens, pad_tokens, "                     \
+    "source_tokens, loss, metrics) VALUES (?1, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "                       \
     "ON CONFLICT (key) DO NOTHING"
 /* The digests and which fields are still unknown. */
-#define SQL_SELECT                                                                         \
-    "SELECT batch_digest, lane_digests, tokens IS NULL, pad_tokens IS NULL, "             \
+#define SQL_SELECT                                                                                 \
+    "SELECT batch_digest, lane_digests, tokens IS NULL, pad_tokens IS NULL, "                      \
     "source_tokens IS NULL, loss IS NULL, metrics IS NULL FROM steps WHERE key = ?1"
-#define SQL_FILL                                                                           \
-    "UPDATE steps SET lane_digests = coalesce(lane_digests, ?4), "                        \
-    "tokens = coalesce(tokens, ?5), pad_tokens = coalesce(pad_tokens, ?6), "              \
-    "source_tokens = coalesce(source_tokens, ?7), loss = coalesce(loss, ?8), "            \
+#define SQL_FILL                                                                                   \
+    "UPDATE steps SET lane_digests = coalesce(lane_digests, ?4), "                                 \
+    "tokens = coalesce(tokens, ?5), pad_tokens = coalesce(pad_tokens, ?6), "                       \
+    "source_tokens = coalesce(source_tokens, ?7), loss = coalesce(loss, ?8), "                     \
     "metrics = coalesce(metrics, ?9) WHERE key = ?1"
 
 /* Where each segment of the run starts and how many lanes it has. */
@@ -37,7 +37,7 @@ typedef struct {
     int run_found;          /* load_segments saw the run's row */
     unsigned char *scratch; /* encoded source tokens */
     size_t scratch_size;
-    char *metrics;          /* canonical metrics of the current step */
+    char *metrics;           /* canonical metrics of the current step */
     ordo__fresh_step *fresh; /* steps inserted by this call, for their blocks */
     size_t fresh_count;
 } record_state;
@@ -76,8 +76,8 @@ static ordo_status load_segments(ordo_ledger *ledger, int64_t run_id, record_sta
         "WHERE r.id = ?1 ORDER BY s.ordinal",
         ORDO__BIND(ORDO__INT(run_id)), read_segment_bound, state, "reading segments", err);
     if (status == ORDO_OK && !state->run_found)
-        status = ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger",
-                             (long long)run_id);
+        status =
+            ordo__error(err, ORDO_NOTFOUND, "run %lld is not in the ledger", (long long)run_id);
     return status;
 }
 
@@ -98,13 +98,14 @@ static ordo_status check_lanes(const ordo_step *s, int lanes, ordo_error *err)
         return ordo__error(err, ORDO_INVALID, "step %lld comes before the run's first segment", n);
     if ((s->lane_digests == NULL) != (s->lane_count == 0) || s->lane_count < 0)
         return ordo__error(err, ORDO_INVALID,
-                           "step %lld: lane digest count (%d) does not match the digests given",
-                           n, s->lane_count);
+                           "step %lld: lane digest count (%d) does not match the digests given", n,
+                           s->lane_count);
     if (!s->lane_digests)
         return ORDO_OK;
     if (s->lane_count != lanes)
-        return ordo__error(err, ORDO_INVALID, "step %lld has %d lane digests, its segment has %d lanes",
-                           n, s->lane_count, lanes);
+        return ordo__error(err, ORDO_INVALID,
+                           "step %lld has %d lane digests, its segment has %d lanes", n,
+                           s->lane_count, lanes);
     return ORDO_OK; /* the batch digest is checked beside the inserts */
 }
 
@@ -112,7 +113,8 @@ static ordo_status check_counts(const ordo_step *s, ordo_error *err)
 {
     long long n = (long long)s->step;
     if (s->tokens < -1 || s->pad_tokens < -1)
-        return ordo__error(err, ORDO_INVALID, "step %lld: token counts must be >= 0 (or -1 for unknown)", n);
+        return ordo__error(err, ORDO_INVALID,
+                           "step %lld: token counts must be >= 0 (or -1 for unknown)", n);
     if (s->source_count < 0 || s->source_count > ORDO_SOURCES_MAX ||
         (s->source_count > 0) != (s->source_tokens != NULL))
         return ordo__error(err, ORDO_INVALID, "step %lld: source token count (%d) is invalid", n,
@@ -136,10 +138,12 @@ static ordo_status check_metrics(const char *text, int64_t step, ordo_error *err
     json_t *metrics = status == ORDO_OK ? json_loads(text, 0, NULL) : NULL;
     const char *key;
     json_t *value;
-    json_object_foreach(metrics, key, value) {
+    json_object_foreach(metrics, key, value)
+    {
         if (json_is_object(value) || json_is_array(value)) {
-            status = ordo__error(err, ORDO_INVALID, "%s: '%.100s' is %s; a metric is a number, "
-                                                    "a string, a boolean or null",
+            status = ordo__error(err, ORDO_INVALID,
+                                 "%s: '%.100s' is %s; a metric is a number, "
+                                 "a string, a boolean or null",
                                  what, key, json_is_object(value) ? "an object" : "an array");
             break;
         }
@@ -193,7 +197,8 @@ static ordo_status bind_step(sqlite3_stmt *stmt, int64_t run_id, const ordo_step
         }
         for (int i = 0; i < s->source_count; i++)
             for (int b = 0; b < 8; b++)
-                state->scratch[8 * i + b] = (unsigned char)((uint64_t)s->source_tokens[i] >> (8 * b));
+                state->scratch[8 * i + b] =
+                    (unsigned char)((uint64_t)s->source_tokens[i] >> (8 * b));
         sqlite3_bind_blob(stmt, 7, state->scratch, (int)size, SQLITE_STATIC);
     } else {
         sqlite3_bind_null(stmt, 7);
@@ -258,8 +263,7 @@ static ordo_status handle_duplicate(ordo_ledger *ledger, int64_t run_id, const o
         return ordo__error(err, ORDO_NOTLEDGER, "ledger '%s': step %lld of run %lld is damaged",
                            ledger->path, (long long)s->step, (long long)run_id);
     }
-    int fills = (!lanes && s->lane_digests) ||
-                (sqlite3_column_int(select, 2) && s->tokens >= 0) ||
+    int fills = (!lanes && s->lane_digests) || (sqlite3_column_int(select, 2) && s->tokens >= 0) ||
                 (sqlite3_column_int(select, 3) && s->pad_tokens >= 0) ||
                 (sqlite3_column_int(select, 4) && s->source_count > 0) ||
                 (sqlite3_column_int(select, 5) && s->has_loss) ||
@@ -271,9 +275,9 @@ static ordo_status handle_duplicate(ordo_ledger *ledger, int64_t run_id, const o
     char *detail = *conflict ? conflict_detail(recorded, lanes, lane_count, s) : NULL;
     sqlite3_reset(select);
     if (*conflict) {
-        ordo_status status = detail ? ordo__conflict(ledger, run_id, s->step, s->batch_digest,
-                                                     detail, err)
-                                    : ordo__error(err, ORDO_NOMEM, "out of memory");
+        ordo_status status =
+            detail ? ordo__conflict(ledger, run_id, s->step, s->batch_digest, detail, err)
+                   : ordo__error(err, ORDO_NOMEM, "out of memory");
         free(detail);
         return status;
     }
@@ -358,8 +362,8 @@ static ordo_status record_locked(ordo_ledger *ledger, int64_t run_id, const ordo
     if (status == ORDO_OK)
         status = ordo__step_blocks_add(ledger, run_id, state->fresh, state->fresh_count, err);
     if (status == ORDO_OK)
-        status = ordo__divergences_check(ledger, run_id, state->fresh, state->fresh_count,
-                                         result, err);
+        status =
+            ordo__divergences_check(ledger, run_id, state->fresh, state->fresh_count, result, err);
     return status;
 }
 
@@ -407,8 +411,8 @@ ordo_status ordo_steps_record(ordo_ledger *ledger, int64_t run_id, const ordo_st
     memset(result, 0, sizeof *result);
     if (count > 0 && !steps)
         return ordo__error(err, ORDO_INVALID, "steps are missing");
-    ordo_status status = ordo__transaction(
-        ledger, steps_locked, &(steps_recording){run_id, steps, count, result}, err);
+    ordo_status status = ordo__transaction(ledger, steps_locked,
+                                           &(steps_recording){run_id, steps, count, result}, err);
     if (status != ORDO_OK) {
         memset(result, 0, sizeof *result);
         return status;

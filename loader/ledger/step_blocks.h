@@ -9,7 +9,7 @@
 /* Keyed like steps: run id in the high bits, the block number in the low
  * 40 (blocks < 10^12 / 120 < 2^40). */
 #define ORDO__BLOCK_BITS 40
-#define ORDO__BLOCK_KEY(run_id, block) \
+#define ORDO__BLOCK_KEY(run_id, block)                                                             \
     ((int64_t)(run_id) * ((int64_t)1 << ORDO__BLOCK_BITS) + (block))
 /* SQL for a run's block keys, the run id bound as `r`: the block number. */
 #define ORDO__SQL_BLOCK_OF(r) "key - (" r " << 40)"

@@ -15,8 +15,10 @@ ordo_status ordo_token_create(ordo_ledger *ledger, const char *name, ordo_token_
     token[0] = '\0';
     const char *role = ordo_token_role_name(role_value); /* the stored text */
     if (!role)
-        return ordo__error(err, ORDO_INVALID, "token role %d must be ORDO_ROLE_READER or "
-                                              "ORDO_ROLE_WRITER", (int)role_value);
+        return ordo__error(err, ORDO_INVALID,
+                           "token role %d must be ORDO_ROLE_READER or "
+                           "ORDO_ROLE_WRITER",
+                           (int)role_value);
     size_t name_len = name ? strlen(name) : 0;
     if (name_len < 1 || name_len > ORDO_NAME_MAX)
         return ordo__error(err, ORDO_INVALID, "token name must be 1 to %d bytes (got %zu)",
@@ -71,8 +73,9 @@ ordo_status ordo_token_check(ordo_ledger *ledger, const char *token, ordo_token_
     ordo_sha256(token, len, hash);
     token_match match = {hash, role};
     ordo_status status = ordo__sql_row(
-        ledger, "SELECT role, token_hash FROM api_tokens WHERE token_hash = ?1 AND "
-                "revoked_at IS NULL",
+        ledger,
+        "SELECT role, token_hash FROM api_tokens WHERE token_hash = ?1 AND "
+        "revoked_at IS NULL",
         ORDO__BIND(ORDO__BLOB(hash, sizeof hash)), read_match, &match, "checking a token", err);
     if (status == ORDO_NOTFOUND)
         return ordo__error(err, ORDO_NOTFOUND, "unknown or revoked token");
@@ -110,11 +113,13 @@ static ordo_status list_items(ordo_ledger *ledger, ordo_token_info **tokens, siz
 {
     *tokens = NULL;
     *count = 0;
-    ordo__rows rows = {.item_size = sizeof **tokens, .read = read_token,
-                       .nomem = "out of memory listing tokens"};
-    ordo_status status = ordo__sql_list(
-        ledger, "SELECT id, name, role, created_at, revoked_at, token_hash FROM api_tokens "
-                "ORDER BY id", NULL, &rows, "listing tokens", err);
+    ordo__rows rows = {
+        .item_size = sizeof **tokens, .read = read_token, .nomem = "out of memory listing tokens"};
+    ordo_status status =
+        ordo__sql_list(ledger,
+                       "SELECT id, name, role, created_at, revoked_at, token_hash FROM api_tokens "
+                       "ORDER BY id",
+                       NULL, &rows, "listing tokens", err);
     if (status != ORDO_OK) {
         free(rows.items);
         return status;
@@ -127,13 +132,12 @@ static ordo_status list_items(ordo_ledger *ledger, ordo_token_info **tokens, siz
 /* Revokes a token by id; see ordo.h. */
 ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err)
 {
-    ordo_status status = ordo__sql_exec(
-        ledger, "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, "
-                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1",
-        ORDO__BIND(ORDO__INT(id)), "revoking a token", err);
+    ordo_status status = ordo__sql_exec(ledger,
+                                        "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, "
+                                        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) WHERE id = ?1",
+                                        ORDO__BIND(ORDO__INT(id)), "revoking a token", err);
     if (status == ORDO_OK && sqlite3_changes(ledger->db) == 0)
-        status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger",
-                             (long long)id);
+        status = ordo__error(err, ORDO_NOTFOUND, "token %lld is not in the ledger", (long long)id);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }
 

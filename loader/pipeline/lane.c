@@ -11,8 +11,8 @@
 static ordo__sample *sample_new(const ordo_recipe *r, uint64_t epoch)
 {
     size_t n = (size_t)r->seq_len;
-    size_t bytes = sizeof(ordo__sample) + n * sizeof(uint32_t) +
-                   r->source_count * sizeof(uint32_t) + n;
+    size_t bytes =
+        sizeof(ordo__sample) + n * sizeof(uint32_t) + r->source_count * sizeof(uint32_t) + n;
     ordo__sample *s = calloc(1, bytes);
     if (!s)
         return NULL;
@@ -42,8 +42,8 @@ ordo_status ordo__lane_init(ordo__lane *lane, ordo_loader *l, int index, ordo_er
         lane->ring[i].lane = lane;
         lane->ring[i].seq = UINT64_MAX; /* free */
     }
-    return ordo__lane_resume(lane, 0, 0, lane->schedule.state.taken,
-                             lane->schedule.state.estimated, err);
+    return ordo__lane_resume(lane, 0, 0, lane->schedule.state.taken, lane->schedule.state.estimated,
+                             err);
 }
 
 static void free_snapshots(ordo__lane *lane, size_t keep_from)
@@ -132,8 +132,7 @@ ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *e
             continue;
         uint64_t seq = lane->issued;
         uint64_t epoch = seq / flush_every;
-        if (seq % flush_every == 0 &&
-            lane->snapshots[lane->snapshot_count - 1].epoch != epoch) {
+        if (seq % flush_every == 0 && lane->snapshots[lane->snapshot_count - 1].epoch != epoch) {
             ordo_status status = snapshot(lane, epoch, err);
             if (status != ORDO_OK)
                 return status;
@@ -326,9 +325,8 @@ static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_e
     unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
     unsigned int n = 0;
     EVP_DigestFinal_ex(lane->replay_ctx, got, &n);
-    ordo_status status =
-        ordo__replay_digests(lane->replay_ledger, lane->replay_run, lane->index, step, step,
-                             &want, err);
+    ordo_status status = ordo__replay_digests(lane->replay_ledger, lane->replay_run, lane->index,
+                                              step, step, &want, err);
     if (status != ORDO_OK)
         return status;
     int same = memcmp(got, want, ORDO_DIGEST_SIZE) == 0;

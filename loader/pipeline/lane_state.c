@@ -11,9 +11,9 @@
 /* The recipe tag; see lane_state.h. */
 uint32_t ordo__recipe_tag(const ordo_recipe *recipe)
 {
-    return (uint32_t)strtoul((char[9]){recipe->id[0], recipe->id[1], recipe->id[2],
-                                       recipe->id[3], recipe->id[4], recipe->id[5],
-                                       recipe->id[6], recipe->id[7], '\0'},
+    return (uint32_t)strtoul((char[9]){recipe->id[0], recipe->id[1], recipe->id[2], recipe->id[3],
+                                       recipe->id[4], recipe->id[5], recipe->id[6], recipe->id[7],
+                                       '\0'},
                              NULL, 16);
 }
 
@@ -147,8 +147,8 @@ static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
         if (!r->failed && (rec->lane >= s->stride || (l > 0 && rec->lane <= s->lanes[l - 1].lane)))
             return ordo__error(err, ORDO_INVALID,
                                "checkpoint: lane %llu at byte %zu is out of order or beyond "
-                               "%llu lanes", (unsigned long long)rec->lane, r->at,
-                               (unsigned long long)s->stride);
+                               "%llu lanes",
+                               (unsigned long long)rec->lane, r->at, (unsigned long long)s->stride);
     }
     return ORDO_OK;
 }
@@ -166,15 +166,15 @@ static int unit_fits(const ordo__unit *u, const ordo__unit *previous, uint64_t b
 }
 
 /* A source's units: a bounded count, each fitting after the one before. */
-static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source,
-                                ordo_error *err)
+static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source, ordo_error *err)
 {
     uint64_t count = get(r);
     if (r->failed)
         return ORDO_OK;
     if (count > MAX_UNITS || count > (r->size - r->at) / 3) /* 3 bytes or more each */
-        return ordo__error(err, ORDO_INVALID, "checkpoint: %llu units of source %u (at most %u, "
-                                              "and %zu bytes left)",
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint: %llu units of source %u (at most %u, "
+                           "and %zu bytes left)",
                            (unsigned long long)count, source, MAX_UNITS, r->size - r->at);
     stream->units = calloc(count ? count : 1, sizeof *stream->units);
     if (!stream->units)
@@ -189,10 +189,12 @@ static ordo_status decode_units(reader *r, ordo__stream *stream, uint32_t source
             break;
         if ((u == 0 ? distance == 0 : distance > UINT64_MAX - position) ||
             !unit_fits(&unit, u ? &stream->units[u - 1] : NULL, stream->base))
-            return ordo__error(err, ORDO_INVALID, "checkpoint: unit %llu of source %u at byte "
-                                                  "%zu is out of order, empty or not below the "
-                                                  "base %llu", (unsigned long long)u, source,
-                               r->at, (unsigned long long)stream->base);
+            return ordo__error(err, ORDO_INVALID,
+                               "checkpoint: unit %llu of source %u at byte "
+                               "%zu is out of order, empty or not below the "
+                               "base %llu",
+                               (unsigned long long)u, source, r->at,
+                               (unsigned long long)stream->base);
         position = unit.position;
         stream->units[u] = unit;
         stream->count = u + 1;
@@ -207,19 +209,20 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     reader r = {data, size, 0, 0};
     uint64_t version = get(&r), binding = get(&r), tag = get(&r);
     if (!r.failed && (version != STATE_VERSION || binding > 1 || tag > UINT32_MAX))
-        return ordo__error(err, ORDO_INVALID, "checkpoint: unknown version %llu or binding %llu "
-                                              "(this ordo writes version %d)",
-                           (unsigned long long)version, (unsigned long long)binding,
-                           STATE_VERSION);
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint: unknown version %llu or binding %llu "
+                           "(this ordo writes version %d)",
+                           (unsigned long long)version, (unsigned long long)binding, STATE_VERSION);
     s->rank_bound = (int)binding;
     s->recipe_tag = (uint32_t)tag;
     s->step = get(&r);
     s->stride = get(&r);
     uint64_t sources = get(&r);
     if (!r.failed && (sources == 0 || sources > 4096 || s->stride == 0 || s->stride > 65536))
-        return ordo__error(err, ORDO_INVALID, "checkpoint: implausible shape (%llu sources, "
-                                              "%llu lanes)", (unsigned long long)sources,
-                           (unsigned long long)s->stride);
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint: implausible shape (%llu sources, "
+                           "%llu lanes)",
+                           (unsigned long long)sources, (unsigned long long)s->stride);
     s->sources = (uint32_t)sources;
     s->streams = calloc(sources ? sources : 1, sizeof *s->streams);
     if (!s->streams)
@@ -242,8 +245,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
         status = decode_units(&r, &s->streams[i], i, err);
     if (status == ORDO_OK && (r.failed || r.at != size))
         status = ordo__error(err, ORDO_INVALID, "checkpoint is %s at byte %zu of %zu",
-                             r.failed ? "truncated or malformed" : "followed by extra bytes",
-                             r.at, size);
+                             r.failed ? "truncated or malformed" : "followed by extra bytes", r.at,
+                             size);
     if (status != ORDO_OK)
         ordo__state_free(s);
     return status;
@@ -253,17 +256,16 @@ static int same_streams(const ordo__stream *a, const ordo__stream *b, uint32_t s
 {
     for (uint32_t i = 0; i < sources; i++)
         if (a[i].base != b[i].base || a[i].count != b[i].count ||
-            (a[i].count &&
-             memcmp(a[i].units, b[i].units, a[i].count * sizeof *a[i].units) != 0))
+            (a[i].count && memcmp(a[i].units, b[i].units, a[i].count * sizeof *a[i].units) != 0))
             return 0;
     return 1;
 }
 
 static int same_shape(const ordo__state *a, const ordo__state *b)
 {
-    return a->rank_bound == b->rank_bound && a->recipe_tag == b->recipe_tag &&
-           a->step == b->step && a->stride == b->stride &&
-           a->sources == b->sources && same_streams(a->streams, b->streams, a->sources);
+    return a->rank_bound == b->rank_bound && a->recipe_tag == b->recipe_tag && a->step == b->step &&
+           a->stride == b->stride && a->sources == b->sources &&
+           same_streams(a->streams, b->streams, a->sources);
 }
 
 static int by_lane(const void *x, const void *y)
@@ -274,8 +276,7 @@ static int by_lane(const void *x, const void *y)
 
 /* Joins per-rank checkpoints; see ordo.h. */
 ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size_t *sizes,
-                                  int count, unsigned char **merged, size_t *size,
-                                  ordo_error *err)
+                                  int count, unsigned char **merged, size_t *size, ordo_error *err)
 {
     if (count < 1)
         return ordo__error(err, ORDO_INVALID, "no checkpoints to merge");
@@ -290,8 +291,10 @@ ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size
             continue;
         }
         if (!same_shape(&all, &part))
-            status = ordo__error(err, ORDO_INVALID, "checkpoint of rank %d is of another step "
-                                                    "or shape", i);
+            status = ordo__error(err, ORDO_INVALID,
+                                 "checkpoint of rank %d is of another step "
+                                 "or shape",
+                                 i);
         /* never realloc to 0 bytes: that frees and returns NULL */
         size_t total = (size_t)(all.lane_count + part.lane_count);
         ordo__lane_record *grown =

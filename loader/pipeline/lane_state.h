@@ -44,8 +44,7 @@ uint32_t ordo__recipe_tag(const ordo_recipe *recipe);
 
 /* Decodes a checkpoint; refuses a truncated or malformed one, naming the
  * byte offset. Free with ordo__state_free. */
-ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *state,
-                               ordo_error *err);
+ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *state, ordo_error *err);
 
 /* Encodes; *data is owned by the caller. */
 ordo_status ordo__state_encode(const ordo__state *state, unsigned char **data, size_t *size,

@@ -19,8 +19,8 @@ int ordo_lane_rank(int lanes, int world_size, int lane)
     return lane / (lanes / world_size);
 }
 
-static ordo_status check_options(const ordo_recipe *r, const ordo_loader_options *o,
-                                 int rank_bound, ordo_error *err)
+static ordo_status check_options(const ordo_recipe *r, const ordo_loader_options *o, int rank_bound,
+                                 ordo_error *err)
 {
     if (!r->planned)
         return ordo__error(err, ORDO_INVALID, "the recipe is not indexed (ordo_recipe_index)");
@@ -86,8 +86,9 @@ static const ordo__lane_record *lane_record(const ordo__state *s, int lane)
 static ordo_status check_covered(const ordo_loader *l, const ordo__state *s, ordo_error *err)
 {
     if (s->stride != (uint64_t)l->stride)
-        return ordo__error(err, ORDO_INVALID, "checkpoint is of a job with %llu lanes; this job "
-                                              "has %d lanes",
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint is of a job with %llu lanes; this job "
+                           "has %d lanes",
                            (unsigned long long)s->stride, l->stride);
     for (int i = 0; i < l->lane_count; i++)
         if (!lane_record(s, l->lanes[i].index))
@@ -111,8 +112,9 @@ static ordo_status resume_run(const ordo_loader_options *o, int64_t step, int64_
         return ORDO_OK;
     ordo_run_info run;
     ordo_status status = o->run_id ? ordo__run_get_id(o->ledger, o->run_id, &run, err)
-                                   : ordo__error(err, ORDO_INVALID, "a resume checked against a "
-                                                                    "ledger needs the run's id");
+                                   : ordo__error(err, ORDO_INVALID,
+                                                 "a resume checked against a "
+                                                 "ledger needs the run's id");
     if (status == ORDO_OK)
         status = ordo__replay_reached(o->ledger, run.id, step, err);
     if (status == ORDO_OK)
@@ -139,13 +141,15 @@ static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int r
 {
     uint32_t tag = ordo__recipe_tag(l->recipe);
     if (s->recipe_tag != tag)
-        return ordo__error(err, ORDO_INVALID, "checkpoint belongs to another recipe (id "
-                                              "%08x..., this recipe is %08x...)",
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint belongs to another recipe (id "
+                           "%08x..., this recipe is %08x...)",
                            s->recipe_tag, tag);
     if (s->sources != l->recipe->source_count || s->rank_bound != l->rank_bound)
-        return ordo__error(err, ORDO_INVALID, "checkpoint does not fit this recipe and binding "
-                                              "(%u sources, %s lanes)", s->sources,
-                           s->rank_bound ? "rank-bound" : "logical");
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint does not fit this recipe and binding "
+                           "(%u sources, %s lanes)",
+                           s->sources, s->rank_bound ? "rank-bound" : "logical");
     if (resharding && s->lane_count != s->stride)
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint covers %llu of %llu lanes; re-sharding needs every "
@@ -158,16 +162,18 @@ static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int r
             return covered;
     }
     if (s->rank_bound && (uint64_t)l->recipe->global_batch % s->stride != 0)
-        return ordo__error(err, ORDO_INVALID, "checkpoint of %llu rank-bound lanes: global_batch "
-                                              "(%d) is not divisible by it",
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint of %llu rank-bound lanes: global_batch "
+                           "(%d) is not divisible by it",
                            (unsigned long long)s->stride, l->recipe->global_batch);
     if (s->step > (uint64_t)ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID, "checkpoint step %llu is beyond %lld",
                            (unsigned long long)s->step, (long long)ORDO_STEP_MAX);
     for (uint32_t i = 0; !l->rank_bound && i < s->sources; i++)
         if (s->streams[i].base != 0 || s->streams[i].count != 0)
-            return ordo__error(err, ORDO_INVALID, "a checkpoint of logical lanes has no stream "
-                                                  "offsets (source %u: %llu, %llu units)",
+            return ordo__error(err, ORDO_INVALID,
+                               "a checkpoint of logical lanes has no stream "
+                               "offsets (source %u: %llu, %llu units)",
                                i, (unsigned long long)s->streams[i].base,
                                (unsigned long long)s->streams[i].count);
     return ORDO_OK;
@@ -182,11 +188,9 @@ static ordo_status check_records(const ordo_loader *l, const ordo__state *s, int
     int count = resharding ? (int)s->lane_count : l->lane_count;
     ordo_status status = ORDO_OK;
     for (int i = 0; status == ORDO_OK && i < count; i++)
-        status = ordo__replay_check_record(l->recipe, s->stride, s->streams, per_lane,
-                                           (int64_t)s->step,
-                                           resharding ? &s->lanes[i]
-                                                      : lane_record(s, l->lanes[i].index),
-                                           err);
+        status = ordo__replay_check_record(
+            l->recipe, s->stride, s->streams, per_lane, (int64_t)s->step,
+            resharding ? &s->lanes[i] : lane_record(s, l->lanes[i].index), err);
     return status;
 }
 
@@ -218,8 +222,8 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
         status = ordo__lane_init(lane, l, lane->index, err);
         if (status == ORDO_OK && !resharding) {
             const ordo__lane_record *rec = lane_record(&s, lane->index);
-            status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken,
-                                       rec->estimated, err);
+            status = ordo__lane_resume(lane, rec->epoch, rec->delivered, rec->taken, rec->estimated,
+                                       err);
             if (status == ORDO_OK)
                 status = expect_dropped(l, lane, rec, (int64_t)s.step, o, run_id, err);
         }
@@ -263,13 +267,15 @@ static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
 }
 
 /* Opens a loader; see ordo.h. */
-ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
-                             ordo_loader **out, ordo_error *err)
+ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o, ordo_loader **out,
+                             ordo_error *err)
 {
     *out = NULL;
     if (!ordo_lane_binding_name(o->lane_binding))
-        return ordo__error(err, ORDO_INVALID, "lane binding %d must be ORDO_BINDING_LOGICAL or "
-                                              "ORDO_BINDING_RANK", (int)o->lane_binding);
+        return ordo__error(err, ORDO_INVALID,
+                           "lane binding %d must be ORDO_BINDING_LOGICAL or "
+                           "ORDO_BINDING_RANK",
+                           (int)o->lane_binding);
     int rank_bound = o->lane_binding == ORDO_BINDING_RANK;
     ordo_status status = check_options(r, o, rank_bound, err);
     if (status != ORDO_OK)
@@ -482,10 +488,16 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
     if (l->failed)
         return repeat_failure(l, err);
     if (l->unordered)
-        return ordo__error(err, ORDO_INVALID, "an unordered (debug) loader takes no checkpoints: "
-                                              "its batches cannot be replayed");
-    ordo__state s = {l->rank_bound, (uint64_t)l->step, (uint64_t)l->stride,
-                     l->recipe->source_count, l->streams, NULL, (uint64_t)l->lane_count,
+        return ordo__error(err, ORDO_INVALID,
+                           "an unordered (debug) loader takes no checkpoints: "
+                           "its batches cannot be replayed");
+    ordo__state s = {l->rank_bound,
+                     (uint64_t)l->step,
+                     (uint64_t)l->stride,
+                     l->recipe->source_count,
+                     l->streams,
+                     NULL,
+                     (uint64_t)l->lane_count,
                      ordo__recipe_tag(l->recipe)};
     ordo__lane_record *records = calloc((size_t)l->lane_count, sizeof *records);
     if (!records)
@@ -500,8 +512,8 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
             status = ordo__error(err, ORDO_INVALID, "lane %d has no state for flush epoch %llu",
                                  lane->index, (unsigned long long)epoch);
         else
-            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch, delivered,
-                                             snap->taken, snap->estimated};
+            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch, delivered, snap->taken,
+                                             snap->estimated};
     }
     s.lanes = records;
     if (status == ORDO_OK)

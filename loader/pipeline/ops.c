@@ -42,24 +42,23 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     w->doc_count = 0;
     char *path = ordo__shard_path(r, shard), *data = NULL;
     size_t len = 0;
-    w->status = path ? ordo__chunk_load(path, shard->format, chunk, w->ref.chunk, &data,
-                                        &len, &w->err)
-                     : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
+    w->status =
+        path ? ordo__chunk_load(path, shard->format, chunk, w->ref.chunk, &data, &len, &w->err)
+             : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
     uint64_t kept = 0;
     if (w->status == ORDO_OK) {
         int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
-        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset,
-                               0};
-        w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin,
-                                       keep_doc, w, &kept, NULL, &w->err);
+        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset, 0};
+        w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin, keep_doc,
+                                       w, &kept, NULL, &w->err);
     }
     if (w->status == ORDO_OK && kept != w->doc_count)
         w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
     if (w->status == ORDO_OK && kept != chunk->records)
         w->status = ordo__error(&w->err, ORDO_CONFLICT,
                                 "shard '%s': chunk at byte %llu has %llu documents, its index "
-                                "says %u (the file changed)", path,
-                                (unsigned long long)chunk->offset, (unsigned long long)kept,
+                                "says %u (the file changed)",
+                                path, (unsigned long long)chunk->offset, (unsigned long long)kept,
                                 chunk->records);
     free(data);
     free(path);

@@ -84,14 +84,14 @@ typedef struct ordo__lane {
 struct ordo_loader {
     const ordo_recipe *recipe;
     int rank, world_size, rank_bound, unordered;
-    int lane_count;       /* lanes this rank owns */
-    int stride;           /* lanes of the whole job: L, or W when rank-bound */
-    int per_lane;         /* samples per lane per step */
+    int lane_count; /* lanes this rank owns */
+    int stride;     /* lanes of the whole job: L, or W when rank-bound */
+    int per_lane;   /* samples per lane per step */
     int prefetch;
     ordo__stream *streams; /* per source, what rank-bound re-shards left (owned) */
-    int64_t step;         /* batches returned */
-    ordo_status failed;   /* a failed batch leaves lanes half-filled: */
-    ordo_error failure;   /* every later call repeats its error */
+    int64_t step;          /* batches returned */
+    ordo_status failed;    /* a failed batch leaves lanes half-filled: */
+    ordo_error failure;    /* every later call repeats its error */
     ordo__lane *lanes;
     /* workers */
     pthread_mutex_t mutex;
@@ -119,8 +119,7 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *work, ordo_error *err)
  * the caller frees it with free()); `first` says it is the first row of a
  * step. Samples a resume drops are checked against the recorded digests:
  * a mismatch is an error naming step and lane. */
-ordo_status ordo__lane_take(ordo__lane *lane, int first, ordo__sample **sample,
-                            ordo_error *err);
+ordo_status ordo__lane_take(ordo__lane *lane, int first, ordo__sample **sample, ordo_error *err);
 /* Drops, from the output, samples a resume regenerated that were
  * delivered before, checking them (see ordo__lane_take). */
 ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err);

@@ -9,9 +9,8 @@
 /* Replays the lane's work source from its start for as many picks as the
  * record's epoch says were taken, and compares (taken, estimated). */
 static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride,
-                                  const ordo__stream *streams,
-                                  const ordo__lane_record *rec, uint64_t picks, int64_t step,
-                                  ordo_error *err)
+                                  const ordo__stream *streams, const ordo__lane_record *rec,
+                                  uint64_t picks, int64_t step, ordo_error *err)
 {
     ordo__schedule s;
     ordo_status status = ordo__schedule_init(&s, recipe, rec->lane, stride, streams, err);
@@ -21,16 +20,15 @@ static ordo_status check_schedule(const ordo_recipe *recipe, uint64_t stride,
     }
     for (uint32_t i = 0; status == ORDO_OK && i < recipe->source_count; i++)
         if (s.state.taken[i] != rec->taken[i] || s.state.estimated[i] != rec->estimated[i])
-            status = ordo__error(err, ORDO_INVALID,
-                                 "resume refused: the checkpoint at step %lld gives lane %llu of "
-                                 "source '%s' %llu chunks (%llu tokens estimated); at the start of "
-                                 "flush epoch %llu its work source has %llu (%llu)",
-                                 (long long)step, (unsigned long long)rec->lane,
-                                 recipe->sources[i].name, (unsigned long long)rec->taken[i],
-                                 (unsigned long long)rec->estimated[i],
-                                 (unsigned long long)rec->epoch,
-                                 (unsigned long long)s.state.taken[i],
-                                 (unsigned long long)s.state.estimated[i]);
+            status = ordo__error(
+                err, ORDO_INVALID,
+                "resume refused: the checkpoint at step %lld gives lane %llu of "
+                "source '%s' %llu chunks (%llu tokens estimated); at the start of "
+                "flush epoch %llu its work source has %llu (%llu)",
+                (long long)step, (unsigned long long)rec->lane, recipe->sources[i].name,
+                (unsigned long long)rec->taken[i], (unsigned long long)rec->estimated[i],
+                (unsigned long long)rec->epoch, (unsigned long long)s.state.taken[i],
+                (unsigned long long)s.state.estimated[i]);
     if (s.recipe)
         ordo__schedule_free(&s);
     return status;
@@ -44,8 +42,9 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
     uint64_t flush_every = (uint64_t)recipe->flush_every, lane = rec->lane;
     uint64_t samples = (uint64_t)step * (uint64_t)per_lane; /* step <= ORDO_STEP_MAX */
     if (step == 0 && (rec->delivered != 0 || rec->epoch != 0))
-        return ordo__error(err, ORDO_INVALID, "resume refused: the checkpoint before any step "
-                                              "gives lane %llu flush epoch %llu and %llu samples",
+        return ordo__error(err, ORDO_INVALID,
+                           "resume refused: the checkpoint before any step "
+                           "gives lane %llu flush epoch %llu and %llu samples",
                            (unsigned long long)lane, (unsigned long long)rec->epoch,
                            (unsigned long long)rec->delivered);
     if (step > 0 && (rec->delivered < (uint64_t)per_lane || rec->delivered > samples))

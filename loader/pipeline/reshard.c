@@ -26,8 +26,8 @@ typedef struct {
 
 static int pieces_add(pieces *p, piece x)
 {
-    if (p->count && p->items[p->count - 1].source == x.source &&
-        p->items[p->count - 1].k == x.k && p->items[p->count - 1].to == x.from) {
+    if (p->count && p->items[p->count - 1].source == x.source && p->items[p->count - 1].k == x.k &&
+        p->items[p->count - 1].to == x.from) {
         p->items[p->count - 1].to = x.to; /* the same chunk, contiguous */
         return 0;
     }
@@ -63,7 +63,7 @@ typedef struct {
     uint64_t rng_epoch;
     cached_chunk *cache;
     size_t cache_count, cache_cap;
-    ordo_ledger *ledger; /* NULL: nothing to check */
+    ordo_ledger *ledger;         /* NULL: nothing to check */
     int64_t run_id, step, first; /* the state's step; the first step hashed whole */
     uint64_t per_lane, position; /* sample number in the lane of the next delivered */
     EVP_MD_CTX *ctx;
@@ -201,8 +201,8 @@ static ordo_status flush(replay_packer *p, uint64_t epoch, ordo_error *err)
 
 /* Reads and tokenizes a pick's chunk (all of it, whatever it skips) into
  * the packer's cache of the current flush epoch. */
-static ordo_status read_chunk(replay_packer *p, const ordo__pick *pick, uint64_t k,
-                              uint64_t *count, ordo_error *err)
+static ordo_status read_chunk(replay_packer *p, const ordo__pick *pick, uint64_t k, uint64_t *count,
+                              ordo_error *err)
 {
     if (p->cache_count == p->cache_cap) {
         size_t cap = p->cache_cap ? 2 * p->cache_cap : 8;
@@ -310,10 +310,11 @@ static ordo_status cut_lane(const ordo_recipe *r, const ordo__state *s,
         seq++;
         idle = p->emitted == before ? idle + 1 : 0;
         if (status == ORDO_OK && idle > flush_every) /* every flush epoch yields a sample */
-            status = ordo__error(err, ORDO_INVALID, "re-shard: lane %llu delivers nothing from "
-                                                    "flush epoch %llu on",
-                                 (unsigned long long)rec->lane,
-                                 (unsigned long long)(seq / flush_every));
+            status =
+                ordo__error(err, ORDO_INVALID,
+                            "re-shard: lane %llu delivers nothing from "
+                            "flush epoch %llu on",
+                            (unsigned long long)rec->lane, (unsigned long long)(seq / flush_every));
     }
     if (status == ORDO_OK)
         status = held_back(p, cut, err);
@@ -421,16 +422,22 @@ ordo_status ordo__reshard(const ordo_recipe *r, const ordo__state *s, ordo_ledge
     *streams = NULL;
     ordo__stream *out = calloc(r->source_count, sizeof *out);
     lane_cut *cuts = calloc((size_t)s->stride, sizeof *cuts);
-    ordo_status status = out && cuts ? ORDO_OK
-                                     : ordo__error(err, ORDO_NOMEM, "out of memory re-sharding");
+    ordo_status status =
+        out && cuts ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory re-sharding");
     for (uint64_t l = 0; status == ORDO_OK && l < s->stride; l++) {
         const ordo__lane_record *rec = &s->lanes[l];
         uint64_t per_lane = (uint64_t)r->global_batch / s->stride;
         uint64_t position = s->step * per_lane - rec->delivered; /* bounded by the recipe */
-        replay_packer p = {.recipe = r, .lane = rec->lane, .delivered = rec->delivered,
-                           .window_cap = (size_t)r->shuffle_window, .rng_epoch = UINT64_MAX,
-                           .ledger = run_id ? ledger : NULL, .run_id = run_id,
-                           .step = (int64_t)s->step, .per_lane = per_lane, .position = position,
+        replay_packer p = {.recipe = r,
+                           .lane = rec->lane,
+                           .delivered = rec->delivered,
+                           .window_cap = (size_t)r->shuffle_window,
+                           .rng_epoch = UINT64_MAX,
+                           .ledger = run_id ? ledger : NULL,
+                           .run_id = run_id,
+                           .step = (int64_t)s->step,
+                           .per_lane = per_lane,
+                           .position = position,
                            .first = (int64_t)((position + per_lane - 1) / per_lane) + 1};
         p.window = calloc(p.window_cap + 1, sizeof *p.window);
         p.ctx = EVP_MD_CTX_new();

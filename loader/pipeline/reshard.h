@@ -15,8 +15,7 @@
  * the run, or the resume is refused naming the step and the lane; the
  * ledger is only read. *streams (source_count entries) is owned by the
  * caller (ordo__streams_free). */
-ordo_status ordo__reshard(const ordo_recipe *recipe, const ordo__state *state,
-                          ordo_ledger *ledger, int64_t run_id, ordo__stream **streams,
-                          ordo_error *err);
+ordo_status ordo__reshard(const ordo_recipe *recipe, const ordo__state *state, ordo_ledger *ledger,
+                          int64_t run_id, ordo__stream **streams, ordo_error *err);
 
 #endif

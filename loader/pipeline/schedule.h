@@ -43,7 +43,7 @@ typedef struct ordo__stream {
 
 typedef struct ordo__schedule {
     const ordo_recipe *recipe;
-    uint64_t lane, stride; /* the lane takes stream entries lane + k * stride */
+    uint64_t lane, stride;       /* the lane takes stream entries lane + k * stride */
     const ordo__stream *streams; /* per source, borrowed; NULL: never re-sharded */
     ordo__ws_state state;
     ordo__permutation *order; /* per source: the chunk order of order_epoch */

@@ -33,12 +33,12 @@ static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint
     const ordo__chunk *chunk = &shard->chunks[ref.chunk];
     char *path = ordo__shard_path(r, shard), *data = NULL;
     size_t len = 0;
-    ordo_status status = path ? ordo__chunk_load(path, shard->format, chunk, ref.chunk, &data,
-                                                 &len, err)
-                              : ordo__error(err, ORDO_NOMEM, "out of memory");
+    ordo_status status =
+        path ? ordo__chunk_load(path, shard->format, chunk, ref.chunk, &data, &len, err)
+             : ordo__error(err, ORDO_NOMEM, "out of memory");
     uint64_t kept = 0;
-    ordo__origin origin = {path, shard->format == ORDO_FORMAT_JSONL_ZST ? chunk->offset
-                                                                        : UINT64_MAX,
+    ordo__origin origin = {path,
+                           shard->format == ORDO_FORMAT_JSONL_ZST ? chunk->offset : UINT64_MAX,
                            shard->format == ORDO_FORMAT_JSONL_ZST ? 0 : chunk->offset, 0};
     if (status == ORDO_OK)
         status = ordo__scan_records(shard->format, data, len, source->text_field, &origin,

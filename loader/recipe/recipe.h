@@ -40,15 +40,15 @@ struct ordo_recipe {
     int chunk_records;    /* lines per chunk of a plain .jsonl shard */
     int estimate_records; /* records sampled per source for token estimation */
     enum ordo__tokenizer_kind tokenizer;
-    struct ordo__bpe *bpe;    /* the tiktoken tokenizer, owned */
-    char *tokenizer_path;     /* its rank file as written (relative to data_root) */
+    struct ordo__bpe *bpe; /* the tiktoken tokenizer, owned */
+    char *tokenizer_path;  /* its rank file as written (relative to data_root) */
     unsigned char tokenizer_sha256[ORDO_DIGEST_SIZE];
     ordo__source *sources;
     uint32_t source_count;
     char *canonical;
     char id[ORDO_DIGEST_HEX_SIZE];
-    int planned; /* chunk tables and estimates are present */
-    int indexed_shards; /* shards the last ordo_recipe_index read (not from a ledger) */
+    int planned;           /* chunk tables and estimates are present */
+    int indexed_shards;    /* shards the last ordo_recipe_index read (not from a ledger) */
     int hashed_shards;     /* shard files hashed whole since it was opened */
     uint64_t hashed_bytes; /* and their bytes */
     ordo_ledger *known;    /* while parsing: the ledger that may know shard digests */
@@ -66,8 +66,7 @@ uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
  * hashed and refused when it differs. Without, the digest comes from the
  * ledger when the file's size and time match what it recorded, else from
  * hashing the file. */
-ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded,
-                                ordo_error *err);
+ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded, ordo_error *err);
 
 /* Hashes a shard whose digest was not computed from its bytes and refuses
  * it, naming both digests, when they differ (an index is about to be made

@@ -14,8 +14,9 @@ static int chunk_key(const ordo__shard *shard, const ordo_recipe *r)
 uint64_t ordo__chunk_limit(const ordo_recipe *r)
 {
     uint64_t limit = ORDO__CHUNK_BUDGET / (uint64_t)(r->lanes > 0 ? r->lanes : 1);
-    return limit < ORDO__CHUNK_MIN ? ORDO__CHUNK_MIN
-                                   : limit > ORDO__CHUNK_MAX ? ORDO__CHUNK_MAX : limit;
+    return limit < ORDO__CHUNK_MIN   ? ORDO__CHUNK_MIN
+           : limit > ORDO__CHUNK_MAX ? ORDO__CHUNK_MAX
+                                     : limit;
 }
 
 /* An index made for a recipe with fewer lanes may hold chunks too large for
@@ -28,8 +29,8 @@ static ordo_status chunks_fit(const ordo_recipe *r, const ordo__shard *shard, or
             return ordo__error(err, ORDO_INVALID,
                                "shard '%s': chunk %u at byte %llu holds %llu bytes; with %d "
                                "lanes a chunk may hold at most %llu (256 MiB / lanes, at least "
-                               "4 MiB: every lane holds its chunks in memory)", shard->path, c,
-                               (unsigned long long)shard->chunks[c].offset,
+                               "4 MiB: every lane holds its chunks in memory)",
+                               shard->path, c, (unsigned long long)shard->chunks[c].offset,
                                (unsigned long long)shard->chunks[c].raw_length, r->lanes,
                                (unsigned long long)limit);
     return ORDO_OK;
@@ -49,15 +50,15 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
             ordo__shard *shard = &src->shards[i];
             int found = 0;
             ordo_status status = ledger ? ordo__chunk_table_load(ledger, shard, src->text_field,
-                                                                  chunk_key(shard, r), &found, err) : ORDO_OK;
+                                                                 chunk_key(shard, r), &found, err)
+                                        : ORDO_OK;
             /* An index is made from the file's bytes under its digest. */
             if (status == ORDO_OK && !found)
                 status = ordo__shard_check_whole(r, shard, err);
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
-                status = path ? ordo__shard_index(path, shard, src->text_field,
-                                                  r->chunk_records, ordo__chunk_limit(r),
-                                                  r->lanes, err)
+                status = path ? ordo__shard_index(path, shard, src->text_field, r->chunk_records,
+                                                  ordo__chunk_limit(r), r->lanes, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);
                 r->indexed_shards++;

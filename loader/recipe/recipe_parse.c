@@ -17,11 +17,11 @@
 #define RECIPE_MAX_BYTES (16u << 20)
 #define MAX_SOURCES 1024
 
-static const char *const top_keys[] = {"name", "seed", "seq_len", "global_batch", "lanes",
-                                       "flush_every", "shuffle_window", "tokenizer", "sources",
-                                       "chunk_records", "estimate_records", NULL};
-static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field",
-                                          NULL};
+static const char *const top_keys[] = {
+    "name",    "seed",          "seq_len",          "global_batch",
+    "lanes",   "flush_every",   "shuffle_window",   "tokenizer",
+    "sources", "chunk_records", "estimate_records", NULL};
+static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field", NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
 static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
 
@@ -30,7 +30,8 @@ static ordo_status check_keys(json_t *object, const char *const *allowed, const 
 {
     const char *key;
     json_t *value;
-    json_object_foreach(object, key, value) {
+    json_object_foreach(object, key, value)
+    {
         int known = 0;
         for (size_t i = 0; allowed[i] && !known; i++)
             known = strcmp(key, allowed[i]) == 0;
@@ -100,8 +101,9 @@ static ordo_status rank_file_readable(const char *path, ordo_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return ordo__error(err, ORDO_IO, "recipe: cannot open the tokenizer rank file '%s' "
-                                         "(the .tiktoken file its tokenizer 'path' names): %s",
+        return ordo__error(err, ORDO_IO,
+                           "recipe: cannot open the tokenizer rank file '%s' "
+                           "(the .tiktoken file its tokenizer 'path' names): %s",
                            path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
     fclose(f);
     return ORDO_OK;
@@ -119,23 +121,27 @@ static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be %s",
                            name ? name : "", names);
     if (!path || !*path)
-        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'path' (the .tiktoken rank "
-                                              "file) must be a non-empty string");
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: tokenizer 'path' (the .tiktoken rank "
+                           "file) must be a non-empty string");
     if (!(r->tokenizer_path = ordo__strdup(path)))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     ordo__shard probe = {.path = r->tokenizer_path};
     char *full = ordo__shard_path(r, &probe);
     uint64_t size = 0;
-    ordo_status status = full ? rank_file_readable(full, err)
-                              : ordo__error(err, ORDO_NOMEM, "out of memory");
+    ordo_status status =
+        full ? rank_file_readable(full, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
     if (status == ORDO_OK)
         status = ordo__sha256_file(full, r->tokenizer_sha256, &size, err);
     unsigned char recorded[ORDO_DIGEST_SIZE];
     ordo_error hex_err;
-    if (status == ORDO_OK && sha && (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||
-                                     memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
-        status = ordo__error(err, ORDO_CONFLICT, "tokenizer rank file '%s' is not the one the "
-                                                 "recipe names (SHA-256 %s)", full, sha);
+    if (status == ORDO_OK && sha &&
+        (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||
+         memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "tokenizer rank file '%s' is not the one the "
+                             "recipe names (SHA-256 %s)",
+                             full, sha);
     if (status == ORDO_OK)
         status = ordo__bpe_load(full, encoding, &r->bpe, err);
     free(full);
@@ -161,15 +167,18 @@ static ordo_status parse_tokenizer(json_t *root, ordo_recipe *r, ordo_error *err
         r->tokenizer = ORDO_TOKENIZER_BYTES;
         return json_object_size(tokenizer) == 1
                    ? ORDO_OK
-                   : ordo__error(err, ORDO_INVALID, "recipe: the bytes tokenizer takes no "
-                                                    "settings besides 'kind'");
+                   : ordo__error(err, ORDO_INVALID,
+                                 "recipe: the bytes tokenizer takes no "
+                                 "settings besides 'kind'");
     }
     if (strcmp(kind, "tiktoken") == 0) {
         r->tokenizer = ORDO_TOKENIZER_TIKTOKEN;
         return load_bpe(r, tokenizer, err);
     }
-    return ordo__error(err, ORDO_INVALID, "recipe: tokenizer kind '%s' is not supported "
-                                          "(supported: bytes, tiktoken)", kind);
+    return ordo__error(err, ORDO_INVALID,
+                       "recipe: tokenizer kind '%s' is not supported "
+                       "(supported: bytes, tiktoken)",
+                       kind);
 }
 
 static json_t *canonical_tokenizer(const ordo_recipe *r)
@@ -228,7 +237,8 @@ static ordo_status add_shard(ordo__source *source, const char *path, ordo_error 
     if (format_of(path, &shard->format) != 0)
         return ordo__error(err, ORDO_INVALID,
                            "recipe: shard '%s' of source '%s' has an unsupported format "
-                           "(expected .jsonl, .jsonl.zst or .txt)", path, source->name);
+                           "(expected .jsonl, .jsonl.zst or .txt)",
+                           path, source->name);
     if (!(shard->path = ordo__strdup(path)))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     source->shard_count++;
@@ -275,8 +285,8 @@ static ordo_status expand_glob(ordo_recipe *r, ordo__source *source, const char 
         return ordo__error(err, ORDO_INVALID, "recipe: source '%s': path '%s' matches no file",
                            source->name, pattern);
     if (rc != 0)
-        return ordo__error(err, ORDO_IO, "recipe: source '%s': cannot expand '%s'",
-                           source->name, pattern);
+        return ordo__error(err, ORDO_IO, "recipe: source '%s': cannot expand '%s'", source->name,
+                           pattern);
     /* Bytewise order, never the locale's. */
     qsort(matches.gl_pathv, matches.gl_pathc, sizeof *matches.gl_pathv, compare_paths);
     ordo_status status = ORDO_OK;
@@ -284,9 +294,9 @@ static ordo_status expand_glob(ordo_recipe *r, ordo__source *source, const char 
         struct stat st;
         const char *match = matches.gl_pathv[i];
         if (stat(match, &st) != 0 || !S_ISREG(st.st_mode))
-            status = ordo__error(err, ORDO_INVALID,
-                                 "recipe: source '%s': '%s' is not a regular file",
-                                 source->name, match + prefix);
+            status =
+                ordo__error(err, ORDO_INVALID, "recipe: source '%s': '%s' is not a regular file",
+                            source->name, match + prefix);
         else
             status = add_shard(source, match + prefix, err);
     }
@@ -304,8 +314,7 @@ static ordo_status hash_shards(ordo_recipe *r, ordo__source *source, ordo_error 
     return ORDO_OK;
 }
 
-static ordo_status parse_paths(ordo_recipe *r, ordo__source *source, json_t *paths,
-                               ordo_error *err)
+static ordo_status parse_paths(ordo_recipe *r, ordo__source *source, json_t *paths, ordo_error *err)
 {
     if (!json_is_array(paths) || json_array_size(paths) == 0)
         return ordo__error(err, ORDO_INVALID,
@@ -313,7 +322,8 @@ static ordo_status parse_paths(ordo_recipe *r, ordo__source *source, json_t *pat
                            source->name);
     size_t i;
     json_t *pattern;
-    json_array_foreach(paths, i, pattern) {
+    json_array_foreach(paths, i, pattern)
+    {
         if (!json_is_string(pattern) || json_string_length(pattern) == 0)
             return ordo__error(err, ORDO_INVALID,
                                "recipe: source '%s': paths[%zu] must be a non-empty string",
@@ -329,11 +339,14 @@ static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *sh
                                 unsigned flags, ordo_error *err)
 {
     if (!json_is_array(shards) || json_array_size(shards) == 0)
-        return ordo__error(err, ORDO_INVALID, "recipe: source '%s': 'shards' must be a non-empty "
-                                              "array", source->name);
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s': 'shards' must be a non-empty "
+                           "array",
+                           source->name);
     size_t i;
     json_t *entry;
-    json_array_foreach(shards, i, entry) {
+    json_array_foreach(shards, i, entry)
+    {
         const char *path = json_string_value(json_object_get(entry, "path"));
         const char *hex = json_string_value(json_object_get(entry, "sha256"));
         json_t *bytes = json_object_get(entry, "bytes");
@@ -381,8 +394,10 @@ static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, uns
         !(source->text_field = ordo__strdup(field ? field : "text")))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     if (json_object_get(entry, "text_field") && (!field || !*field))
-        return ordo__error(err, ORDO_INVALID, "recipe: source '%s': 'text_field' must be a "
-                                              "non-empty string", name);
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s': 'text_field' must be a "
+                           "non-empty string",
+                           name);
     source->weight = json_number_value(weight);
     if (!json_is_number(weight) || !isfinite(source->weight) || source->weight <= 0)
         return ordo__error(err, ORDO_INVALID,
@@ -391,8 +406,7 @@ static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, uns
     if ((paths != NULL) == (shards != NULL))
         return ordo__error(err, ORDO_INVALID,
                            "recipe: source '%s' needs either 'paths' (globs) or 'shards'", name);
-    return paths ? parse_paths(r, source, paths, err)
-                 : parse_shards(r, source, shards, flags, err);
+    return paths ? parse_paths(r, source, paths, err) : parse_shards(r, source, shards, flags, err);
 }
 
 static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, ordo_error *err)
@@ -407,7 +421,8 @@ static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, o
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     size_t i;
     json_t *entry;
-    json_array_foreach(sources, i, entry) {
+    json_array_foreach(sources, i, entry)
+    {
         r->source_count = (uint32_t)i + 1;
         ordo_status status = parse_source(r, entry, i, flags, err);
         if (status != ORDO_OK)
@@ -417,8 +432,9 @@ static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, o
     for (uint32_t s = 0; s < r->source_count; s++)
         total += r->sources[s].weight;
     if (!isfinite(total))
-        return ordo__error(err, ORDO_INVALID, "recipe: the sources' weights add up to more "
-                                              "than the largest number (%g); scale them down",
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: the sources' weights add up to more "
+                           "than the largest number (%g); scale them down",
                            DBL_MAX);
     return ORDO_OK;
 }
@@ -429,9 +445,9 @@ static json_t *canonical_source(const ordo__source *source)
     for (uint32_t i = 0; shards && i < source->shard_count; i++) {
         char hex[ORDO_DIGEST_HEX_SIZE];
         ordo_digest_to_hex(source->shards[i].sha256, hex);
-        json_array_append_new(shards, json_pack("{s:s, s:s, s:I}", "path", source->shards[i].path,
-                                                "sha256", hex, "bytes",
-                                                (json_int_t)source->shards[i].size));
+        json_array_append_new(shards,
+                              json_pack("{s:s, s:s, s:I}", "path", source->shards[i].path, "sha256",
+                                        hex, "bytes", (json_int_t)source->shards[i].size));
     }
     return json_pack("{s:s, s:f, s:s, s:o}", "name", source->name, "weight", source->weight,
                      "text_field", source->text_field, "shards", shards);
@@ -442,12 +458,12 @@ static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
     json_t *sources = json_array();
     for (uint32_t i = 0; sources && i < r->source_count; i++)
         json_array_append_new(sources, canonical_source(&r->sources[i]));
-    json_t *root = json_pack(
-        "{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "name", r->name, "seed",
-        (json_int_t)r->seed, "seq_len", r->seq_len, "global_batch", r->global_batch, "lanes",
-        r->lanes, "flush_every", r->flush_every, "shuffle_window", r->shuffle_window,
-        "chunk_records", r->chunk_records, "estimate_records", r->estimate_records, "tokenizer",
-        canonical_tokenizer(r), "sources", sources);
+    json_t *root = json_pack("{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "name",
+                             r->name, "seed", (json_int_t)r->seed, "seq_len", r->seq_len,
+                             "global_batch", r->global_batch, "lanes", r->lanes, "flush_every",
+                             r->flush_every, "shuffle_window", r->shuffle_window, "chunk_records",
+                             r->chunk_records, "estimate_records", r->estimate_records, "tokenizer",
+                             canonical_tokenizer(r), "sources", sources);
     r->canonical = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(root);
     if (!r->canonical)
@@ -480,8 +496,8 @@ static ordo_status parse_root(json_t *root, ordo_recipe *r, unsigned flags, ordo
 }
 
 /* Parses and validates recipe JSON; see ordo.h. */
-ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root,
-                              unsigned flags, ordo_recipe **out, ordo_error *err)
+ordo_status ordo_recipe_parse(const char *json, size_t len, const char *data_root, unsigned flags,
+                              ordo_recipe **out, ordo_error *err)
 {
     return ordo_recipe_parse_with(json, len, data_root, flags, NULL, out, err);
 }
@@ -532,8 +548,7 @@ ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_re
     int pipe = 0;
     /* A recipe is small and read whole: one from a pipe (<(...)) is read
      * up to the same limit, and its paths resolve in the current folder. */
-    ordo_status status = ordo__read_file_or_pipe(path, RECIPE_MAX_BYTES, &text, &size, &pipe,
-                                                 err);
+    ordo_status status = ordo__read_file_or_pipe(path, RECIPE_MAX_BYTES, &text, &size, &pipe, err);
     if (status == ORDO_OK && pipe && !(real = realpath(".", NULL)))
         status = ordo__error(err, ORDO_IO, "cannot resolve the current folder");
     else if (status == ORDO_OK && !pipe && !(real = realpath(path, NULL)))
@@ -545,7 +560,8 @@ ordo_status ordo_recipe_load_with(const char *path, ordo_ledger *ledger, ordo_re
         *slash = '\0';
     if (status == ORDO_OK)
         status = ordo_recipe_parse_with(text, size, real, 0, ledger, out, err);
-    if (status != ORDO_OK && err && status == ORDO_INVALID && strncmp(err->message, "recipe", 6) == 0) {
+    if (status != ORDO_OK && err && status == ORDO_INVALID &&
+        strncmp(err->message, "recipe", 6) == 0) {
         char message[2 * ORDO_ERROR_MESSAGE_SIZE + 4096]; /* truncated by the copy */
         snprintf(message, sizeof message, "%.4000s: %s", path, err->message);
         ordo__copy(err->message, sizeof err->message, message);
@@ -581,11 +597,20 @@ void ordo_recipe_free(ordo_recipe *r)
 }
 
 /* Accessors. */
-const char *ordo_recipe_id(const ordo_recipe *r) { return r->id; }
-const char *ordo_recipe_canonical(const ordo_recipe *r) { return r->canonical; }
+const char *ordo_recipe_id(const ordo_recipe *r)
+{
+    return r->id;
+}
+const char *ordo_recipe_canonical(const ordo_recipe *r)
+{
+    return r->canonical;
+}
 
 /* The folder shard paths resolve in; owned by the recipe. */
-const char *ordo_recipe_data_root(const ordo_recipe *r) { return r->data_root; }
+const char *ordo_recipe_data_root(const ordo_recipe *r)
+{
+    return r->data_root;
+}
 
 const char *ordo_recipe_source_name(const ordo_recipe *r, int index)
 {

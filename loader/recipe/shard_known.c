@@ -24,8 +24,8 @@ static ordo_status look_at(const char *path, uint64_t *size, int64_t *mtime_ns, 
         status = ordo__error(err, ORDO_IO, "cannot look at shard '%s'", path);
     close(fd);
     *size = status == ORDO_OK ? (uint64_t)st.st_size : 0;
-    *mtime_ns = status == ORDO_OK ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec
-                                  : 0;
+    *mtime_ns =
+        status == ORDO_OK ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
     return status;
 }
 
@@ -45,9 +45,10 @@ static ordo_status hash_whole(ordo_recipe *r, ordo__shard *shard, const char *pa
     r->hashed_shards++;
     r->hashed_bytes += size;
     if (status == ORDO_OK && size != shard->size)
-        status = ordo__error(err, ORDO_CONFLICT, "shard '%s' changed while it was hashed "
-                             "(%llu bytes, then %llu)", path, (unsigned long long)shard->size,
-                             (unsigned long long)size);
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "shard '%s' changed while it was hashed "
+                             "(%llu bytes, then %llu)",
+                             path, (unsigned long long)shard->size, (unsigned long long)size);
     return status;
 }
 
@@ -60,8 +61,8 @@ static ordo_status refuse_changed(const char *path, const unsigned char was_dige
     ordo_digest_to_hex(is_digest, is);
     return ordo__error(err, ORDO_CONFLICT,
                        "shard '%s' changed since it was recorded: SHA-256 was %s, is %s "
-                       "(%llu bytes, was %llu)", path, was, is, (unsigned long long)size,
-                       (unsigned long long)bytes);
+                       "(%llu bytes, was %llu)",
+                       path, was, is, (unsigned long long)size, (unsigned long long)bytes);
 }
 
 static ordo_status resolve_at(ordo_recipe *r, ordo__shard *shard, int recorded, const char *path,
@@ -74,8 +75,8 @@ static ordo_status resolve_at(ordo_recipe *r, ordo__shard *shard, int recorded, 
         return status;
     if (recorded && size != shard->size)
         return ordo__error(err, ORDO_CONFLICT,
-                           "shard '%s' changed since it was recorded: %llu bytes, was %llu",
-                           path, (unsigned long long)size, (unsigned long long)shard->size);
+                           "shard '%s' changed since it was recorded: %llu bytes, was %llu", path,
+                           (unsigned long long)size, (unsigned long long)shard->size);
     unsigned char known[ORDO_DIGEST_SIZE];
     int found = 0;
     char *key = r->known ? file_key(path) : NULL;
@@ -102,8 +103,7 @@ static ordo_status resolve_at(ordo_recipe *r, ordo__shard *shard, int recorded, 
 }
 
 /* Resolves a shard's digest at open; see recipe.h. */
-ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded,
-                                ordo_error *err)
+ordo_status ordo__shard_resolve(ordo_recipe *r, ordo__shard *shard, int recorded, ordo_error *err)
 {
     char *path = ordo__shard_path(r, shard);
     if (!path)

@@ -20,11 +20,12 @@ static ordo_status record_error(const ordo__origin *origin, uint64_t offset, uin
         snprintf(where, sizeof where, "line %llu of the chunk", (unsigned long long)(line + 1));
     if (origin->frame == UINT64_MAX)
         return ordo__error(err, ORDO_INVALID, "shard '%s': %s, record at byte %llu: %s%s",
-                           origin->path, where, (unsigned long long)(origin->base + offset),
-                           what, detail);
+                           origin->path, where, (unsigned long long)(origin->base + offset), what,
+                           detail);
     return ordo__error(err, ORDO_INVALID,
                        "shard '%s': %s, zstd frame at byte %llu, record at byte %llu of its "
-                       "content: %s%s", origin->path, where, (unsigned long long)origin->frame,
+                       "content: %s%s",
+                       origin->path, where, (unsigned long long)origin->frame,
                        (unsigned long long)(origin->base + offset), what, detail);
 }
 
@@ -38,9 +39,9 @@ static int blank(const char *line, size_t len)
 
 /* One JSON line: its text field, or why not. */
 static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint64_t number,
-                             const char *field,
-                             const ordo__origin *origin, ordo__doc_fn fn, void *context,
-                             uint64_t *kept, uint64_t *skipped, int *stop, ordo_error *err)
+                             const char *field, const ordo__origin *origin, ordo__doc_fn fn,
+                             void *context, uint64_t *kept, uint64_t *skipped, int *stop,
+                             ordo_error *err)
 {
     if (blank(line, len)) {
         (*skipped)++;
@@ -81,8 +82,8 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
-        ordo_status status = scan_line(data + start, end - start, start, number, field, origin,
-                                       fn, context, kept, skipped, &stop, err);
+        ordo_status status = scan_line(data + start, end - start, start, number, field, origin, fn,
+                                       context, kept, skipped, &stop, err);
         if (status != ORDO_OK)
             return status;
         start = end + 1;
@@ -93,9 +94,8 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
 
 /* Splits a buffer into documents; see shards.h. */
 ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
-                               const char *text_field, const ordo__origin *origin,
-                               ordo__doc_fn fn, void *context, uint64_t *records,
-                               uint64_t *skipped, ordo_error *err)
+                               const char *text_field, const ordo__origin *origin, ordo__doc_fn fn,
+                               void *context, uint64_t *records, uint64_t *skipped, ordo_error *err)
 {
     uint64_t kept = 0, dropped = 0;
     ordo_status status = ORDO_OK;
@@ -106,9 +106,8 @@ ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_
     } else {
         json_t *probe = json_stringn(data, len); /* NULL: not valid UTF-8 */
         if (!probe)
-            status = ordo__error(err, ORDO_INVALID,
-                                 "shard '%s': not valid UTF-8 text",
-                                 origin->path);
+            status =
+                ordo__error(err, ORDO_INVALID, "shard '%s': not valid UTF-8 text", origin->path);
         json_decref(probe);
         if (status == ORDO_OK) {
             kept = 1;
@@ -156,15 +155,13 @@ static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32
     ordo_digest_to_hex(chunk->digest, was);
     ordo_digest_to_hex(now, is);
     return ordo__error(err, ORDO_CONFLICT, "shard '%s" ORDO__CHUNK_CHANGED ORDO__CHUNK_CHANGED_REST,
-                       path, index,
-                       (unsigned long long)chunk->length, (unsigned long long)chunk->offset, was,
-                       is);
+                       path, index, (unsigned long long)chunk->length,
+                       (unsigned long long)chunk->offset, was, is);
 }
 
 /* pread of the chunk's bytes, checked, decompressed when zstd. */
-ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
-                             const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
-                             ordo_error *err)
+ordo_status ordo__chunk_load(const char *path, enum ordo__format format, const ordo__chunk *chunk,
+                             uint32_t index, char **data, size_t *len, ordo_error *err)
 {
     *data = NULL;
     *len = 0;
@@ -180,10 +177,10 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            status = ordo__error(err, ORDO_IO, "shard '%s': cannot read %llu bytes at %llu%s",
-                                 path, (unsigned long long)chunk->length,
-                                 (unsigned long long)chunk->offset,
-                                 n == 0 ? " (file is shorter than its index)" : "");
+            status =
+                ordo__error(err, ORDO_IO, "shard '%s': cannot read %llu bytes at %llu%s", path,
+                            (unsigned long long)chunk->length, (unsigned long long)chunk->offset,
+                            n == 0 ? " (file is shorter than its index)" : "");
         else
             got += (size_t)n;
     }

@@ -26,8 +26,10 @@ static ordo_status push_chunk(const char *path, chunk_list *list, ordo__chunk ch
 {
     ordo_sha256(bytes, (size_t)chunk.length, chunk.digest);
     if (list->count == MAX_SHARD_CHUNKS)
-        return ordo__error(err, ORDO_INVALID, "shard '%s' has more than %u chunks; split it into "
-                                              "several files", path, MAX_SHARD_CHUNKS);
+        return ordo__error(err, ORDO_INVALID,
+                           "shard '%s' has more than %u chunks; split it into "
+                           "several files",
+                           path, MAX_SHARD_CHUNKS);
     if (list->count == list->capacity) {
         uint32_t capacity = list->capacity ? 2 * list->capacity : 64;
         ordo__chunk *grown = realloc(list->chunks, capacity * sizeof *grown);
@@ -158,21 +160,21 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
             return status;
         if (end > w->limit) {
             char what[112];
-            snprintf(what, sizeof what, "the chunk of lines %llu to %llu",
-                     (unsigned long long)line,
+            snprintf(what, sizeof what, "the chunk of lines %llu to %llu", (unsigned long long)line,
                      (unsigned long long)(line + lines_in(w->buf + w->start, end) - 1));
             return too_big(w, what, window_offset(w), err);
         }
         uint64_t offset = window_offset(w), kept = 0, dropped = 0;
         ordo__origin origin = {w->path, UINT64_MAX, offset, line};
-        status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin,
-                                    NULL, NULL, &kept, &dropped, err);
+        status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin, NULL,
+                                    NULL, &kept, &dropped, err);
         line += lines_in(w->buf + w->start, end);
         if (status == ORDO_OK && kept > 0)
-            status = push_chunk(w->path, list,
-                                (ordo__chunk){.offset = offset, .length = end, .raw_length = end,
-                                              .records = (uint32_t)kept},
-                                w->buf + w->start, err);
+            status = push_chunk(
+                w->path, list,
+                (ordo__chunk){
+                    .offset = offset, .length = end, .raw_length = end, .records = (uint32_t)kept},
+                w->buf + w->start, err);
         *records += kept;
         *skipped += dropped;
         w->start += end;
@@ -183,23 +185,24 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
 }
 
 /* Decompresses one frame; ordo's shards record their content size. */
-static ordo_status frame_content(const window *w, const char *frame, size_t csize,
-                                 uint64_t offset, char **out, size_t *len, ordo_error *err)
+static ordo_status frame_content(const window *w, const char *frame, size_t csize, uint64_t offset,
+                                 char **out, size_t *len, ordo_error *err)
 {
     const char *path = w->path;
     unsigned long long size = ZSTD_getFrameContentSize(frame, csize);
     if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': zstd frame at byte %llu does not record its content "
-                           "size (write shards with 'ordo shard')", path,
-                           (unsigned long long)offset);
+                           "size (write shards with 'ordo shard')",
+                           path, (unsigned long long)offset);
     if (size > w->limit) /* refused before anything that size is allocated */
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': zstd frame at byte %llu holds %llu bytes; with %d lanes "
                            "a chunk may hold at most %llu (256 MiB / lanes, at least 4 MiB: "
                            "every lane holds its chunks in memory; write smaller frames with "
-                           "'ordo shard --docs-per-frame')", path, (unsigned long long)offset,
-                           size, w->lanes, (unsigned long long)w->limit);
+                           "'ordo shard --docs-per-frame')",
+                           path, (unsigned long long)offset, size, w->lanes,
+                           (unsigned long long)w->limit);
     char *data = malloc(size ? size : 1);
     if (!data)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -220,8 +223,8 @@ static int skippable(const char *frame, size_t size)
     if (size < 4)
         return 0;
     const unsigned char *b = (const unsigned char *)frame;
-    uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
+    uint32_t magic =
+        (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
     return (magic & 0xFFFFFFF0u) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
@@ -241,8 +244,7 @@ static ordo_status next_frame(window *w, size_t *csize, ordo_error *err)
         if (w->eof || window_avail(w) < want)
             return ordo__error(err, ORDO_INVALID,
                                "shard '%s': zstd frame at byte %llu is truncated or corrupt (%s)",
-                               w->path, (unsigned long long)window_offset(w),
-                               ZSTD_getErrorName(n));
+                               w->path, (unsigned long long)window_offset(w), ZSTD_getErrorName(n));
         if (want > w->limit)
             return too_big(w, "zstd frame", window_offset(w), err);
         want *= 2;
@@ -278,8 +280,10 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
         free(content);
         if (status == ORDO_OK && kept > 0)
             status = push_chunk(w->path, list,
-                                (ordo__chunk){.offset = offset, .length = csize,
-                                              .raw_length = len, .records = (uint32_t)kept},
+                                (ordo__chunk){.offset = offset,
+                                              .length = csize,
+                                              .raw_length = len,
+                                              .records = (uint32_t)kept},
                                 frame, err);
         *records += kept;
         *skipped += dropped;
@@ -299,8 +303,8 @@ static ordo_status index_txt(window *w, const char *field, chunk_list *list, uin
     ordo__origin origin = {w->path, UINT64_MAX, 0, 1};
     size_t size = window_avail(w);
     if (status == ORDO_OK)
-        status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin,
-                                    NULL, NULL, records, skipped, err);
+        status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin, NULL,
+                                    NULL, records, skipped, err);
     if (status == ORDO_OK && *records)
         status = push_chunk(w->path, list,
                             (ordo__chunk){.length = size, .raw_length = size, .records = 1},
@@ -328,9 +332,10 @@ static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *e
     if (!EVP_DigestFinal_ex(w->sha, digest, &n))
         return ordo__error(err, ORDO_NOMEM, "cannot hash '%s'", w->path);
     if (w->total != shard->size || memcmp(digest, shard->sha256, sizeof digest) != 0)
-        return ordo__error(err, ORDO_CONFLICT, "shard '%s' changed while being indexed (%llu "
-                                               "bytes, was %llu; SHA-256 %s)", w->path,
-                           (unsigned long long)w->total, (unsigned long long)shard->size,
+        return ordo__error(err, ORDO_CONFLICT,
+                           "shard '%s' changed while being indexed (%llu "
+                           "bytes, was %llu; SHA-256 %s)",
+                           w->path, (unsigned long long)w->total, (unsigned long long)shard->size,
                            memcmp(digest, shard->sha256, sizeof digest) ? "differs" : "same");
     return ORDO_OK;
 }
@@ -349,8 +354,7 @@ ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *
     chunk_list list = {0};
     uint64_t records = 0, skipped = 0;
     if (status == ORDO_OK)
-        status = index_stream(&w, shard->format, field, per_chunk, &list, &records, &skipped,
-                              err);
+        status = index_stream(&w, shard->format, field, per_chunk, &list, &records, &skipped, err);
     if (status == ORDO_OK)
         status = same_bytes(&w, shard, err);
     close(w.fd);

@@ -12,10 +12,10 @@ enum ordo__format { ORDO_FORMAT_JSONL, ORDO_FORMAT_JSONL_ZST, ORDO_FORMAT_TXT };
 
 /* One independently readable piece of a shard. */
 typedef struct ordo__chunk {
-    uint64_t offset;     /* bytes into the file */
-    uint64_t length;     /* bytes in the file (compressed for .zst) */
-    uint64_t raw_length; /* bytes of records once decompressed */
-    uint32_t records;    /* records (documents) it holds, skips included */
+    uint64_t offset;                        /* bytes into the file */
+    uint64_t length;                        /* bytes in the file (compressed for .zst) */
+    uint64_t raw_length;                    /* bytes of records once decompressed */
+    uint32_t records;                       /* records (documents) it holds, skips included */
     unsigned char digest[ORDO_DIGEST_SIZE]; /* SHA-256 of its `length` bytes in the file */
 } ordo__chunk;
 
@@ -47,10 +47,10 @@ typedef int (*ordo__doc_fn)(void *context, const char *text, size_t len);
 
 /* Where the bytes came from, for error messages. */
 typedef struct ordo__origin {
-    const char *path;     /* shard file */
-    uint64_t frame;       /* file offset of the zstd frame; UINT64_MAX for plain bytes */
-    uint64_t base;        /* file (or frame content) offset of the buffer's first byte */
-    uint64_t line;        /* line number (from 1) in the shard's records of the buffer's
+    const char *path; /* shard file */
+    uint64_t frame;   /* file offset of the zstd frame; UINT64_MAX for plain bytes */
+    uint64_t base;    /* file (or frame content) offset of the buffer's first byte */
+    uint64_t line;    /* line number (from 1) in the shard's records of the buffer's
                            * first line; 0 when unknown (then lines count in the buffer) */
 } ordo__origin;
 
@@ -60,17 +60,16 @@ typedef struct ordo__origin {
  * naming the file, the line number and the byte offset. *records (may be NULL) gets the count of
  * documents kept. */
 ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
-                               const char *text_field, const ordo__origin *origin,
-                               ordo__doc_fn fn, void *context, uint64_t *records,
-                               uint64_t *skipped, ordo_error *err);
+                               const char *text_field, const ordo__origin *origin, ordo__doc_fn fn,
+                               void *context, uint64_t *records, uint64_t *skipped,
+                               ordo_error *err);
 
 /* Reads chunk number `index` of a shard (pread + zstd) into *data (caller
  * frees); *len receives its raw length. The bytes read are checked against
  * the chunk's digest first: a chunk that changed since it was indexed is
  * ORDO_CONFLICT naming the shard, the chunk and both digests. */
-ordo_status ordo__chunk_load(const char *path, enum ordo__format format,
-                             const ordo__chunk *chunk, uint32_t index, char **data, size_t *len,
-                             ordo_error *err);
+ordo_status ordo__chunk_load(const char *path, enum ordo__format format, const ordo__chunk *chunk,
+                             uint32_t index, char **data, size_t *len, ordo_error *err);
 
 /* What a changed chunk's error says after "shard '<path>": the text the
  * chunk_mismatch event is read back from (chunk_event.c). */

@@ -27,7 +27,7 @@ typedef struct {
     const char *out_dir, *text_field;
     long per_frame, per_shard;
     int level;
-    char *frame;            /* JSON lines of the frame being filled */
+    char *frame; /* JSON lines of the frame being filled */
     size_t frame_len, frame_cap;
     long frame_docs, shard_docs, shards, frames, docs, skipped;
     FILE *file;
@@ -70,8 +70,11 @@ static int visit(const char *path, const struct stat *st, int flag, struct FTW *
 {
     (void)ftw;
     if (flag == FTW_SL || flag == FTW_SLN)
-        return ordo__error(walk_err, ORDO_INVALID, "'%s' is a symbolic link; give its target as an "
-                               "input instead", path), -1;
+        return ordo__error(walk_err, ORDO_INVALID,
+                           "'%s' is a symbolic link; give its target as an "
+                           "input instead",
+                           path),
+               -1;
     if (flag == FTW_DNR || flag == FTW_NS)
         return ordo__error(walk_err, ORDO_IO, "cannot read '%s'", path), -1;
     if (flag == FTW_F && is_input(path) && !S_ISREG(st->st_mode))
@@ -93,7 +96,8 @@ static int no_duplicates(void)
     for (size_t i = 0; rc == 0 && i < inputs.count; i++)
         if (!(real[i] = realpath(inputs.paths[i], NULL)))
             rc = (ordo__error(walk_err, ORDO_IO, "cannot read '%s': %s", inputs.paths[i],
-                         ordo__errno_text(errno, why)), -1);
+                              ordo__errno_text(errno, why)),
+                  -1);
     for (size_t i = 0; rc == 0 && i < inputs.count; i++) {
         free(inputs.paths[i]);
         inputs.paths[i] = real[i];
@@ -117,15 +121,19 @@ static int collect(const char *const *argv, size_t argc)
         struct stat st;
         if (stat(argv[i], &st) != 0)
             return ordo__error(walk_err, ORDO_IO, "cannot read '%s': %s", argv[i],
-                           ordo__errno_text(errno, why)), -1;
+                               ordo__errno_text(errno, why)),
+                   -1;
         /* A FIFO or a device (a link to /dev/zero) is refused before any
          * shard is written; opening checks again (ordo_open_regular). */
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
             return ordo__error(walk_err, ORDO_INVALID, "input '%s' is not a regular file", argv[i]),
                    -1;
         if (S_ISDIR(st.st_mode) ? nftw(argv[i], visit, 32, FTW_PHYS) != 0
-                                : (!is_input(argv[i]) ? (ordo__error(walk_err, ORDO_INVALID, "'%s' is "
-                                                         "neither .txt nor .jsonl", argv[i]), 1)
+                                : (!is_input(argv[i]) ? (ordo__error(walk_err, ORDO_INVALID,
+                                                                     "'%s' is "
+                                                                     "neither .txt nor .jsonl",
+                                                                     argv[i]),
+                                                         1)
                                                       : add_path(argv[i]) != 0))
             return -1;
     }
@@ -170,7 +178,8 @@ static int add_line(sharder *s, const char *line, size_t len)
         snprintf(s->temp, sizeof s->temp, "%s.partial", s->path);
         if (!(s->file = fopen(s->temp, "wb")))
             return ordo__error(s->err, ORDO_IO, "cannot create '%s': %s", s->temp,
-                           ordo__errno_text(errno, why)), -1;
+                               ordo__errno_text(errno, why)),
+                   -1;
     }
     if (s->frame_len + len + 1 > s->frame_cap) {
         size_t cap = s->frame_cap ? s->frame_cap : 1 << 16;
@@ -202,31 +211,29 @@ static int add_text(sharder *s, const char *path, const char *data, size_t len)
     char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     int rc = line ? add_line(s, line, strlen(line))
-                 : (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1);
+                  : (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1);
     free(line);
     return rc;
 }
 
 /* One JSON line: an object whose text field is a string; empty texts
  * are counted and left out. */
-static int add_record(sharder *s, const char *path, const char *line, size_t len,
-                      uint64_t offset)
+static int add_record(sharder *s, const char *path, const char *line, size_t len, uint64_t offset)
 {
     json_error_t jerr;
     json_t *doc = json_loadb(line, len, 0, &jerr);
     json_t *text = json_object_get(doc, s->text_field);
-    const char *problem = !doc                   ? jerr.text
-                          : !json_is_object(doc) ? "not a JSON object"
-                          : !text                ? "no text field"
+    const char *problem = !doc                    ? jerr.text
+                          : !json_is_object(doc)  ? "not a JSON object"
+                          : !text                 ? "no text field"
                           : !json_is_string(text) ? "its text field is not a string"
                                                   : NULL;
     int empty = !problem && json_string_length(text) == 0;
     json_decref(doc);
     if (problem)
         return ordo__error(s->err, ORDO_INVALID, "'%s': line at byte %llu: %s%s%s%s", path,
-                       (unsigned long long)offset, problem,
-                       text || !doc ? "" : " ('", text || !doc ? "" : s->text_field,
-                       text || !doc ? "" : "')"),
+                           (unsigned long long)offset, problem, text || !doc ? "" : " ('",
+                           text || !doc ? "" : s->text_field, text || !doc ? "" : "')"),
                -1;
     if (empty)
         return s->skipped++, 0;
@@ -247,9 +254,11 @@ static int add_jsonl(sharder *s, const char *path, FILE *f)
                             line[stop - 1] == ' ' || line[stop - 1] == '\t'))
             stop--;
         if ((uint64_t)stop > MAX_DOC_BYTES)
-            rc = (ordo__error(s->err, ORDO_INVALID, "'%s': line at byte %llu is longer than %llu "
-                                 "bytes", path, (unsigned long long)offset,
-                         (unsigned long long)MAX_DOC_BYTES), -1);
+            rc = (ordo__error(s->err, ORDO_INVALID,
+                              "'%s': line at byte %llu is longer than %llu "
+                              "bytes",
+                              path, (unsigned long long)offset, (unsigned long long)MAX_DOC_BYTES),
+                  -1);
         else if (stop > 0)
             rc = add_record(s, path, line, stop, offset);
         else
@@ -266,13 +275,14 @@ static int add_txt(sharder *s, const char *path, FILE *f)
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || (uint64_t)st.st_size > MAX_DOC_BYTES)
         return ordo__error(s->err, ORDO_INVALID, "'%s' is larger than %llu bytes", path,
-                       (unsigned long long)MAX_DOC_BYTES), -1;
+                           (unsigned long long)MAX_DOC_BYTES),
+               -1;
     size_t size = (size_t)st.st_size;
     char *data = malloc(size + 1);
     size_t len = data ? fread(data, 1, size + 1, f) : 0;
     int rc = !data ? (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1)
-             : len != size ? (ordo__error(s->err, ORDO_IO, "'%s' changed while being read",
-                                      path), -1)
+             : len != size
+                 ? (ordo__error(s->err, ORDO_IO, "'%s' changed while being read", path), -1)
              : len ? add_text(s, path, data, len)
                    : (s->skipped++, 0);
     free(data);
@@ -346,8 +356,10 @@ static ordo_status write_all(sharder *s, const char *const *paths, size_t count,
     if (rc == 0)
         rc = close_shard(s);
     if (rc == 0 && summary)
-        *summary = (ordo_shard_summary){.files = inputs.count, .docs = s->docs,
-                                        .skipped = s->skipped, .shards = s->shards,
+        *summary = (ordo_shard_summary){.files = inputs.count,
+                                        .docs = s->docs,
+                                        .skipped = s->skipped,
+                                        .shards = s->shards,
                                         .frames = s->frames};
     if (rc != 0) {
         if (s->file)
@@ -370,7 +382,8 @@ ordo_status ordo_shard_write(const ordo_shard_options *options, const char *cons
     ordo_status status = check_options(options, err);
     if (status != ORDO_OK)
         return status;
-    sharder s = {.err = err, .out_dir = options->out_dir,
+    sharder s = {.err = err,
+                 .out_dir = options->out_dir,
                  .text_field = options->text_field ? options->text_field : "text",
                  .per_frame = options->docs_per_frame ? options->docs_per_frame : 64,
                  .per_shard = options->docs_per_shard ? options->docs_per_shard : 65536,
@@ -380,8 +393,8 @@ ordo_status ordo_shard_write(const ordo_shard_options *options, const char *cons
         return ordo__error(err, ORDO_IO, "cannot create '%s': %s", s.out_dir,
                            ordo__errno_text(errno, why));
     if (has_shards(s.out_dir))
-        return ordo__error(err, ORDO_INVALID,
-                           "'%s' already holds shards; choose an empty folder", s.out_dir);
+        return ordo__error(err, ORDO_INVALID, "'%s' already holds shards; choose an empty folder",
+                           s.out_dir);
     pthread_mutex_lock(&walk_lock);
     walk_err = err;
     status = write_all(&s, inputs_given, count, summary);

@@ -20,21 +20,21 @@
 #define WS_ ORDO_U_WS
 #define UPPERISH ORDO_U_LU ORDO_U_LT ORDO_U_LM ORDO_U_LO ORDO_U_M
 #define LOWERISH ORDO_U_LL ORDO_U_LM ORDO_U_LO ORDO_U_M
-#define GPT2_PATTERN                                                                          \
-    "'(?:[sdmt]|ll|ve|re)| ?[" L_ "]++| ?[" N_ "]++| ?[^" WS_ L_ N_ "]++|[" WS_ "]++$|[" WS_   \
+#define GPT2_PATTERN                                                                               \
+    "'(?:[sdmt]|ll|ve|re)| ?[" L_ "]++| ?[" N_ "]++| ?[^" WS_ L_ N_ "]++|[" WS_ "]++$|[" WS_       \
     "]+(?![^" WS_ "])|[" WS_ "]"
-#define CL100K_PATTERN                                                                        \
-    "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n" L_ N_ "]?+[" L_ "]++|[" N_ "]{1,3}+| ?[^" WS_ L_ N_         \
+#define CL100K_PATTERN                                                                             \
+    "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n" L_ N_ "]?+[" L_ "]++|[" N_ "]{1,3}+| ?[^" WS_ L_ N_           \
     "]++[\\r\\n]*+|[" WS_ "]++$|[" WS_ "]*[\\r\\n]|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]"
 /* Llama 3: Meta's reference tokenizer's pattern, cl100k's but for the
  * whitespace alternatives (no \s++$; \s*[\r\n]+; a final \s+). */
-#define LLAMA3_PATTERN                                                                        \
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n" L_ N_ "]?[" L_ "]+|[" N_ "]{1,3}| ?[^" WS_ L_ N_      \
+#define LLAMA3_PATTERN                                                                             \
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n" L_ N_ "]?[" L_ "]+|[" N_ "]{1,3}| ?[^" WS_ L_ N_       \
     "]+[\\r\\n]*|[" WS_ "]*[\\r\\n]+|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]+"
 #define O200K_CONTRACTIONS "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-#define O200K_PATTERN                                                                         \
-    "[^\\r\\n" L_ N_ "]?[" UPPERISH "]*[" LOWERISH "]+" O200K_CONTRACTIONS "|[^\\r\\n" L_ N_  \
-    "]?[" UPPERISH "]+[" LOWERISH "]*" O200K_CONTRACTIONS "|[" N_ "]{1,3}| ?[^" WS_ L_ N_         \
+#define O200K_PATTERN                                                                              \
+    "[^\\r\\n" L_ N_ "]?[" UPPERISH "]*[" LOWERISH "]+" O200K_CONTRACTIONS "|[^\\r\\n" L_ N_       \
+    "]?[" UPPERISH "]+[" LOWERISH "]*" O200K_CONTRACTIONS "|[" N_ "]{1,3}| ?[^" WS_ L_ N_          \
     "]+[\\r\\n/]*|[" WS_ "]*[\\r\\n]+|[" WS_ "]+(?![^" WS_ "])|[" WS_ "]+"
 
 static const ordo__encoding encodings[] = {
@@ -64,16 +64,16 @@ typedef struct {
 
 struct ordo__bpe {
     const ordo__encoding *encoding;
-    char *blob;            /* every token's bytes */
-    token_bytes *tokens;   /* by rank */
+    char *blob;          /* every token's bytes */
+    token_bytes *tokens; /* by rank */
     uint32_t count;
     struct rank_slot *table; /* open addressing; rank_plus_one 0 is empty */
     uint64_t *filter;        /* FILTER_BITS bits, one per token hash: most strings that are
                                 no token are refused here, in cache */
     uint64_t mask;
-    uint32_t max_length;   /* the longest token's bytes */
+    uint32_t max_length; /* the longest token's bytes */
     uint32_t byte_rank[256];
-    uint32_t *pair_rank;   /* 65536: rank of each two-byte string */
+    uint32_t *pair_rank; /* 65536: rank of each two-byte string */
     pcre2_code *pattern;
 };
 
@@ -239,8 +239,8 @@ static ordo_status read_ranks(ordo__bpe *bpe, const char *path, const char *data
             if (n < 0)
                 return ordo__error(err, ORDO_INVALID,
                                    "rank file '%s' line %zu is not 'base64 SP rank'", path, line);
-            ordo_status status = add_token(bpe, &blob_size, &blob_cap, bytes, n, rank, line, path,
-                                           err);
+            ordo_status status =
+                add_token(bpe, &blob_size, &blob_cap, bytes, n, rank, line, path, err);
             if (status != ORDO_OK)
                 return status;
             seen++;
@@ -296,14 +296,14 @@ static ordo_status compile_pattern(ordo__bpe *bpe, ordo_error *err)
 {
     int code = 0;
     PCRE2_SIZE offset = 0;
-    bpe->pattern = pcre2_compile((PCRE2_SPTR)bpe->encoding->pattern, PCRE2_ZERO_TERMINATED,
-                                 PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &code, &offset,
-                                 NULL);
+    bpe->pattern =
+        pcre2_compile((PCRE2_SPTR)bpe->encoding->pattern, PCRE2_ZERO_TERMINATED,
+                      PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &code, &offset, NULL);
     if (!bpe->pattern) {
         PCRE2_UCHAR message[256];
         pcre2_get_error_message(code, message, sizeof message);
-        return ordo__error(err, ORDO_INVALID, "split pattern of %s: %s at %zu",
-                           bpe->encoding->name, (const char *)message, (size_t)offset);
+        return ordo__error(err, ORDO_INVALID, "split pattern of %s: %s at %zu", bpe->encoding->name,
+                           (const char *)message, (size_t)offset);
     }
     pcre2_jit_compile(bpe->pattern, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
     return ORDO_OK;
@@ -364,8 +364,8 @@ ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, s
 }
 
 /* Encodes ordinary text: UTF-8 repair, split, merge (bpe_encode.c). */
-ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
-                             ordo__tokens *out, ordo_error *err)
+ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len, ordo__tokens *out,
+                             ordo_error *err)
 {
     return ordo__bpe_encode_with(bpe, bpe->encoding->scan ? NULL : bpe->pattern, text, len, out,
                                  err);

@@ -89,8 +89,7 @@ typedef struct {
     const char *text;
 } piece_sink;
 
-static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n,
-                              ordo_error *err)
+static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
 {
     if (sink->ends_only)
         return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
@@ -106,11 +105,10 @@ static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, 
     ordo_status status = ORDO_OK;
     PCRE2_SIZE at = 0;
     while (status == ORDO_OK && at < len) {
-        int rc = pcre2_jit_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match,
-                                 NULL);
+        int rc =
+            pcre2_jit_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match, NULL);
         if (rc == PCRE2_ERROR_JIT_BADOPTION) /* not compiled by the JIT: the interpreter */
-            rc = pcre2_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match,
-                             NULL);
+            rc = pcre2_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match, NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break; /* cannot happen: the patterns cover every character */
         if (rc < 0) {
@@ -127,8 +125,8 @@ static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, 
                 at++;
             continue;
         }
-        status = take_piece(sink, (const unsigned char *)text + ovector[0],
-                            ovector[1] - ovector[0], err);
+        status = take_piece(sink, (const unsigned char *)text + ovector[0], ovector[1] - ovector[0],
+                            err);
         at = ovector[1];
     }
     pcre2_match_data_free(match);

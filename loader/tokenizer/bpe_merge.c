@@ -114,8 +114,8 @@ static uint32_t pair_rank(const ordo__bpe *bpe, const unsigned char *piece, size
     return ordo__bpe_rank(bpe, piece + s->start[n], end - s->start[n]);
 }
 
-static void push_pair(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
-                      long_state *s, uint32_t n)
+static void push_pair(const ordo__bpe *bpe, const unsigned char *piece, size_t len, long_state *s,
+                      uint32_t n)
 {
     uint32_t rank = pair_rank(bpe, piece, len, s, n);
     if (rank != UINT32_MAX)
@@ -127,9 +127,13 @@ static void push_pair(const ordo__bpe *bpe, const unsigned char *piece, size_t l
 static ordo_status merge_long(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
                               ordo__tokens *out, ordo_error *err)
 {
-    long_state s = {malloc(len * sizeof(size_t)), malloc(len * sizeof(uint32_t)),
-                    malloc(len * sizeof(uint32_t)), calloc(len, sizeof(uint32_t)),
-                    calloc(len, 1), malloc(3 * len * sizeof(heap_entry)), 0};
+    long_state s = {malloc(len * sizeof(size_t)),
+                    malloc(len * sizeof(uint32_t)),
+                    malloc(len * sizeof(uint32_t)),
+                    calloc(len, sizeof(uint32_t)),
+                    calloc(len, 1),
+                    malloc(3 * len * sizeof(heap_entry)),
+                    0};
     ordo_status status = ORDO_OK;
     if (!s.start || !s.next || !s.prev || !s.version || !s.dead || !s.heap)
         status = ordo__error(err, ORDO_NOMEM, "out of memory merging a %zu-byte piece", len);
@@ -155,8 +159,8 @@ static ordo_status merge_long(const ordo__bpe *bpe, const unsigned char *piece, 
     }
     for (uint32_t n = 0; status == ORDO_OK && n != UINT32_MAX; n = s.next[n]) {
         size_t end = s.next[n] == UINT32_MAX ? len : s.start[s.next[n]];
-        status = ordo__tokens_push(out, ordo__bpe_rank(bpe, piece + s.start[n], end - s.start[n]),
-                                   err);
+        status =
+            ordo__tokens_push(out, ordo__bpe_rank(bpe, piece + s.start[n], end - s.start[n]), err);
     }
     free(s.start), free(s.next), free(s.prev), free(s.version), free(s.dead), free(s.heap);
     return status;

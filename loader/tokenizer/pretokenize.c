@@ -53,8 +53,7 @@ static size_t run_of(const ordo__unicode_table *u, const unsigned char *s, size_
 }
 
 /* The end of the run of code points not in L, N or White_Space. */
-static size_t run_of_other(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                           size_t i)
+static size_t run_of_other(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i)
 {
     while (i < n) {
         size_t len;
@@ -83,16 +82,16 @@ static size_t contraction(const unsigned char *s, size_t n, size_t i)
     if (i + 2 >= n)
         return 0;
     unsigned char a = s[i + 1] | 0x20, b = s[i + 2] | 0x20; /* ASCII only from here */
-    if ((s[i + 2] & 0x80) == 0 && ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') ||
-                                   (a == 'r' && b == 'e')))
+    if ((s[i + 2] & 0x80) == 0 &&
+        ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')))
         return i + 3;
     return 0;
 }
 
 /* The whitespace alternatives: cl100k's \s++$ | \s*[\r\n] | \s+(?!\S) | \s,
  * or (end_first 0) Llama 3's \s*[\r\n]+ | \s+(?!\S) | \s+. */
-static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                         size_t i, size_t first_len, int end_first)
+static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i,
+                         size_t first_len, int end_first)
 {
     size_t end = i, last_newline = 0, last_start = i;
     while (end < n) {
@@ -117,8 +116,7 @@ static size_t whitespace(const ordo__unicode_table *u, const unsigned char *s, s
 }
 
 /* \p{N}{1,3}: the first digit ends at `after`; up to two more follow. */
-static size_t digits(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                     size_t after)
+static size_t digits(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t after)
 {
     size_t len;
     uint32_t c;
@@ -142,8 +140,8 @@ static size_t punctuation(const ordo__unicode_table *u, const unsigned char *s, 
     return end;
 }
 
-static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i, int end_first)
+static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i,
+                          int end_first)
 {
     size_t end = contraction(s, n, i);
     if (end)
@@ -164,15 +162,13 @@ static size_t cl100k_like(const ordo__unicode_table *u, const unsigned char *s, 
 }
 
 /* The cl100k_base piece starting at i; see pretokenize.h. */
-size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i)
+size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i)
 {
     return cl100k_like(u, s, n, i, 1);
 }
 
 /* The Llama 3 piece starting at i; see pretokenize.h. */
-size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i)
+size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i)
 {
     return cl100k_like(u, s, n, i, 0);
 }
@@ -225,8 +221,7 @@ static size_t upper_and_lower(const ordo__unicode_table *u, const unsigned char 
 }
 
 /* The o200k_base piece starting at i; see pretokenize.h. */
-size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                         size_t i)
+size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i)
 {
     size_t len, end;
     uint32_t c;

@@ -13,8 +13,7 @@
  *   '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ | \p{N}{1,3}+
  *   | ' '?[^\s\p{L}\p{N}]++[\r\n]*+ | \s++$ | \s*[\r\n] | \s+(?!\S) | \s
  * with \s as White_Space. */
-size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i);
+size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i);
 
 /* Llama 3's pattern (Meta's reference tokenizer):
  *   (?i:'s|'t|'re|'ve|'m|'ll|'d) | [^\r\n\p{L}\p{N}]?\p{L}+ | \p{N}{1,3}
@@ -22,8 +21,7 @@ size_t ordo__cl100k_piece(const ordo__unicode_table *u, const unsigned char *s, 
  * the same as cl100k_base's but for a whitespace run that reaches the end
  * of the text: cl100k takes it whole, Llama 3 first up to its last line
  * break. */
-size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                          size_t i);
+size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i);
 
 /* o200k_base's pattern:
  *   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|…)?
@@ -31,7 +29,6 @@ size_t ordo__llama3_piece(const ordo__unicode_table *u, const unsigned char *s, 
  *   | \p{N}{1,3} | ' '?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
  * (the two letter classes overlap: the scanner backtracks as the regex
  * does). */
-size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n,
-                         size_t i);
+size_t ordo__o200k_piece(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i);
 
 #endif

@@ -40,10 +40,10 @@ typedef struct ordo__bpe ordo__bpe;
 typedef struct ordo__encoding {
     const char *name;
     const char *pattern;
-    uint32_t ranks;       /* ordinary tokens in its rank file */
-    uint32_t rank_space;  /* ranks lie below this (p50k skips its end-of-text) */
-    uint32_t eot;         /* <|endoftext|> */
-    uint32_t vocab_size;  /* ids below it, special tokens included */
+    uint32_t ranks;      /* ordinary tokens in its rank file */
+    uint32_t rank_space; /* ranks lie below this (p50k skips its end-of-text) */
+    uint32_t eot;        /* <|endoftext|> */
+    uint32_t vocab_size; /* ids below it, special tokens included */
     /* A hand-written scanner for the pattern (pretokenize.h), or NULL for
      * PCRE2 alone. */
     size_t (*scan)(const ordo__unicode_table *u, const unsigned char *s, size_t n, size_t i);
@@ -63,8 +63,8 @@ void ordo__bpe_free(ordo__bpe *bpe);
 
 /* Appends the token ids of `text` (ordinary text: special tokens are never
  * produced) to `out`. Thread-safe. */
-ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len,
-                             ordo__tokens *out, ordo_error *err);
+ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len, ordo__tokens *out,
+                             ordo_error *err);
 
 /* The same, always splitting with PCRE2 and the published pattern (the
  * reference the scanners are tested against). */

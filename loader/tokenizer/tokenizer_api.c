@@ -8,16 +8,16 @@ struct ordo_tokenizer {
 };
 
 /* Opens an encoding with its rank file. */
-ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path,
-                                ordo_tokenizer **out, ordo_error *err)
+ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path, ordo_tokenizer **out,
+                                ordo_error *err)
 {
     *out = NULL;
     const ordo__encoding *e = ordo__encoding_find(encoding);
     char names[256];
     ordo_tokenizer_encodings(names, sizeof names);
     if (!e)
-        return ordo__error(err, ORDO_INVALID, "encoding '%s' must be %s",
-                           encoding ? encoding : "", names);
+        return ordo__error(err, ORDO_INVALID, "encoding '%s' must be %s", encoding ? encoding : "",
+                           names);
     ordo_tokenizer *t = calloc(1, sizeof *t);
     if (!t)
         return ordo__error(err, ORDO_NOMEM, "out of memory");

@@ -196,8 +196,8 @@ static ordo_status scan(ordo_ledger *ledger, int64_t a, int64_t b, compare_state
         if (by <= bx)
             ry = sqlite3_step(y);
     }
-    if (status == ORDO_OK && ((rx != SQLITE_ROW && rx != SQLITE_DONE) ||
-                              (ry != SQLITE_ROW && ry != SQLITE_DONE)))
+    if (status == ORDO_OK &&
+        ((rx != SQLITE_ROW && rx != SQLITE_DONE) || (ry != SQLITE_ROW && ry != SQLITE_DONE)))
         status = ordo__db_error(ledger, err, "comparing runs");
     sqlite3_finalize(x);
     sqlite3_finalize(y);
@@ -226,8 +226,8 @@ static ordo_status collect_lanes(compare_state *c, ordo_error *err)
 }
 
 /* Distinct steps of a run with a conflict event, and the first of them. */
-static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *count,
-                                   int64_t *first, ordo_error *err)
+static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *count, int64_t *first,
+                                   ordo_error *err)
 {
     int64_t found[2] = {0, 0}; /* steps with a conflict; the first of them */
     ordo_status status = ordo__sql_row(

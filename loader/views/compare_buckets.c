@@ -87,7 +87,8 @@ static void both(bucket_state *s, sqlite3_stmt *x, sqlite3_stmt *y, int64_t bloc
     }
     int64_t sx[ORDO__BLOCK_STEPS], sy[ORDO__BLOCK_STEPS];
     unsigned char dx[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE], dy[ORDO__BLOCK_STEPS][ORDO_DIGEST_SIZE];
-    int nx = block_steps(s, s->run[0], block, sx, dx), ny = block_steps(s, s->run[1], block, sy, dy);
+    int nx = block_steps(s, s->run[0], block, sx, dx),
+        ny = block_steps(s, s->run[1], block, sy, dy);
     for (int i = 0, j = 0; i < nx || j < ny;) {
         int64_t step = j >= ny || (i < nx && sx[i] < sy[j]) ? sx[i] : sy[j];
         ordo_compare_bucket *b = bucket_of(s, step);
@@ -125,14 +126,13 @@ static void one_side(bucket_state *s, sqlite3_stmt *stmt, int64_t block)
         }
 }
 
-static ordo_status blocks_cursor(bucket_state *s, int64_t run, sqlite3_stmt **stmt,
-                                 ordo_error *err)
+static ordo_status blocks_cursor(bucket_state *s, int64_t run, sqlite3_stmt **stmt, ordo_error *err)
 {
-    return ordo__prepare_bound(
-        s->ledger, ORDO__SQL_BLOCKS,
-        ORDO__BIND(ORDO__INT(run), ORDO__INT((s->from - 1) / ORDO__BLOCK_STEPS),
-                   ORDO__INT((s->to - 1) / ORDO__BLOCK_STEPS)),
-        stmt, err);
+    return ordo__prepare_bound(s->ledger, ORDO__SQL_BLOCKS,
+                               ORDO__BIND(ORDO__INT(run),
+                                          ORDO__INT((s->from - 1) / ORDO__BLOCK_STEPS),
+                                          ORDO__INT((s->to - 1) / ORDO__BLOCK_STEPS)),
+                               stmt, err);
 }
 
 static ordo_status merge(bucket_state *s, ordo_error *err)
@@ -160,8 +160,8 @@ static ordo_status merge(bucket_state *s, ordo_error *err)
         if (by <= bx)
             ry = sqlite3_step(y);
     }
-    if (status == ORDO_OK && ((rx != SQLITE_ROW && rx != SQLITE_DONE) ||
-                              (ry != SQLITE_ROW && ry != SQLITE_DONE)))
+    if (status == ORDO_OK &&
+        ((rx != SQLITE_ROW && rx != SQLITE_DONE) || (ry != SQLITE_ROW && ry != SQLITE_DONE)))
         status = ordo__db_error(s->ledger, err, "comparing runs");
     sqlite3_finalize(x);
     sqlite3_finalize(y);
@@ -170,9 +170,9 @@ static ordo_status merge(bucket_state *s, ordo_error *err)
     return status;
 }
 
-static ordo_status buckets_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b,
-                                       int64_t from, int64_t to, int buckets,
-                                       ordo_compare_buckets_result *out, ordo_error *err)
+static ordo_status buckets_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b, int64_t from,
+                                       int64_t to, int buckets, ordo_compare_buckets_result *out,
+                                       ordo_error *err)
 {
     ordo_run_info ra, rb;
     ordo_status status = ordo__run_get_id(ledger, a, &ra, err);
@@ -207,8 +207,8 @@ static ordo_status buckets_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b
     }
     for (size_t i = 0; i < s.count; i++) {
         s.buckets[i].from = from + (int64_t)i * s.width;
-        s.buckets[i].to = s.buckets[i].from + s.width - 1 < to ? s.buckets[i].from + s.width - 1
-                                                               : to;
+        s.buckets[i].to =
+            s.buckets[i].from + s.width - 1 < to ? s.buckets[i].from + s.width - 1 : to;
     }
     status = strcmp(ra.digest_kind, rb.digest_kind) == 0 ? merge(&s, err) : ORDO_OK;
     if (status != ORDO_OK) {

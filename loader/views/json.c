@@ -47,9 +47,9 @@ char *ordo_segment_info_json(const ordo_segment_info *s)
     return render(json_pack(
         "{s:I, s:i, s:i, s:i, s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:o, s:s}", "id",
         (json_int_t)s->id, "ordinal", s->ordinal, "world_size", s->world_size, "lanes", s->lanes,
-        "lane_binding", ordo_lane_binding_name(s->lane_binding), "start_step", (json_int_t)s->start_step, "end_step",
-        (json_int_t)s->end_step, "open", s->open, "resumed_from",
-        s->resumed_from ? json_integer(s->resumed_from) : json_null(), "lane_plan",
+        "lane_binding", ordo_lane_binding_name(s->lane_binding), "start_step",
+        (json_int_t)s->start_step, "end_step", (json_int_t)s->end_step, "open", s->open,
+        "resumed_from", s->resumed_from ? json_integer(s->resumed_from) : json_null(), "lane_plan",
         plan ? plan : json_null(), "workers", workers ? workers : json_null(), "host",
         string_or_null(s->host), "created_at", s->created_at));
 }
@@ -67,9 +67,9 @@ char *ordo_event_json(const ordo_event *e)
 {
     json_t *detail = json_loads(e->detail, 0, NULL);
     return render(json_pack("{s:I, s:o, s:s, s:o, s:s}", "id", (json_int_t)e->id, "step",
-                            e->step ? json_integer(e->step) : json_null(), "kind", ordo_event_kind_name(e->kind),
-                            "detail", detail ? detail : json_object(), "created_at",
-                            e->created_at));
+                            e->step ? json_integer(e->step) : json_null(), "kind",
+                            ordo_event_kind_name(e->kind), "detail",
+                            detail ? detail : json_object(), "created_at", e->created_at));
 }
 
 static json_t *hex_array(const unsigned char *digests, int count)
@@ -95,14 +95,14 @@ char *ordo_step_json(const ordo_step *s)
             json_array_append_new(sources, json_integer(s->source_tokens[i]));
     }
     json_t *metrics = s->metrics ? json_loads(s->metrics, 0, NULL) : NULL;
-    return render(json_pack(
-        "{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "step", (json_int_t)s->step, "batch_digest",
-        hex, "lane_digests",
-        s->lane_digests ? hex_array(s->lane_digests, s->lane_count) : json_null(), "tokens",
-        s->tokens >= 0 ? json_integer(s->tokens) : json_null(), "pad_tokens",
-        s->pad_tokens >= 0 ? json_integer(s->pad_tokens) : json_null(), "source_tokens", sources,
-        "loss", s->has_loss ? json_real(s->loss) : json_null(), "metrics",
-        metrics ? metrics : json_null()));
+    return render(
+        json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "step", (json_int_t)s->step,
+                  "batch_digest", hex, "lane_digests",
+                  s->lane_digests ? hex_array(s->lane_digests, s->lane_count) : json_null(),
+                  "tokens", s->tokens >= 0 ? json_integer(s->tokens) : json_null(), "pad_tokens",
+                  s->pad_tokens >= 0 ? json_integer(s->pad_tokens) : json_null(), "source_tokens",
+                  sources, "loss", s->has_loss ? json_real(s->loss) : json_null(), "metrics",
+                  metrics ? metrics : json_null()));
 }
 
 /* The comparison of runs `a` and `b`. */
@@ -110,8 +110,8 @@ char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_
 {
     json_t *ranges = json_array(), *lanes = json_array();
     for (size_t i = 0; i < r->range_count; i++)
-        json_array_append_new(ranges, json_pack("[I, I]", (json_int_t)r->ranges[i][0],
-                                                (json_int_t)r->ranges[i][1]));
+        json_array_append_new(
+            ranges, json_pack("[I, I]", (json_int_t)r->ranges[i][0], (json_int_t)r->ranges[i][1]));
     for (size_t i = 0; i < r->lane_count; i++)
         json_array_append_new(lanes, json_integer(r->lanes[i]));
     return render(json_pack(

@@ -26,10 +26,10 @@ static json_t *lane_states(const ordo_checkpoint *c, ordo_error *err)
         return NULL;
     json_t *list = json_array();
     for (uint64_t i = 0; i < s.lane_count; i++)
-        json_array_append_new(list, json_pack("{s:I, s:I, s:I}", "lane",
-                                              (json_int_t)s.lanes[i].lane, "flush_epoch",
-                                              (json_int_t)s.lanes[i].epoch, "delivered",
-                                              (json_int_t)s.lanes[i].delivered));
+        json_array_append_new(list,
+                              json_pack("{s:I, s:I, s:I}", "lane", (json_int_t)s.lanes[i].lane,
+                                        "flush_epoch", (json_int_t)s.lanes[i].epoch, "delivered",
+                                        (json_int_t)s.lanes[i].delivered));
     ordo__state_free(&s);
     return list;
 }
@@ -43,8 +43,8 @@ static int add_expected(const ordo_step *s, void *context)
     expected_scan *e = context;
     char hex[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(s->batch_digest, hex);
-    json_array_append_new(e->list, json_pack("{s:I, s:s}", "step", (json_int_t)s->step,
-                                             "batch_digest", hex));
+    json_array_append_new(
+        e->list, json_pack("{s:I, s:s}", "step", (json_int_t)s->step, "batch_digest", hex));
     return 0;
 }
 
@@ -77,21 +77,21 @@ static ordo_status build(ordo_ledger *ledger, const ordo_run_info *run, int worl
     char *state = ordo__base64_encode(c->state, c->state_size);
     expected_scan e = {json_array()};
     if (lanes && state)
-        status = ordo_steps_scan(ledger, run->id, c->step + 1, c->step + expected, add_expected,
-                                 &e, err);
+        status = ordo_steps_scan(ledger, run->id, c->step + 1, c->step + expected, add_expected, &e,
+                                 err);
     else if (!lanes)
         status = err ? err->status : ORDO_INVALID;
     json_t *m = NULL;
     if (status == ORDO_OK && state && recipe)
         m = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:s, s:o, s:I, s:I, s:{s:I, s:i, s:s}, "
                       "s:o, s:o}",
-                      "format", "ordo-recovery-1", "run", run->name, "recipe_id",
-                      run->recipe_id, "recipe", json_incref(recipe), "lanes", run->lanes,
-                      "world_size", world, "lane_binding", "logical", "rank_lanes",
-                      rank_lanes(run->lanes, world), "checkpoint_step", (json_int_t)c->step,
-                      "resume_at_step", (json_int_t)(c->step + 1), "checkpoint", "step",
-                      (json_int_t)c->step, "lanes", c->lanes, "state", state, "lane_state",
-                      json_incref(lanes), "expected", json_incref(e.list));
+                      "format", "ordo-recovery-1", "run", run->name, "recipe_id", run->recipe_id,
+                      "recipe", json_incref(recipe), "lanes", run->lanes, "world_size", world,
+                      "lane_binding", "logical", "rank_lanes", rank_lanes(run->lanes, world),
+                      "checkpoint_step", (json_int_t)c->step, "resume_at_step",
+                      (json_int_t)(c->step + 1), "checkpoint", "step", (json_int_t)c->step, "lanes",
+                      c->lanes, "state", state, "lane_state", json_incref(lanes), "expected",
+                      json_incref(e.list));
     json_decref(recipe);
     json_decref(lanes);
     json_decref(e.list);
@@ -99,8 +99,8 @@ static ordo_status build(ordo_ledger *ledger, const ordo_run_info *run, int worl
     if (status == ORDO_OK && !m)
         status = ordo__error(err, ORDO_NOMEM, "out of memory writing a manifest");
     if (status == ORDO_OK)
-        json_object_set_new(m, "data_root", run->data_root[0] ? json_string(run->data_root)
-                                                              : json_null());
+        json_object_set_new(m, "data_root",
+                            run->data_root[0] ? json_string(run->data_root) : json_null());
     char hex[ORDO_DIGEST_HEX_SIZE];
     if (status == ORDO_OK && manifest_digest(m, hex) != 0)
         status = ordo__error(err, ORDO_NOMEM, "out of memory writing a manifest");
@@ -159,20 +159,22 @@ ordo_status ordo_recovery_manifest_check(const char *json, size_t len, ordo_erro
     json_error_t jerr;
     json_t *m = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!m)
-        return ordo__error(err, ORDO_INVALID, "manifest: malformed JSON at line %d, column %d: "
-                                              "%s", jerr.line, jerr.column, jerr.text);
+        return ordo__error(err, ORDO_INVALID,
+                           "manifest: malformed JSON at line %d, column %d: "
+                           "%s",
+                           jerr.line, jerr.column, jerr.text);
     const char *claimed = json_string_value(json_object_get(m, "sha256"));
     char hex[ORDO_DIGEST_HEX_SIZE];
     ordo_status status = ORDO_OK;
-    if (!json_is_object(m) ||
-        strcmp(json_string_value(json_object_get(m, "format")) ? json_string_value(
-                                                                     json_object_get(m, "format"))
-                                                               : "",
-               "ordo-recovery-1") != 0)
+    if (!json_is_object(m) || strcmp(json_string_value(json_object_get(m, "format"))
+                                         ? json_string_value(json_object_get(m, "format"))
+                                         : "",
+                                     "ordo-recovery-1") != 0)
         status = ordo__error(err, ORDO_INVALID, "manifest: not an ordo-recovery-1 manifest");
     else if (!claimed || manifest_digest(m, hex) != 0 || strcmp(hex, claimed) != 0)
-        status = ordo__error(err, ORDO_INVALID, "manifest: its SHA-256 does not match its "
-                                                "content (changed or damaged in transit)");
+        status = ordo__error(err, ORDO_INVALID,
+                             "manifest: its SHA-256 does not match its "
+                             "content (changed or damaged in transit)");
     json_decref(m);
     return status == ORDO_OK ? ordo__ok(err) : status;
 }

@@ -32,8 +32,9 @@ static ordo_status read_checkpoint(json_t *root, ordo_manifest *m, ordo_error *e
     m->checkpoint.step = json_integer_value(json_object_get(checkpoint, "step"));
     m->checkpoint.lanes = (int)json_integer_value(json_object_get(checkpoint, "lanes"));
     m->world_size = (int)json_integer_value(json_object_get(root, "world_size"));
-    if (!state || ordo_base64_decode(state, strlen(state), &m->checkpoint.state,
-                                     &m->checkpoint.state_size, NULL) != ORDO_OK ||
+    if (!state ||
+        ordo_base64_decode(state, strlen(state), &m->checkpoint.state, &m->checkpoint.state_size,
+                           NULL) != ORDO_OK ||
         m->checkpoint.step < 1 || m->world_size < 1)
         return ordo__error(err, ORDO_INVALID, "manifest: bad checkpoint or world size");
     int bad = expected_digests(json_object_get(root, "expected"), m->checkpoint.step + 1, m);
@@ -91,7 +92,7 @@ ordo_status ordo_recovery_manifest_read(ordo_ledger *ledger, const char *json, s
         return ordo__error(err, why.status, "refused: %s", why.message);
     ordo_manifest *m = calloc(1, sizeof *m);
     json_t *root = m ? json_loadb(json, len, 0, NULL) : NULL;
-    ordo_status status = !m ? ordo__error(err, ORDO_NOMEM, "out of memory")
+    ordo_status status = !m      ? ordo__error(err, ORDO_NOMEM, "out of memory")
                          : !root ? ordo__error(err, ORDO_NOMEM, "out of memory reading a manifest")
                                  : read_manifest(ledger, root, data_root, m, err);
     json_decref(root);

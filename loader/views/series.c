@@ -60,8 +60,8 @@ ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, i
     out->sources = sources;
     for (size_t i = 0; i < count; i++) {
         out->buckets[i].from = from + (int64_t)i * width;
-        out->buckets[i].to = out->buckets[i].from + width - 1 < to ? out->buckets[i].from + width - 1
-                                                                   : to;
+        out->buckets[i].to =
+            out->buckets[i].from + width - 1 < to ? out->buckets[i].from + width - 1 : to;
     }
     series_scan c = {out, from};
     status = ordo_steps_scan(ledger, info.id, from, to, add, &c, err);

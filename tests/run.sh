@@ -57,7 +57,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite crash env BUILD="$build" tests/crash.sh
   run_suite tls env BUILD="$build" tests/tls.sh
   run_suite hostile env BUILD="$build" tests/hostile.sh
-  run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
+  run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then

@@ -10,8 +10,13 @@ int ordo__base64_decode_into(const char *text, size_t len, unsigned char *out)
 {
     if (len == 0 || len % 4 != 0 || len > INT32_MAX)
         return -1;
-    for (size_t i = 0; i < len; i++) /* EVP_DecodeBlock skips blanks at the ends */
-        if (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')
+    /* The alphabet alone, '=' only as the last one or two: EVP_DecodeBlock
+     * itself skips blanks at the ends and stops at '-'. */
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t pad = text[len - 1] == '=' ? (text[len - 2] == '=' ? 2 : 1) : 0;
+    for (size_t i = 0; i < len - pad; i++)
+        if (!text[i] || !strchr(alphabet, text[i]))
             return -1;
     int n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
     if (n < 0)

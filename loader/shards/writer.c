@@ -162,9 +162,10 @@ static int close_shard(sharder *s)
     if (!s->file)
         return 0;
     int rc = finish_frame(s);
-    if (fclose(s->file) != 0 || rc != 0 || rename(s->temp, s->path) != 0)
+    int closed = fclose(s->file);
+    s->file = NULL; /* closed either way: the failure path removes s->temp */
+    if (closed != 0 || rc != 0 || rename(s->temp, s->path) != 0)
         return ordo__error(s->err, ORDO_IO, "cannot write '%s'", s->path), -1;
-    s->file = NULL;
     s->shard_docs = 0;
     s->shards++;
     return 0;
@@ -363,8 +364,11 @@ static ordo_status write_all(sharder *s, const char *const *paths, size_t count,
                                         .frames = s->frames};
     if (rc != 0) {
         if (s->file)
-            fclose(s->file), remove(s->temp);
+            fclose(s->file);
+        remove(s->temp); /* the shard being written, if any */
         remove_written(s);
+        if (s->err->status == ORDO_OK) /* a walk that failed without saying why */
+            ordo__error(s->err, ORDO_IO, "cannot read the inputs");
     }
     for (size_t i = 0; i < inputs.count; i++)
         free(inputs.paths[i]);
@@ -389,16 +393,19 @@ ordo_status ordo_shard_write(const ordo_shard_options *options, const char *cons
                  .per_shard = options->docs_per_shard ? options->docs_per_shard : 65536,
                  .level = options->level ? options->level : 3};
     char why[ORDO__ERRNO_TEXT_SIZE];
+    ordo__ok(err);
+    pthread_mutex_lock(&walk_lock); /* one call at a time, the folder check included */
     if (mkdir(s.out_dir, 0755) != 0 && errno != EEXIST)
-        return ordo__error(err, ORDO_IO, "cannot create '%s': %s", s.out_dir,
-                           ordo__errno_text(errno, why));
-    if (has_shards(s.out_dir))
-        return ordo__error(err, ORDO_INVALID, "'%s' already holds shards; choose an empty folder",
-                           s.out_dir);
-    pthread_mutex_lock(&walk_lock);
-    walk_err = err;
-    status = write_all(&s, inputs_given, count, summary);
-    walk_err = NULL;
+        status = ordo__error(err, ORDO_IO, "cannot create '%s': %s", s.out_dir,
+                             ordo__errno_text(errno, why));
+    else if (has_shards(s.out_dir))
+        status = ordo__error(err, ORDO_INVALID, "'%s' already holds shards; choose an empty folder",
+                             s.out_dir);
+    else {
+        walk_err = err;
+        status = write_all(&s, inputs_given, count, summary);
+        walk_err = NULL;
+    }
     pthread_mutex_unlock(&walk_lock);
     free(s.frame);
     return status;

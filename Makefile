@@ -137,7 +137,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BU
 	BUILD=$(BUILD) bench/dashboard.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
-# 10-second smoke run of each is part of `make test`.
+# 5-second smoke run of each is part of `make test`.
 fuzz:
 	BUILD=$(BUILD) scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
 

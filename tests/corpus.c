@@ -52,6 +52,24 @@ const char *corpus_recipe(const char *name, int lanes, int global_batch, int seq
     return path;
 }
 
+const char *corpus_kept(const char *path)
+{
+    static char copies[8][1024];
+    static int next;
+    char *copy = copies[next++ % 8];
+    snprintf(copy, sizeof copies[0], "%s", path);
+    return copy;
+}
+
+const char *corpus_one_source(int lanes, int global_batch, int seq_len, int flush_every,
+                              int shuffle_window)
+{
+    return corpus_kept(corpus_recipe("recipe.json", lanes, global_batch, seq_len, flush_every,
+                                     shuffle_window,
+                                     "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
+                                     "\"weight\": 1}]"));
+}
+
 char *ordo_ok(const char *const *args, int expected_code)
 {
     cli_result r = run_ordo(NULL, args);

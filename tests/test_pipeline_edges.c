@@ -12,25 +12,6 @@
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-/* A copy of a test path that later test_path calls leave alone. */
-static const char *kept(const char *path)
-{
-    static char copies[8][512];
-    static int next;
-    char *copy = copies[next++ % 8];
-    snprintf(copy, sizeof copies[0], "%s", path);
-    return copy;
-}
-
-static const char *one_source(int lanes, int global_batch, int seq_len, int flush_every,
-                              int shuffle_window)
-{
-    return kept(corpus_recipe("recipe.json", lanes, global_batch, seq_len, flush_every,
-                              shuffle_window,
-                              "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
-                              "\"weight\": 1}]"));
-}
-
 static ordo_recipe *indexed(const char *path)
 {
     ordo_recipe *r = NULL;
@@ -56,7 +37,7 @@ static void break_json(const char *name)
 TEST(loader_error_mid_batch_spends_the_loader)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 11);
-    ordo_recipe *r = indexed(one_source(4, 8, 16, 2, 2));
+    ordo_recipe *r = indexed(corpus_one_source(4, 8, 16, 2, 2));
     break_json("data/doc-0.jsonl");
     break_json("data/doc-1.jsonl");
     ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 2, .tokenize_workers = 2};
@@ -86,7 +67,7 @@ TEST(loader_error_mid_batch_spends_the_loader)
 TEST(unordered_loader_takes_no_checkpoints)
 {
     corpus_jsonl("data", "doc", 1, 30, 5, 60, 12);
-    ordo_recipe *r = indexed(one_source(2, 4, 16, 2, 0));
+    ordo_recipe *r = indexed(corpus_one_source(2, 4, 16, 2, 0));
     ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
     ordo_loader *l = NULL;
     ordo_error err;
@@ -176,7 +157,7 @@ static json_t *corpus_texts(int files)
 TEST(loader_tokens_reconstruct_the_documents)
 {
     corpus_jsonl("data", "doc", 2, 30, 1, 90, 13);
-    ordo_recipe *r = indexed(one_source(1, 1, 24, 3, 0));
+    ordo_recipe *r = indexed(corpus_one_source(1, 1, 24, 3, 0));
     ordo_recipe_info info;
     ordo_recipe_describe(r, &info);
     json_t *texts = corpus_texts(2);
@@ -264,7 +245,7 @@ TEST(loader_odd_shapes_stay_elastic)
         char db[512], recipe_name[64];
         snprintf(db, sizeof db, "%sshape-%zu.db", test_path(""), i);
         snprintf(recipe_name, sizeof recipe_name, "shape-%zu.json", i);
-        const char *recipe = kept(
+        const char *recipe = corpus_kept(
             corpus_recipe(recipe_name, shapes[i].lanes, shapes[i].batch, shapes[i].seq_len,
                           shapes[i].flush, shapes[i].shuffle,
                           "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]"));
@@ -299,7 +280,7 @@ TEST(loader_resume_spans_chunk_order_epochs)
 TEST(resume_in_place_refuses_an_earlier_checkpoint)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 18);
-    const char *recipe = one_source(4, 8, 16, 2, 2);
+    const char *recipe = corpus_one_source(4, 8, 16, 2, 2);
     char db[512];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "2", "--steps",
@@ -329,10 +310,10 @@ TEST(resume_in_place_refuses_an_earlier_checkpoint)
 TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 19);
-    ordo_recipe *a = indexed(one_source(4, 8, 16, 2, 2));
-    ordo_recipe *b = indexed(
-        kept(corpus_recipe("other.json", 4, 8, 16, 3, 2,
-                           "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]")));
+    ordo_recipe *a = indexed(corpus_one_source(4, 8, 16, 2, 2));
+    ordo_recipe *b = indexed(corpus_kept(
+        corpus_recipe("other.json", 4, 8, 16, 3, 2,
+                      "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]")));
     ordo_error err;
     ordo_loader *l = NULL;
     ordo_batch batch;
@@ -375,7 +356,7 @@ TEST(resume_state_must_fit_the_recipe_and_cover_every_lane)
 TEST(loader_prefetch_and_workers_change_nothing)
 {
     corpus_jsonl("data", "doc", 3, 50, 1, 300, 20);
-    ordo_recipe *r = indexed(one_source(4, 8, 32, 3, 4));
+    ordo_recipe *r = indexed(corpus_one_source(4, 8, 32, 3, 4));
     const int prefetch[] = {1, 2, 9, 0}, workers[] = {1, 4, 2, 3};
     unsigned char first[60][ORDO_DIGEST_SIZE];
     for (int k = 0; k < 4; k++) {

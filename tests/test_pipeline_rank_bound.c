@@ -39,14 +39,6 @@ static void doc_text(int s, int d, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* A copy of a test path that later test_path calls leave alone. */
-static const char *kept_path(const char *path)
-{
-    static char copy[1024];
-    snprintf(copy, sizeof copy, "%s", path);
-    return copy;
-}
-
 static const char *write_corpus(int shuffle_window)
 {
     char text[1024], path[1024];
@@ -704,7 +696,7 @@ static int tamper_delivered(const char *db, int64_t step, int lane, int change)
  * and the lane, as at the same world size. */
 TEST(rank_bound_reshard_checks_the_replay_against_the_ledger)
 {
-    const char *recipe = kept_path(write_corpus(5));
+    const char *recipe = corpus_kept(write_corpus(5));
     char db[1024];
     snprintf(db, sizeof db, "%s", test_path("ledger.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",

@@ -256,25 +256,6 @@ TEST(compare_reads_one_snapshot)
     ordo_ledger_close(ledger);
 }
 
-/* A copy of a test path that later test_path calls leave alone. */
-static const char *kept(const char *path)
-{
-    static char copies[8][512];
-    static int next;
-    char *copy = copies[next++ % 8];
-    snprintf(copy, sizeof copies[0], "%s", path);
-    return copy;
-}
-
-static const char *one_source(int lanes, int global_batch, int seq_len, int flush_every,
-                              int shuffle_window)
-{
-    return kept(corpus_recipe("recipe.json", lanes, global_batch, seq_len, flush_every,
-                              shuffle_window,
-                              "[{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], "
-                              "\"weight\": 1}]"));
-}
-
 /* Steps a job recorded after its last checkpoint before it crashed: made
  * up here as the steps 61-65 of a 4-lane run. */
 static void crashed_after(const char *db, const char *name)
@@ -303,7 +284,7 @@ static void crashed_after(const char *db, const char *name)
 TEST(compare_reports_conflicting_reports)
 {
     corpus_jsonl("data", "doc", 2, 40, 5, 60, 17);
-    const char *recipe = one_source(4, 8, 16, 2, 2);
+    const char *recipe = corpus_one_source(4, 8, 16, 2, 2);
     char db[512];
     snprintf(db, sizeof db, "%s", test_path("l.db"));
     free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "4", "--steps",

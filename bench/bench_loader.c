@@ -137,7 +137,7 @@ static const char *recipe_path(const options *o, int flush_every, int small)
             die(path, "cannot create");
         fprintf(f,
                 "{\"name\":\"bench-bpe\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"tokenizer\":{\"kind\":"
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle\": true,\"tokenizer\":{\"kind\":"
                 "\"tiktoken\",\"encoding\":\"cl100k_base\",\"path\":\"%s\"},\"sources\":["
                 "{\"name\":\"english\",\"paths\":[\"english-*.jsonl.zst\"],\"weight\":1}]}\n",
                 flush_every, o->ranks);
@@ -150,13 +150,13 @@ static const char *recipe_path(const options *o, int flush_every, int small)
     if (small)
         fprintf(f,
                 "{\"name\":\"bench-resume\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle\": true,\"sources\":["
                 "{\"name\":\"small\",\"paths\":[\"small-*.jsonl.zst\"],\"weight\":1}]}\n",
                 flush_every);
     else
         fprintf(f,
                 "{\"name\":\"bench\",\"seed\":7,\"seq_len\":2048,\"global_batch\":16,"
-                "\"lanes\":8,\"flush_every\":%d,\"shuffle_window\":16,\"sources\":["
+                "\"lanes\":8,\"flush_every\":%d,\"shuffle\": true,\"sources\":["
                 "{\"name\":\"web\",\"paths\":[\"web-*.jsonl.zst\"],\"weight\":0.6},"
                 "{\"name\":\"books\",\"paths\":[\"books-*.jsonl.zst\"],\"weight\":0.4}]}\n",
                 flush_every);

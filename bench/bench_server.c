@@ -425,7 +425,7 @@ int main(int argc, char **argv)
     f = fopen(recipe_file, "w");
     if (f)
         fprintf(f, "{\"name\":\"real\",\"seed\":1,\"seq_len\":256,\"global_batch\":64,"
-                   "\"lanes\":32,\"flush_every\":4,\"shuffle_window\":8,\"tokenizer\":"
+                   "\"lanes\":32,\"flush_every\":4,\"shuffle\": true,\"tokenizer\":"
                    "{\"kind\":\"bytes\"},\"sources\":[{\"name\":\"a\",\"paths\":"
                    "[\"docs.jsonl\"],\"weight\":1}]}\n"),
             fclose(f);

@@ -40,6 +40,7 @@ static json_t *recipe_json(const ordo_recipe *recipe)
     return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "id", ordo_recipe_id(recipe), "name",
                      info.name, "lanes", info.lanes, "global_batch", info.global_batch, "seq_len",
                      info.seq_len, "flush_every", info.flush_every, "sources", sources);
+    /* "shuffle" is added by the caller's view of the recipe */
 }
 
 static void print_recipe(const ordo_recipe *recipe, int planned)
@@ -48,8 +49,9 @@ static void print_recipe(const ordo_recipe *recipe, int planned)
     ordo_recipe_describe(recipe, &info);
     printf("recipe %s%s%s%s\n", ordo_recipe_id(recipe), info.name[0] ? " (" : "", info.name,
            info.name[0] ? ")" : "");
-    printf("  lanes %d, global batch %d, seq_len %d, flush every %d chunks, shuffle window %d\n",
-           info.lanes, info.global_batch, info.seq_len, info.flush_every, info.shuffle_window);
+    printf("  lanes %d, global batch %d, seq_len %d, flush every %d steps, shuffle %s\n",
+           info.lanes, info.global_batch, info.seq_len, info.flush_every,
+           info.shuffle ? "on" : "off");
     for (int i = 0; i < info.source_count; i++) {
         ordo_source_info s;
         ordo_recipe_source(recipe, i, &s, NULL);

@@ -22,7 +22,7 @@
 
 static const char recipe[] =
     "{\"name\": \"demo-synthetic\", \"seed\": 1234, \"seq_len\": 16, \"global_batch\": 16,"
-    " \"lanes\": 8, \"flush_every\": 4, \"shuffle_window\": 0,"
+    " \"lanes\": 8, \"flush_every\": 4, \"shuffle\": false,"
     " \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": []}";
 
 /* A lane's microbatch for a step: token ids derived from (lane, step) only,

@@ -78,7 +78,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     run((const char *const[]){bin, "shard", "--out", out, "--docs-per-frame", "4", path, NULL});
     snprintf(recipe, sizeof recipe, "%s/recipe.json", dir);
     write_text(recipe, "{\"name\": \"fuzz\", \"seed\": 7, \"seq_len\": 16, \"global_batch\": 8,"
-                       " \"lanes\": 4, \"flush_every\": 3, \"shuffle_window\": 4,"
+                       " \"lanes\": 4, \"flush_every\": 3, \"shuffle\": true,"
                        " \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"a\","
                        " \"paths\": [\"data/*.jsonl.zst\"], \"weight\": 1}]}");
     snprintf(db, sizeof db, "%s/ledger.db", dir);

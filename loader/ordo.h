@@ -298,11 +298,11 @@ const char *ordo_recipe_data_root(const ordo_recipe *recipe);
 typedef struct ordo_recipe_info {
     const char *name; /* owned by the recipe; "" when unnamed */
     uint64_t seed;
-    int seq_len;        /* tokens per sample */
-    int global_batch;   /* samples per step, B */
-    int lanes;          /* L */
-    int flush_every;    /* chunks per lane between flush sentinels */
-    int shuffle_window; /* samples; 0 disables shuffling */
+    int seq_len;      /* tokens per sample */
+    int global_batch; /* samples per step, B */
+    int lanes;        /* L */
+    int flush_every;  /* steps per flush epoch (shuffle block, checkpoint grain) */
+    int shuffle;      /* 1: samples permuted within each flush epoch per source */
     int source_count;
     int vocab_size; /* ids 0 .. vocab_size-1, specials included */
     uint32_t eot_id, pad_id;
@@ -409,6 +409,8 @@ typedef struct ordo_batch {
     int64_t pad_tokens;                /* padding tokens in this batch */
     int source_count;
     const int64_t *source_tokens; /* tokens per recipe source in this batch */
+    const int32_t *sources;       /* [rows]: the source of each sample (every token of it);
+                                     -1 for a rank-bound sample holding several */
 } ordo_batch;
 
 /* The rank owning `lane` of L at world size W under logical binding, or

@@ -29,7 +29,7 @@ done
 cp "$build/vocab/cl100k_base.tiktoken" "$demo/cl100k_base.tiktoken"
 cat > "$demo/recipe.json" <<'JSON'
 {"name": "moby-dick+sotu", "seed": 2026, "seq_len": 512, "global_batch": 64, "lanes": 64,
- "flush_every": 2, "shuffle_window": 8,
+ "flush_every": 2, "shuffle": true,
  "tokenizer": {"kind": "tiktoken", "encoding": "cl100k_base", "path": "cl100k_base.tiktoken"},
  "sources": [{"name": "moby-dick", "paths": ["moby-dick/*.jsonl.zst"], "weight": 0.5},
              {"name": "sotu", "paths": ["sotu/*.jsonl.zst"], "weight": 0.5}]}

@@ -45,9 +45,10 @@ const char *corpus_recipe(const char *name, int lanes, int global_batch, int seq
     ASSERT(out != NULL);
     fprintf(out,
             "{\"name\": \"%s\", \"seed\": 1234, \"seq_len\": %d, \"global_batch\": %d,\n"
-            " \"lanes\": %d, \"flush_every\": %d, \"shuffle_window\": %d,\n"
+            " \"lanes\": %d, \"flush_every\": %d, \"shuffle\": %s,\n"
             " \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": %s}\n",
-            name, seq_len, global_batch, lanes, flush_every, shuffle_window, sources);
+            name, seq_len, global_batch, lanes, flush_every, shuffle_window ? "true" : "false",
+            sources);
     ASSERT(fclose(out) == 0);
     return path;
 }

@@ -233,7 +233,8 @@ static void assert_agree(const char *db, const char *a, const char *b, long long
  * chunk, shuffle windows of 0 and 1, fewer chunks than lanes. */
 TEST(loader_odd_shapes_stay_elastic)
 {
-    corpus_jsonl("data", "doc", 1, 5, 3, 200, 14); /* one chunk of 5 documents */
+    corpus_jsonl("data", "doc", 1, 8, 3, 200,
+                 14); /* one chunk of 8 documents: one each at 8 lanes */
     struct {
         int lanes, batch, seq_len, flush, shuffle;
         const char *wide;

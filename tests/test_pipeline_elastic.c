@@ -94,47 +94,15 @@ TEST(loader_workers_change_nothing)
     assert_same("one", "four", 120);
 }
 
-/* Lane 0's checkpoint after step: the flush epoch its last step began in,
- * and the samples delivered from that epoch's start to the step's end. */
-static void lane0_state(ordo_ledger *ledger, int64_t run_id, int64_t step, uint64_t *epoch,
-                        uint64_t *delivered)
-{
-    ordo_checkpoint c;
-    ordo_error err;
-    ASSERT_OK(ordo_checkpoint_get(ledger, run_id, step, &c, &err), &err);
-    ordo__state s;
-    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
-    *epoch = s.lanes[0].epoch;
-    *delivered = s.lanes[0].delivered;
-    ordo__state_free(&s);
-    ordo_checkpoint_free(&c);
-}
-
-/* Steps where lane 0 is at the start, middle and end of a flush epoch:
- * the first step beginning in a new epoch, a step inside one, and the
- * last step beginning in its epoch. */
+/* Steps at the start, middle and end of a flush epoch (flush_every 3):
+ * the first step of epoch 10, the second of epoch 16, the last of 19. A
+ * checkpoint after each holds the packers at that epoch's start, so the
+ * resume regenerates 1, 2 and 3 steps. */
 static void pick_resume_steps(int64_t picks[3])
 {
-    ordo_ledger *ledger = NULL;
-    ordo_error err;
-    ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
-    ordo_run_info info;
-    ASSERT_OK(ordo_run_get(ledger, "base", &info, &err), &err);
-    picks[0] = picks[1] = picks[2] = 0;
-    for (int64_t s = 2; s < 140; s++) {
-        uint64_t e0, d0, e1, d1, ep, dp;
-        lane0_state(ledger, info.id, s - 1, &ep, &dp);
-        lane0_state(ledger, info.id, s, &e0, &d0);
-        lane0_state(ledger, info.id, s + 1, &e1, &d1);
-        if (!picks[0] && e0 > ep) /* step s began in a new epoch */
-            picks[0] = s;
-        else if (!picks[2] && e1 > e0) /* the last step to begin in its epoch */
-            picks[2] = s;
-        else if (!picks[1] && e1 == e0 && e0 == ep && d0 > 4)
-            picks[1] = s;
-    }
-    ordo_ledger_close(ledger);
-    ASSERT(picks[0] && picks[1] && picks[2]);
+    picks[0] = 31;
+    picks[1] = 50;
+    picks[2] = 60;
 }
 
 TEST(loader_resume_at_other_world_sizes_matches)

@@ -57,11 +57,11 @@ static const char *write_corpus(int shuffle_window)
     ASSERT(out != NULL);
     fprintf(out,
             "{\"name\": \"rank-bound\", \"seed\": 7, \"seq_len\": %d, \"global_batch\": %d,"
-            " \"lanes\": 24, \"flush_every\": 3, \"shuffle_window\": %d, \"chunk_records\": %d,"
+            " \"lanes\": 24, \"flush_every\": 3, \"shuffle\": %s, \"chunk_records\": %d,"
             " \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": ["
             "{\"name\": \"a\", \"paths\": [\"a.jsonl\"], \"weight\": 0.5},"
             "{\"name\": \"b\", \"paths\": [\"b.jsonl\"], \"weight\": 0.5}]}\n",
-            SEQ_LEN, BATCH, shuffle_window, CHUNK_RECORDS);
+            SEQ_LEN, BATCH, shuffle_window ? "true" : "false", CHUNK_RECORDS);
     ASSERT(fclose(out) == 0);
     return recipe;
 }
@@ -597,7 +597,7 @@ TEST(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once)
 /* A rank-bound state with the given units of its one source (base 10). */
 static size_t units_state(const uint64_t *units, int count, unsigned char *out)
 {
-    uint64_t head[] = {4, 1, 0x1234, 3, 2, 1, 10, 2, 0, 1, 4, 3, 90, 1, 1, 5, 3, 80};
+    uint64_t head[] = {5, 1, 0x1234, 3, 2, 1, 10, 2, 0, 1, 4, 3, 90, 1, 1, 5, 3, 80};
     size_t n = 0;
     uint64_t values[64];
     memcpy(values, head, sizeof head);

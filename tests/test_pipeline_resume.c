@@ -63,18 +63,18 @@ static void write_state(int64_t step, const ordo__state *s)
     free(data);
 }
 
-enum tamper { DELIVERED_LESS, DELIVERED_MORE, DELIVERED_HUGE, EPOCH, TAKEN, ESTIMATED, STEP };
+enum tamper { UNIT, DOC, OFFSET, UNIT_HUGE, STEP };
 
+/* Lane 5's packer positions moved (what a checkpoint of logical lanes
+ * holds), or the state's step changed. */
 static void tamper(ordo__state *s, enum tamper how)
 {
     ordo__lane_record *lane = &s->lanes[5];
     switch (how) {
-    case DELIVERED_LESS: lane->delivered -= 1; break;
-    case DELIVERED_MORE: lane->delivered += 1; break;
-    case DELIVERED_HUGE: lane->delivered = (uint64_t)1 << 40; break;
-    case EPOCH: lane->epoch += 1; break;
-    case TAKEN: lane->taken[0] += 1, lane->taken[1] -= 1; break;
-    case ESTIMATED: lane->estimated[1] += 7; break;
+    case UNIT: lane->positions[0].unit += 1; break;
+    case DOC: lane->positions[1].doc += 1; break;
+    case OFFSET: lane->positions[0].offset += 1; break;
+    case UNIT_HUGE: lane->positions[1].unit = (uint64_t)1 << 40; break;
     case STEP: s->step -= 1; break;
     }
 }
@@ -92,8 +92,8 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
     ordo__state s;
     read_state(60, &s, &original);
     ordo__state_free(&s);
-    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "step 59"};
-    for (int how = DELIVERED_LESS; how <= STEP; how++) {
+    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "step 59"};
+    for (int how = UNIT; how <= STEP; how++) {
         ordo_checkpoint c;
         read_state(60, &s, &c);
         ordo_checkpoint_free(&c);
@@ -327,7 +327,7 @@ TEST(resume_from_a_forged_manifest_state_is_refused)
     ordo__state s;
     ASSERT_OK(ordo__state_decode(raw, (size_t)n, &s, &err), &err);
     free(raw);
-    s.lanes[3].delivered -= 1;
+    s.lanes[3].positions[0].offset += 1;
     unsigned char *forged = NULL;
     size_t size = 0;
     ASSERT_OK(ordo__state_encode(&s, &forged, &size, &err), &err);

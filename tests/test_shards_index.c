@@ -15,7 +15,7 @@ static const char *one_source_recipe(const char *glob)
     char sources[512];
     snprintf(sources, sizeof sources, "[{\"name\": \"only\", \"paths\": [\"%s\"], \"weight\": 1}]",
              glob);
-    return corpus_recipe("recipe.json", 4, 8, 32, 2, 0, sources);
+    return corpus_recipe("recipe.json", 2, 8, 32, 2, 0, sources);
 }
 
 static cli_result index_recipe(const char *recipe)
@@ -227,7 +227,7 @@ TEST(txt_shards_are_one_document_each)
     ASSERT_EQ_INT(json_integer_value(json_object_get(source, "chunks")), 2);
     json_decref(root);
     free(out);
-    free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "t", "--world-size", "4",
+    free(ordo_ok(A("run", recipe, "--db", test_path("l.db"), "--name", "t", "--world-size", "2",
                    "--steps", "10", "--quiet"),
                  0));
 }

@@ -19,7 +19,7 @@
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 /* A line of a chunk the resume below first reads after its first step (so
  * after it recorded its segment); the test checks that it is so. */
-#define CHANGED_LINE 65
+#define CHANGED_LINE 120
 
 static struct stat stat_of(const char *path)
 {
@@ -72,7 +72,7 @@ static const char *chunked_recipe(int lanes, int global_batch)
     char text[512];
     int n = snprintf(text, sizeof text,
                      "{\"seed\": 3, \"seq_len\": 16, \"global_batch\": %d, \"lanes\": %d, "
-                     "\"flush_every\": 2, \"shuffle_window\": 0, \"chunk_records\": 8, "
+                     "\"flush_every\": 2, \"shuffle\": false, \"chunk_records\": 8, "
                      "\"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"a\", "
                      "\"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}",
                      global_batch, lanes);
@@ -215,7 +215,7 @@ TEST(changed_shard_is_caught_without_hashing_the_corpus)
  * run would have seen. */
 TEST(resume_stopped_by_a_changed_chunk_records_it_and_resumes_again)
 {
-    corpus_jsonl("data", "doc", 2, 100, 20, 200, 47);
+    corpus_jsonl("data", "doc", 2, 400, 20, 200, 47);
     const char *recipe = chunked_recipe(8, 16);
     char db[1024];
     snprintf(db, sizeof db, "%s", test_path("l.db"));

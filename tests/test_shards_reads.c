@@ -137,7 +137,7 @@ static ordo_recipe *chunked_recipe(ordo_ledger *ledger)
     corpus_jsonl("data", "doc", 1, 600, 30, 90, 5);
     const char text[] =
         "{\"name\": \"digests\", \"seed\": 9, \"seq_len\": 32, \"global_batch\": 8, \"lanes\": 4,"
-        " \"flush_every\": 2, \"shuffle_window\": 0, \"chunk_records\": 8,"
+        " \"flush_every\": 2, \"shuffle\": false, \"chunk_records\": 8,"
         " \"tokenizer\": {\"kind\": \"bytes\"},"
         " \"sources\": [{\"name\": \"a\", \"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}";
     test_write_file(test_path("digests.json"), text, sizeof text - 1);

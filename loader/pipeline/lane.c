@@ -8,7 +8,8 @@
 #include "pipeline.h"
 #include "replay.h"
 
-static ordo__sample *sample_new(const ordo_recipe *r, uint64_t epoch)
+/* A sample of the recipe; see pipeline.h. */
+ordo__sample *ordo__sample_new(const ordo_recipe *r, uint64_t epoch)
 {
     size_t n = (size_t)r->seq_len;
     size_t bytes =
@@ -17,10 +18,19 @@ static ordo__sample *sample_new(const ordo_recipe *r, uint64_t epoch)
     if (!s)
         return NULL;
     s->epoch = epoch;
+    s->source = -1;
     s->tokens = (uint32_t *)(s + 1);
     s->source_tokens = s->tokens + n;
     s->doc_start = (uint8_t *)(s->source_tokens + r->source_count);
     return s;
+}
+
+/* The rank-bound contrast's shuffle window: with "shuffle", as many
+ * samples as a logical lane's flush epoch holds (flush_every x B / L),
+ * whatever the world size; else none. */
+static size_t rank_window(const ordo_loader *l)
+{
+    return ordo__rank_window(l->recipe);
 }
 
 /* Sets a lane up at the start of its schedule. */
@@ -35,7 +45,7 @@ ordo_status ordo__lane_init(ordo__lane *lane, ordo_loader *l, int index, ordo_er
     if (status != ORDO_OK)
         return status;
     lane->ring = calloc((size_t)l->prefetch, sizeof *lane->ring);
-    lane->window = calloc((size_t)l->recipe->shuffle_window + 1, sizeof *lane->window);
+    lane->window = calloc(rank_window(l) + 1, sizeof *lane->window);
     if (!lane->ring || !lane->window)
         return ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", index);
     for (int i = 0; i < l->prefetch; i++) {
@@ -146,6 +156,8 @@ ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *e
         w->ref = pick.ref;
         w->skip = pick.skip;
         w->end = pick.end;
+        w->first = 0;
+        w->count = UINT32_MAX;
         w->status = ORDO_OK;
         w->done = 0;
         lane->issued++;
@@ -187,7 +199,7 @@ static void seed_shuffle(ordo__lane *lane, uint64_t epoch)
 /* Shuffle accumulator: a window of samples, seeded per (lane, epoch). */
 static ordo_status shuffle_in(ordo__lane *lane, ordo__sample *s, ordo_error *err)
 {
-    size_t window = (size_t)lane->loader->recipe->shuffle_window;
+    size_t window = rank_window(lane->loader);
     if (window == 0)
         return push_out(lane, s, err);
     seed_shuffle(lane, s->epoch);
@@ -252,7 +264,7 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
     while (next_doc < w->doc_count && w->doc_offset[next_doc] < t)
         next_doc++; /* documents begun before a re-shard: their rest has no start */
     while (t < stop) {
-        if (!lane->partial && !(lane->partial = sample_new(r, epoch)))
+        if (!lane->partial && !(lane->partial = ordo__sample_new(r, epoch)))
             return ordo__error(err, ORDO_NOMEM, "out of memory packing");
         ordo__sample *s = lane->partial;
         if (next_doc < w->doc_count && w->doc_offset[next_doc] == t) {
@@ -309,24 +321,24 @@ static void hash_tokens(EVP_MD_CTX *ctx, const uint32_t *tokens, size_t count)
 
 /* A sample a resume drops: hashed into its step's microbatch; a complete
  * microbatch must have the lane digest the ledger recorded for the step. */
-static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_error *err)
+ordo_status ordo__replay_sample(ordo_loader *l, int lane, uint64_t *next, int64_t first,
+                                struct ordo_ledger *ledger, int64_t run_id, EVP_MD_CTX *ctx,
+                                const uint32_t *tokens, ordo_error *err)
 {
-    const ordo_loader *l = lane->loader;
-    uint64_t per_lane = (uint64_t)l->per_lane, position = lane->replay_position++;
+    uint64_t per_lane = (uint64_t)l->per_lane, position = (*next)++;
     int64_t step = (int64_t)(position / per_lane) + 1;
     uint64_t row = position % per_lane;
-    if (!lane->replay_ledger || step < lane->replay_first)
+    if (!ledger || step < first)
         return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
-    if (row == 0 && !EVP_DigestInit_ex2(lane->replay_ctx, EVP_sha256(), NULL))
+    if (row == 0 && !EVP_DigestInit_ex2(ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
-    hash_tokens(lane->replay_ctx, s->tokens, (size_t)l->recipe->seq_len);
+    hash_tokens(ctx, tokens, (size_t)l->recipe->seq_len);
     if (row + 1 < per_lane)
         return ORDO_OK;
     unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
     unsigned int n = 0;
-    EVP_DigestFinal_ex(lane->replay_ctx, got, &n);
-    ordo_status status = ordo__replay_digests(lane->replay_ledger, lane->replay_run, lane->index,
-                                              step, step, &want, err);
+    EVP_DigestFinal_ex(ctx, got, &n);
+    ordo_status status = ordo__replay_digests(ledger, run_id, lane, step, step, &want, err);
     if (status != ORDO_OK)
         return status;
     int same = memcmp(got, want, ORDO_DIGEST_SIZE) == 0;
@@ -340,7 +352,14 @@ static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_e
                        "resume refused: the checkpoint at step %lld does not reproduce step "
                        "%lld of lane %d (replayed lane digest %s, the ledger recorded %s); it "
                        "was changed or written by other code",
-                       (long long)l->step, (long long)step, lane->index, got_hex, want_hex);
+                       (long long)l->step, (long long)step, lane, got_hex, want_hex);
+}
+
+static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_error *err)
+{
+    return ordo__replay_sample(lane->loader, lane->index, &lane->replay_position,
+                               lane->replay_first, lane->replay_ledger, lane->replay_run,
+                               lane->replay_ctx, s->tokens, err);
 }
 
 static ordo__sample *pop(ordo__lane *lane)

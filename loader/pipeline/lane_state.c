@@ -5,8 +5,9 @@
 #include "lane_state.h"
 
 #define MAX_LANE_RECORDS (1u << 20)
-#define STATE_VERSION 4
-#define MAX_UNITS (1u << 20) /* per source */
+#define STATE_VERSION 5
+#define ALGORITHM_1_VERSION 4 /* the last format of data algorithm 1 */
+#define MAX_UNITS (1u << 20)  /* per source */
 
 /* The recipe tag; see lane_state.h. */
 uint32_t ordo__recipe_tag(const ordo_recipe *recipe)
@@ -67,6 +68,48 @@ static uint64_t get(reader *r)
     return 0;
 }
 
+/* Logical lanes' records: lane, then each source's packer position. */
+static void put_positions(writer *w, const ordo__state *s)
+{
+    put(w, s->lane_count);
+    for (uint64_t l = 0; l < s->lane_count; l++) {
+        put(w, s->lanes[l].lane);
+        for (uint32_t i = 0; i < s->sources; i++) {
+            put(w, s->lanes[l].positions[i].unit);
+            put(w, s->lanes[l].positions[i].doc);
+            put(w, s->lanes[l].positions[i].offset);
+        }
+    }
+}
+
+/* Rank-bound records: stream bases, lane records, re-shard units. */
+static void put_rank_bound(writer *w, const ordo__state *s)
+{
+    for (uint32_t i = 0; i < s->sources; i++)
+        put(w, s->streams[i].base);
+    put(w, s->lane_count);
+    for (uint64_t l = 0; l < s->lane_count; l++) {
+        const ordo__lane_record *rec = &s->lanes[l];
+        put(w, rec->lane);
+        put(w, rec->epoch);
+        put(w, rec->delivered);
+        for (uint32_t i = 0; i < s->sources; i++)
+            put(w, rec->taken[i]);
+        for (uint32_t i = 0; i < s->sources; i++)
+            put(w, rec->estimated[i]);
+    }
+    for (uint32_t i = 0; i < s->sources; i++) {
+        const ordo__stream *stream = &s->streams[i];
+        put(w, stream->count);
+        for (uint64_t u = 0; u < stream->count; u++) {
+            uint64_t previous = u ? stream->units[u - 1].position : UINT64_MAX;
+            put(w, stream->units[u].position - previous); /* from -1: position + 1 */
+            put(w, stream->units[u].skip);
+            put(w, stream->units[u].end);
+        }
+    }
+}
+
 /* Encodes a state. */
 ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_t *size,
                                ordo_error *err)
@@ -78,29 +121,10 @@ ordo_status ordo__state_encode(const ordo__state *s, unsigned char **data, size_
     put(&w, s->step);
     put(&w, s->stride);
     put(&w, s->sources);
-    for (uint32_t i = 0; i < s->sources; i++)
-        put(&w, s->streams[i].base);
-    put(&w, s->lane_count);
-    for (uint64_t l = 0; l < s->lane_count; l++) {
-        const ordo__lane_record *rec = &s->lanes[l];
-        put(&w, rec->lane);
-        put(&w, rec->epoch);
-        put(&w, rec->delivered);
-        for (uint32_t i = 0; i < s->sources; i++)
-            put(&w, rec->taken[i]);
-        for (uint32_t i = 0; i < s->sources; i++)
-            put(&w, rec->estimated[i]);
-    }
-    for (uint32_t i = 0; i < s->sources; i++) {
-        const ordo__stream *stream = &s->streams[i];
-        put(&w, stream->count);
-        for (uint64_t u = 0; u < stream->count; u++) {
-            uint64_t previous = u ? stream->units[u - 1].position : UINT64_MAX;
-            put(&w, stream->units[u].position - previous); /* from -1: position + 1 */
-            put(&w, stream->units[u].skip);
-            put(&w, stream->units[u].end);
-        }
-    }
+    if (s->rank_bound)
+        put_rank_bound(&w, s);
+    else
+        put_positions(&w, s);
     if (w.failed) {
         free(w.data);
         return ordo__error(err, ORDO_NOMEM, "out of memory encoding a checkpoint");
@@ -123,10 +147,35 @@ void ordo__state_free(ordo__state *s)
     for (uint64_t l = 0; s->lanes && l < s->lane_count; l++) {
         free(s->lanes[l].taken);
         free(s->lanes[l].estimated);
+        free(s->lanes[l].positions);
     }
     free(s->lanes);
     ordo__streams_free(s->streams, s->sources);
     memset(s, 0, sizeof *s);
+}
+
+/* Logical lane records: lane numbers ascending below the stride, then
+ * each source's position. */
+static ordo_status decode_positions(reader *r, ordo__state *s, ordo_error *err)
+{
+    for (uint64_t l = 0; l < s->lane_count && !r->failed; l++) {
+        ordo__lane_record *rec = &s->lanes[l];
+        rec->lane = get(r);
+        rec->positions = calloc(s->sources, sizeof *rec->positions);
+        if (!rec->positions)
+            return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
+        for (uint32_t i = 0; i < s->sources; i++) {
+            rec->positions[i].unit = get(r);
+            rec->positions[i].doc = get(r);
+            rec->positions[i].offset = get(r);
+        }
+        if (!r->failed && (rec->lane >= s->stride || (l > 0 && rec->lane <= s->lanes[l - 1].lane)))
+            return ordo__error(err, ORDO_INVALID,
+                               "checkpoint: lane %llu at byte %zu is out of order or beyond "
+                               "%llu lanes",
+                               (unsigned long long)rec->lane, r->at, (unsigned long long)s->stride);
+    }
+    return ORDO_OK;
 }
 
 static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
@@ -208,6 +257,12 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     memset(s, 0, sizeof *s);
     reader r = {data, size, 0, 0};
     uint64_t version = get(&r), binding = get(&r), tag = get(&r);
+    if (!r.failed && version == ALGORITHM_1_VERSION)
+        return ordo__error(err, ORDO_INVALID,
+                           "checkpoint of format %d was written under data algorithm 1; this "
+                           "ordo cuts batches with data algorithm %d (format %d) and cannot "
+                           "resume it",
+                           ALGORITHM_1_VERSION, ORDO__DATA_ALGORITHM, STATE_VERSION);
     if (!r.failed && (version != STATE_VERSION || binding > 1 || tag > UINT32_MAX))
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint: unknown version %llu or binding %llu "
@@ -227,7 +282,7 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     s->streams = calloc(sources ? sources : 1, sizeof *s->streams);
     if (!s->streams)
         return ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
-    for (uint32_t i = 0; i < s->sources && !r.failed; i++)
+    for (uint32_t i = 0; s->rank_bound && i < s->sources && !r.failed; i++)
         s->streams[i].base = get(&r);
     s->lane_count = get(&r);
     if (!r.failed && s->lane_count > s->stride) {
@@ -240,8 +295,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     if (!r.failed && !s->lanes)
         status = ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
     if (status == ORDO_OK && !r.failed)
-        status = decode_lanes(&r, s, err);
-    for (uint32_t i = 0; status == ORDO_OK && i < s->sources && !r.failed; i++)
+        status = s->rank_bound ? decode_lanes(&r, s, err) : decode_positions(&r, s, err);
+    for (uint32_t i = 0; status == ORDO_OK && s->rank_bound && i < s->sources && !r.failed; i++)
         status = decode_units(&r, &s->streams[i], i, err);
     if (status == ORDO_OK && (r.failed || r.at != size))
         status = ordo__error(err, ORDO_INVALID, "checkpoint is %s at byte %zu of %zu",

@@ -1,11 +1,20 @@
 /* Checkpoint encoding (internal).
  *
- *   byte     version (4)
+ *   byte     version (5)
  *   byte     binding (0 logical, 1 rank)
  *   varint   recipe tag: the first 32 bits of the recipe id
  *   varint   step the checkpoint follows
  *   varint   stride (lanes of the whole job)
  *   varint   sources S
+ *
+ * Logical lanes, then:
+ *   varint   lane records n, then n × {lane, S × {unit, document, token
+ *            offset}}: each packer's position at the start of the flush
+ *            epoch of step `step` (epoch (step - 1) / flush_every; nothing
+ *            before the first step), so the samples the lane delivered
+ *            since follow from the step.
+ *
+ * Rank-bound lanes (the contrast), then:
  *   varint×S stream bases (0 unless re-sharded)
  *   varint   lane records n, then n × {lane, flush epoch, samples delivered
  *            since that flush, S × chunks taken, S × estimated tokens}
@@ -20,12 +29,14 @@
 #ifndef ORDO_LANE_STATE_H
 #define ORDO_LANE_STATE_H
 
+#include "packer.h"
 #include "recipe/recipe.h"
 #include "schedule.h"
 
 typedef struct ordo__lane_record {
-    uint64_t lane, epoch, delivered;
-    uint64_t *taken, *estimated; /* S each */
+    uint64_t lane, epoch, delivered; /* logical: derived from the step */
+    uint64_t *taken, *estimated;     /* S each; rank-bound only */
+    ordo__pos *positions;            /* S; logical only */
 } ordo__lane_record;
 
 typedef struct ordo__state {

@@ -55,10 +55,14 @@ static ordo_status alloc_batch(ordo_loader *l, ordo_error *err)
     l->lane_ids = malloc((size_t)l->lane_count * sizeof *l->lane_ids);
     l->lane_digests = malloc((size_t)l->lane_count * ORDO_DIGEST_SIZE);
     l->source_tokens = calloc(l->recipe->source_count, sizeof *l->source_tokens);
-    l->lanes = calloc((size_t)l->lane_count, sizeof *l->lanes);
+    l->sample_sources = calloc(rows ? rows : 1, sizeof *l->sample_sources);
+    if (l->rank_bound)
+        l->lanes = calloc((size_t)l->lane_count, sizeof *l->lanes);
+    else
+        l->mlanes = calloc((size_t)l->lane_count, sizeof *l->mlanes);
     l->digest_ctx = EVP_MD_CTX_new();
     if (!l->tokens || !l->doc_start || !l->lane_ids || !l->lane_digests || !l->source_tokens ||
-        !l->lanes || !l->digest_ctx)
+        !l->sample_sources || (!l->lanes && !l->mlanes) || !l->digest_ctx)
         return ordo__error(err, ORDO_NOMEM, "out of memory opening a loader");
     return ORDO_OK;
 }
@@ -91,14 +95,14 @@ static ordo_status check_covered(const ordo_loader *l, const ordo__state *s, ord
                            "has %d lanes",
                            (unsigned long long)s->stride, l->stride);
     for (int i = 0; i < l->lane_count; i++)
-        if (!lane_record(s, l->lanes[i].index))
+        if (!lane_record(s, l->lane_ids[i]))
             return ordo__error(err, ORDO_INVALID,
                                "checkpoint covers %llu of %llu lanes, not lane %d that rank %d "
                                "owns: resume from the state of every lane (join every rank's "
                                "state with ordo_checkpoint_merge; merge_states in Python) or "
                                "from this rank's own at the same world size",
                                (unsigned long long)s->lane_count, (unsigned long long)s->stride,
-                               l->lanes[i].index, l->rank);
+                               l->lane_ids[i], l->rank);
     return ORDO_OK;
 }
 
@@ -232,15 +236,86 @@ static ordo_status apply_resume(ordo_loader *l, const ordo_loader_options *o, or
     return status;
 }
 
+/* Opens the logical lanes at the start of flush epoch `epoch`, each
+ * packer at its record's positions (NULL: the start), dropping `discard`
+ * samples; the units of every source are dealt once for all of them. */
+static ordo_status open_mlanes(ordo_loader *l, const ordo__state *state, uint64_t epoch,
+                               uint64_t discard, ordo_error *err)
+{
+    const ordo_recipe *r = l->recipe;
+    uint32_t n = r->source_count, first = (uint32_t)(l->rank * l->lane_count);
+    uint32_t lanes = (uint32_t)l->lane_count;
+    ordo__plan plan;
+    ordo_status status = ordo__plan_init(&plan, r, err);
+    if (status != ORDO_OK)
+        return status;
+    ordo__plan_seek(&plan, (int64_t)(epoch * (uint64_t)r->flush_every));
+    ordo__unit_list *units = calloc((size_t)n * lanes, sizeof *units),
+                    *mine = calloc(n, sizeof *mine);
+    if (!units || !mine)
+        status = ordo__error(err, ORDO_NOMEM, "out of memory opening lanes");
+    for (uint32_t s = 0; status == ORDO_OK && s < n; s++)
+        status = ordo__units_partition(r, s, first, lanes, units + (size_t)s * lanes, err);
+    for (uint32_t i = 0; status == ORDO_OK && i < lanes; i++) {
+        for (uint32_t s = 0; s < n; s++)
+            mine[s] = units[(size_t)s * lanes + i];
+        for (uint32_t s = 0; s < n; s++)
+            units[(size_t)s * lanes + i] = (ordo__unit_list){0};
+        const ordo__lane_record *rec = state ? lane_record(state, (int)(first + i)) : NULL;
+        status = ordo__mlane_init(&l->mlanes[i], l, (int)(first + i), mine,
+                                  rec ? rec->positions : NULL, &plan, epoch, discard, err);
+        for (uint32_t s = 0; s < n; s++)
+            ordo__unit_list_free(&mine[s]);
+    }
+    for (size_t i = 0; units && i < (size_t)n * lanes; i++)
+        ordo__unit_list_free(&units[i]);
+    free(units);
+    free(mine);
+    ordo__plan_free(&plan);
+    return status;
+}
+
+/* Resumes logical lanes: each at the start of the flush epoch of the
+ * state's step, its packers at the recorded positions, dropping (and with
+ * a ledger checking) the samples of that epoch's steps up to the step. */
+static ordo_status apply_mix_resume(ordo_loader *l, const ordo_loader_options *o, ordo_error *err)
+{
+    ordo__state s;
+    ordo_status status = ordo__state_decode(o->resume, o->resume_size, &s, err);
+    if (status != ORDO_OK)
+        return status;
+    int64_t run_id = 0;
+    status = check_state(l, &s, 0, err);
+    if (status == ORDO_OK)
+        status = resume_run(o, (int64_t)s.step, &run_id, err);
+    uint64_t flush = (uint64_t)l->recipe->flush_every, per_lane = (uint64_t)l->per_lane;
+    uint64_t epoch = s.step ? (s.step - 1) / flush : 0;
+    uint64_t discard = (s.step - epoch * flush) * per_lane;
+    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
+        status = ordo__replay_check_positions(l->recipe, per_lane, (int64_t)s.step,
+                                              lane_record(&s, l->lane_ids[i]), err);
+    l->step = (int64_t)s.step;
+    if (status == ORDO_OK)
+        status = open_mlanes(l, &s, epoch, discard, err);
+    for (int i = 0; status == ORDO_OK && run_id && i < l->lane_count; i++)
+        status = ordo__mlane_expect(&l->mlanes[i], epoch * flush * per_lane,
+                                    (int64_t)(epoch * flush) + 1, o->ledger, run_id, err);
+    ordo__state_free(&s);
+    return status;
+}
+
 static ordo_status open_lanes(ordo_loader *l, const ordo_loader_options *o, ordo_error *err)
 {
     int first = l->rank_bound ? l->rank : l->rank * l->lane_count;
     for (int i = 0; i < l->lane_count; i++) {
-        l->lanes[i].index = first + i;
+        if (l->rank_bound)
+            l->lanes[i].index = first + i;
         l->lane_ids[i] = first + i;
     }
     if (o->resume)
-        return apply_resume(l, o, err);
+        return l->rank_bound ? apply_resume(l, o, err) : apply_mix_resume(l, o, err);
+    if (!l->rank_bound)
+        return open_mlanes(l, NULL, 0, 0, err);
     for (int i = 0; i < l->lane_count; i++) {
         ordo_status status = ordo__lane_init(&l->lanes[i], l, first + i, err);
         if (status != ORDO_OK)
@@ -257,7 +332,9 @@ static ordo_status advance(ordo_loader *l, ordo__lane *lane, ordo_error *err);
 static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
 {
     ordo_status status = ORDO_OK;
-    for (int i = 0; status == ORDO_OK && i < l->lane_count; i++) {
+    for (int i = 0; status == ORDO_OK && !l->rank_bound && i < l->lane_count; i++)
+        status = ordo__mlane_drop(&l->mlanes[i], err);
+    for (int i = 0; status == ORDO_OK && l->rank_bound && i < l->lane_count; i++) {
         ordo__lane *lane = &l->lanes[i];
         while (status == ORDO_OK && (status = ordo__lane_drop(lane, err)) == ORDO_OK &&
                lane->discard > 0)
@@ -335,7 +412,11 @@ void ordo_loader_close(ordo_loader *l)
     ordo__pool_stop(l);
     for (int i = 0; l->lanes && i < l->lane_count; i++)
         ordo__lane_free(&l->lanes[i]);
+    for (int i = 0; l->mlanes && i < l->lane_count; i++)
+        ordo__mlane_free(&l->mlanes[i]);
     free(l->lanes);
+    free(l->mlanes);
+    free(l->sample_sources);
     ordo__streams_free(l->streams, l->recipe->source_count);
     free(l->tokens);
     free(l->doc_start);
@@ -354,7 +435,11 @@ static ordo_status top_up(ordo_loader *l, ordo_error *err)
 {
     for (int i = 0; i < l->lane_count; i++) {
         ordo__work *chain = NULL;
-        ordo_status status = ordo__lane_issue(&l->lanes[i], &chain, err);
+        ordo_status status = ORDO_OK;
+        if (l->rank_bound)
+            status = ordo__lane_issue(&l->lanes[i], &chain, err);
+        else
+            ordo__mlane_issue(&l->mlanes[i], &chain);
         if (status != ORDO_OK)
             return status;
         ordo__pool_submit(l, chain);
@@ -378,7 +463,11 @@ static ordo_status advance(ordo_loader *l, ordo__lane *lane, ordo_error *err)
     if (status != ORDO_OK)
         return status;
     ordo__pool_submit(l, chain);
-    ordo__work *w = l->unordered ? ordo__pool_wait_any(l, lane) : slot_of(lane, lane->consumed);
+    ordo__work *ring[1024];
+    for (int i = 0; l->unordered && i < l->prefetch; i++)
+        ring[i] = &lane->ring[i];
+    ordo__work *w =
+        l->unordered ? ordo__pool_wait_any(l, ring, l->prefetch) : slot_of(lane, lane->consumed);
     if (!w)
         return ordo__error(err, ORDO_INVALID, "lane %d lost chunk %llu", lane->index,
                            (unsigned long long)lane->consumed);
@@ -410,27 +499,39 @@ static void digest_row(ordo_loader *l, const uint32_t *tokens, size_t count)
 #endif
 }
 
+/* The next sample of lane i: a logical lane's, or a rank-bound lane's
+ * (packing chunks until one is ready). */
+static ordo_status take_sample(ordo_loader *l, int i, int row, ordo__sample **s, ordo_error *err)
+{
+    if (!l->rank_bound)
+        return ordo__mlane_take(&l->mlanes[i], s, err);
+    ordo__lane *lane = &l->lanes[i];
+    for (;;) {
+        ordo_status status = ordo__lane_take(lane, row == 0, s, err);
+        if (status == ORDO_OK && *s)
+            return ORDO_OK;
+        if (status == ORDO_OK)
+            status = advance(l, lane, err);
+        if (status != ORDO_OK)
+            return status;
+    }
+}
+
 /* Fills the lane's microbatch rows and its digest. */
 static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *err)
 {
-    ordo__lane *lane = &l->lanes[i];
     size_t seq_len = (size_t)l->recipe->seq_len;
     if (!EVP_DigestInit_ex2(l->digest_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a batch");
     for (int row = 0; row < l->per_lane; row++) {
         ordo__sample *s = NULL;
-        for (;;) {
-            ordo_status status = ordo__lane_take(lane, row == 0, &s, err);
-            if (status == ORDO_OK && s)
-                break;
-            if (status == ORDO_OK)
-                status = advance(l, lane, err);
-            if (status != ORDO_OK)
-                return status;
-        }
+        ordo_status status = take_sample(l, i, row, &s, err);
+        if (status != ORDO_OK)
+            return status;
         size_t at = ((size_t)i * (size_t)l->per_lane + (size_t)row) * seq_len;
         memcpy(l->tokens + at, s->tokens, seq_len * sizeof *s->tokens);
         memcpy(l->doc_start + at, s->doc_start, seq_len);
+        l->sample_sources[(size_t)i * (size_t)l->per_lane + (size_t)row] = s->source;
         digest_row(l, s->tokens, seq_len);
         b->pad_tokens += s->pad;
         for (uint32_t src = 0; src < l->recipe->source_count; src++)
@@ -476,6 +577,7 @@ ordo_status ordo_loader_next(ordo_loader *l, ordo_batch *b, ordo_error *err)
     b->lane_digests = l->lane_digests;
     b->source_count = (int)l->recipe->source_count;
     b->source_tokens = l->source_tokens;
+    b->sources = l->sample_sources;
     return ordo__ok(err);
 }
 
@@ -503,7 +605,11 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
     if (!records)
         return ordo__error(err, ORDO_NOMEM, "out of memory taking a checkpoint");
     ordo_status status = ORDO_OK;
-    for (int i = 0; i < l->lane_count && status == ORDO_OK; i++) {
+    for (int i = 0; !l->rank_bound && i < l->lane_count; i++)
+        records[i] =
+            (ordo__lane_record){.lane = (uint64_t)l->mlanes[i].index,
+                                .positions = (ordo__pos *)ordo__mlane_positions(&l->mlanes[i])};
+    for (int i = 0; l->rank_bound && i < l->lane_count && status == ORDO_OK; i++) {
         const ordo__lane *lane = &l->lanes[i];
         const ordo__snapshot *snap = ordo__lane_snapshot(lane);
         uint64_t epoch = 0, delivered = 0;
@@ -512,8 +618,8 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
             status = ordo__error(err, ORDO_INVALID, "lane %d has no state for flush epoch %llu",
                                  lane->index, (unsigned long long)epoch);
         else
-            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch, delivered, snap->taken,
-                                             snap->estimated};
+            records[i] = (ordo__lane_record){(uint64_t)lane->index, epoch,           delivered,
+                                             snap->taken,           snap->estimated, NULL};
     }
     s.lanes = records;
     if (status == ORDO_OK)

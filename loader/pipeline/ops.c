@@ -8,13 +8,16 @@
 static int keep_doc(void *context, const char *text, size_t len)
 {
     ordo__work *w = context;
+    uint64_t index = w->seen++; /* documents of a unit's range only */
+    if (w->count && (index < w->first || index - w->first >= w->count))
+        return 0; /* count 0: every document */
     if (w->text_len + len > w->text_cap) {
         size_t cap = w->text_cap ? w->text_cap : 4096;
         while (cap < w->text_len + len)
             cap *= 2;
         char *grown = realloc(w->text, cap);
         if (!grown)
-            return 1;
+            return w->oom = 1;
         w->text = grown;
         w->text_cap = cap;
     }
@@ -22,7 +25,7 @@ static int keep_doc(void *context, const char *text, size_t len)
         size_t cap = w->doc_cap ? 2 * w->doc_cap : 64;
         size_t *grown = realloc(w->doc_len, cap * sizeof *grown);
         if (!grown)
-            return 1;
+            return w->oom = 1;
         w->doc_len = grown;
         w->doc_cap = cap;
     }
@@ -40,6 +43,8 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     const ordo__chunk *chunk = &shard->chunks[w->ref.chunk];
     w->text_len = 0;
     w->doc_count = 0;
+    w->seen = 0;
+    w->oom = 0;
     char *path = ordo__shard_path(r, shard), *data = NULL;
     size_t len = 0;
     w->status =
@@ -52,7 +57,7 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
         w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin, keep_doc,
                                        w, &kept, NULL, &w->err);
     }
-    if (w->status == ORDO_OK && kept != w->doc_count)
+    if (w->status == ORDO_OK && w->oom)
         w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
     if (w->status == ORDO_OK && kept != chunk->records)
         w->status = ordo__error(&w->err, ORDO_CONFLICT,
@@ -60,8 +65,28 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
                                 "says %u (the file changed)",
                                 path, (unsigned long long)chunk->offset, (unsigned long long)kept,
                                 chunk->records);
+    if (w->status == ORDO_OK && w->count && w->doc_count == 0)
+        w->status =
+            ordo__error(&w->err, ORDO_CONFLICT,
+                        "shard '%s': chunk at byte %llu has no documents %u to %u (the "
+                        "file changed)",
+                        path, (unsigned long long)chunk->offset, w->first, w->first + w->count - 1);
     free(data);
     free(path);
+}
+
+/* Frees what a work item holds (not the item). */
+void ordo__work_release(ordo__work *w)
+{
+    free(w->text);
+    free(w->doc_len);
+    free(w->tokens.ids);
+    free(w->doc_offset);
+    w->text = NULL;
+    w->doc_len = NULL;
+    w->tokens = (ordo__tokens){0};
+    w->doc_offset = NULL;
+    w->text_cap = w->doc_cap = w->offset_cap = 0;
 }
 
 /* Tokenize: every document's tokens followed by end-of-text. */
@@ -88,4 +113,10 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
             w->status = ordo__tokens_push(&w->tokens, eot, &w->err);
         at += w->doc_len[d];
     }
+}
+
+/* The rank-bound shuffle window; see pipeline.h. */
+size_t ordo__rank_window(const ordo_recipe *r)
+{
+    return r->shuffle ? (size_t)r->flush_every * (size_t)(r->global_batch / r->lanes) : 0;
 }

@@ -8,13 +8,16 @@
 #include <pthread.h>
 
 #include "lane_state.h"
+#include "packer.h"
 #include "recipe/recipe.h"
 #include "schedule.h"
+#include "slot_plan.h"
 
 /* One packed sample (a single allocation). */
 typedef struct ordo__sample {
     uint64_t epoch;          /* flush epoch that produced it */
     uint32_t pad;            /* padding tokens */
+    int32_t source;          /* the source of every token, or -1 when mixed (rank-bound) */
     uint32_t *tokens;        /* seq_len ids */
     uint32_t *source_tokens; /* tokens per source */
     uint8_t *doc_start;      /* seq_len flags */
@@ -27,7 +30,10 @@ typedef struct ordo__work {
     uint64_t seq;
     uint32_t source;
     ordo__chunk_ref ref;
-    uint64_t skip, end; /* tokens packed: [skip, end), end 0 for the chunk's end */
+    uint64_t skip, end;    /* tokens packed: [skip, end), end 0 for the chunk's end */
+    uint32_t first, count; /* documents of the chunk kept: [first, first + count); count 0: all */
+    uint64_t seen;         /* read: documents of the chunk so far */
+    int oom;               /* read: out of memory keeping a document */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;
@@ -81,6 +87,27 @@ typedef struct ordo__lane {
     EVP_MD_CTX *replay_ctx;
 } ordo__lane;
 
+/* A logical lane (mix_lane.c): one packer per source, the slot plan, the
+ * samples of its current flush epoch, delivery and the resume check. */
+typedef struct ordo__mlane {
+    struct ordo_loader *loader;
+    int index;              /* global lane number */
+    ordo__packer *packers;  /* S */
+    ordo__plan plan;        /* after the steps of the epochs produced */
+    uint64_t epoch;         /* epoch held in `samples`, UINT64_MAX: none */
+    ordo__pos *start;       /* S: packer positions at the start of `epoch` */
+    ordo__sample **samples; /* flush_every x per_lane, in slot order */
+    uint32_t *sources;      /* their sources */
+    uint64_t next;          /* the next of `samples` to deliver */
+    uint64_t discard;       /* samples a resume regenerates and drops */
+    /* resume check, as ordo__lane's */
+    uint64_t replay_position;
+    int64_t replay_first;
+    struct ordo_ledger *replay_ledger;
+    int64_t replay_run;
+    EVP_MD_CTX *replay_ctx;
+} ordo__mlane;
+
 struct ordo_loader {
     const ordo_recipe *recipe;
     int rank, world_size, rank_bound, unordered;
@@ -92,7 +119,8 @@ struct ordo_loader {
     int64_t step;          /* batches returned */
     ordo_status failed;    /* a failed batch leaves lanes half-filled: */
     ordo_error failure;    /* every later call repeats its error */
-    ordo__lane *lanes;
+    ordo__lane *lanes;     /* rank-bound */
+    ordo__mlane *mlanes;   /* logical */
     /* workers */
     pthread_mutex_t mutex;
     pthread_cond_t read_ready, tokenize_ready, work_done;
@@ -106,6 +134,7 @@ struct ordo_loader {
     int *lane_ids;
     unsigned char *lane_digests;
     int64_t *source_tokens;
+    int32_t *sample_sources; /* rows */
     EVP_MD_CTX *digest_ctx;
 };
 
@@ -151,11 +180,48 @@ void ordo__pool_stop(struct ordo_loader *loader);
 void ordo__pool_submit(struct ordo_loader *loader, ordo__work *first);
 /* Waits until `work` is done. */
 void ordo__pool_wait(struct ordo_loader *loader, ordo__work *work);
-/* Unordered debug mode: waits for any done item of the lane in flight. */
-ordo__work *ordo__pool_wait_any(struct ordo_loader *loader, ordo__lane *lane);
+/* Unordered debug mode: waits for any done item in flight among `count`. */
+ordo__work *ordo__pool_wait_any(struct ordo_loader *loader, ordo__work *const *items, int count);
 
 /* The read and tokenize operators (stateless). */
 void ordo__op_read(const ordo_recipe *recipe, ordo__work *work);
 void ordo__op_tokenize(const ordo_recipe *recipe, ordo__work *work);
+/* Frees the buffers a work item holds (not the item). */
+void ordo__work_release(ordo__work *work);
+
+/* Logical lanes (mix_lane.c). */
+/* Sets lane `index` up with its packers owning `units` (S lists, moved
+ * out) at `positions` (S; NULL: the start) and the plan `plan` (at the
+ * start of flush epoch `epoch` that they begin, its position copied);
+ * `discard` samples of that epoch are dropped. */
+ordo_status ordo__mlane_init(ordo__mlane *lane, struct ordo_loader *loader, int index,
+                             ordo__unit_list *units, const ordo__pos *positions,
+                             const ordo__plan *plan, uint64_t epoch, uint64_t discard,
+                             ordo_error *err);
+void ordo__mlane_free(ordo__mlane *lane);
+/* Issues the lane's packers' units into free prefetch slots, chained into *chain. */
+void ordo__mlane_issue(ordo__mlane *lane, ordo__work **chain);
+/* The lane's next sample into *sample (the caller frees it with free()),
+ * after dropping (and checking) what a resume regenerated. */
+ordo_status ordo__mlane_take(ordo__mlane *lane, ordo__sample **sample, ordo_error *err);
+/* Drops what a resume regenerated; see ordo__lane_drop. */
+ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err);
+/* Arms the resume check (see ordo__lane_expect). */
+ordo_status ordo__mlane_expect(ordo__mlane *lane, uint64_t position, int64_t first,
+                               struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
+/* The packer positions at the start of the flush epoch of the lane's last
+ * step: what its checkpoint keeps (S entries, owned by the lane). */
+const ordo__pos *ordo__mlane_positions(const ordo__mlane *lane);
+
+/* The shuffle window of the rank-bound contrast's lanes, in samples. */
+size_t ordo__rank_window(const ordo_recipe *recipe);
+
+/* A sample of `recipe` (one allocation, free()). */
+ordo__sample *ordo__sample_new(const ordo_recipe *recipe, uint64_t epoch);
+/* Checks a sample a resume drops against the recorded lane digest of its
+ * step (see ordo__lane_expect); shared by both kinds of lanes. */
+ordo_status ordo__replay_sample(struct ordo_loader *loader, int lane, uint64_t *position,
+                                int64_t first, struct ordo_ledger *ledger, int64_t run_id,
+                                EVP_MD_CTX *ctx, const uint32_t *tokens, ordo_error *err);
 
 #endif

@@ -130,15 +130,15 @@ void ordo__pool_wait(ordo_loader *l, ordo__work *w)
     pthread_mutex_unlock(&l->mutex);
 }
 
-/* Debug: any finished item of the lane among those in flight. */
-ordo__work *ordo__pool_wait_any(ordo_loader *l, ordo__lane *lane)
+/* Debug: any finished item in flight among `count`. */
+ordo__work *ordo__pool_wait_any(ordo_loader *l, ordo__work *const *items, int count)
 {
     ordo__work *found = NULL;
     pthread_mutex_lock(&l->mutex);
     while (!found) {
-        for (int i = 0; i < l->prefetch && !found; i++)
-            if (lane->ring[i].seq != UINT64_MAX && lane->ring[i].done)
-                found = &lane->ring[i];
+        for (int i = 0; i < count && !found; i++)
+            if (items[i]->seq != UINT64_MAX && items[i]->done)
+                found = items[i];
         if (!found)
             pthread_cond_wait(&l->work_done, &l->mutex);
     }

@@ -77,3 +77,26 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                            (unsigned long long)(rec->epoch * flush_every));
     return check_schedule(recipe, stride, streams, rec, (uint64_t)taken, step, err);
 }
+
+/* Bounds a logical lane record; see replay.h. */
+ordo_status ordo__replay_check_positions(const ordo_recipe *r, uint64_t per_lane, int64_t step,
+                                         const ordo__lane_record *rec, ordo_error *err)
+{
+    uint64_t flush = (uint64_t)r->flush_every;
+    uint64_t epoch = step > 0 ? ((uint64_t)step - 1) / flush : 0;
+    unsigned __int128 tokens = (unsigned __int128)(epoch * flush) * per_lane * (uint64_t)r->seq_len;
+    for (uint32_t s = 0; s < r->source_count; s++) {
+        const ordo__pos *p = &rec->positions[s];
+        if (p->unit > tokens || (tokens == 0 && (p->doc || p->offset)) || p->doc > UINT32_MAX ||
+            p->offset > ((uint64_t)1 << 40))
+            return ordo__error(err, ORDO_INVALID,
+                               "resume refused: the checkpoint at step %lld puts lane %llu of "
+                               "source '%s' at unit %llu, document %llu, token %llu; by the "
+                               "start of its flush epoch %llu the lane had delivered %llu tokens",
+                               (long long)step, (unsigned long long)rec->lane, r->sources[s].name,
+                               (unsigned long long)p->unit, (unsigned long long)p->doc,
+                               (unsigned long long)p->offset, (unsigned long long)epoch,
+                               (unsigned long long)tokens);
+    }
+    return ORDO_OK;
+}

@@ -431,7 +431,7 @@ ordo_status ordo__reshard(const ordo_recipe *r, const ordo__state *s, ordo_ledge
         replay_packer p = {.recipe = r,
                            .lane = rec->lane,
                            .delivered = rec->delivered,
-                           .window_cap = (size_t)r->shuffle_window,
+                           .window_cap = ordo__rank_window(r),
                            .rng_epoch = UINT64_MAX,
                            .ledger = run_id ? ledger : NULL,
                            .run_id = run_id,

@@ -4,6 +4,7 @@
 #ifndef ORDO_RECIPE_H
 #define ORDO_RECIPE_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 #include "core/core.h"
@@ -32,11 +33,32 @@ typedef struct ordo__source {
     uint64_t share; /* weight / total weight in units of 2^-30 */
 } ordo__source;
 
+/* One entry of the mixture (docs/recipe.md, "Mixture schedules"): from
+ * `step` on, the sources' normalised weights as integer shares summing to
+ * exactly ORDO__SHARE_ONE; with linear_from > 0 the shares ramp from the
+ * previous entry's at step linear_from to these at `step`. A recipe
+ * without a schedule has one entry at step 1 from the sources' weights. */
+typedef struct ordo__mix_entry {
+    int64_t step, linear_from;
+    uint64_t *shares; /* source_count */
+    double *weights;  /* source_count, as written (0 where missing) */
+} ordo__mix_entry;
+
+/* The batches a recipe cuts depend on this version of the data algorithm
+ * (docs/recipe.md): it is part of the resolved recipe, so its id, and a
+ * recipe or checkpoint of another version is refused naming both. */
+#define ORDO__DATA_ALGORITHM 2
+
 struct ordo_recipe {
     char *data_root; /* absolute folder the relative paths are resolved in */
     char *name;
     uint64_t seed;
-    int seq_len, global_batch, lanes, flush_every, shuffle_window;
+    int seq_len, global_batch, lanes;
+    int flush_every;      /* steps per flush epoch (the shuffle block, the checkpoint grain) */
+    int shuffle;          /* samples permuted within a flush epoch among slots of one source */
+    ordo__mix_entry *mix; /* the mixture: at least one entry, the first at step 1 */
+    uint32_t mix_count;
+    int scheduled;        /* the recipe has a "schedule" (sources have no weight) */
     int chunk_records;    /* lines per chunk of a plain .jsonl shard */
     int estimate_records; /* records sampled per source for token estimation */
     enum ordo__tokenizer_kind tokenizer;
@@ -80,6 +102,20 @@ ordo_status ordo__shard_remember(ordo_ledger *ledger, const ordo_recipe *r,
 
 /* Full path of a shard (data root joined with its path); caller frees. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
+
+/* Parses the recipe's "schedule" (or, without one, makes the single entry
+ * from the sources' weights) into recipe->mix. */
+ordo_status ordo__mixture_parse(ordo_recipe *recipe, json_t *root, ordo_error *err);
+
+/* The canonical "schedule" array (a new reference), or NULL without one. */
+json_t *ordo__mixture_canonical(const ordo_recipe *recipe);
+
+/* Frees recipe->mix. */
+void ordo__mixture_free(ordo_recipe *recipe);
+
+/* The integer shares (summing to exactly ORDO__SHARE_ONE) of every source
+ * at `step` (from 1): a pure function of the recipe and the step. */
+void ordo__step_shares(const ordo_recipe *recipe, int64_t step, uint64_t *shares);
 
 /* Builds every source's flat chunk list and integer shares (plan done). */
 ordo_status ordo__recipe_finish_plan(ordo_recipe *recipe, ordo_error *err);

@@ -86,9 +86,6 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
 /* Flat chunk lists and integer shares; see recipe.h. */
 ordo_status ordo__recipe_finish_plan(ordo_recipe *r, ordo_error *err)
 {
-    double total_weight = 0;
-    for (uint32_t s = 0; s < r->source_count; s++)
-        total_weight += r->sources[s].weight;
     for (uint32_t s = 0; s < r->source_count; s++) {
         ordo__source *src = &r->sources[s];
         uint64_t count = 0;
@@ -105,8 +102,19 @@ ordo_status ordo__recipe_finish_plan(ordo_recipe *r, ordo_error *err)
         for (uint32_t i = 0; i < src->shard_count; i++)
             for (uint32_t c = 0; c < src->shards[i].chunk_count; c++)
                 src->chunks[src->chunk_count++] = (ordo__chunk_ref){i, c};
-        double share = src->weight / total_weight * (double)ORDO__SHARE_ONE;
-        src->share = share < 1 ? 1 : (uint64_t)(share + 0.5);
+        /* the rank-bound contrast mixes by the first entry's shares */
+        src->share = r->mix[0].shares[s] ? r->mix[0].shares[s] : 1;
+        uint64_t docs = 0; /* documents kept, what units are cut from */
+        for (uint32_t i = 0; i < src->shard_count; i++)
+            for (uint32_t c = 0; c < src->shards[i].chunk_count; c++)
+                docs += src->shards[i].chunks[c].records;
+        if (docs < (uint64_t)r->lanes)
+            return ordo__error(err, ORDO_INVALID,
+                               "source '%s' has %llu documents, fewer than the recipe's %d "
+                               "lanes: every lane reads documents of its own, so use at most "
+                               "%llu lanes or add documents",
+                               src->name, (unsigned long long)docs, r->lanes,
+                               (unsigned long long)docs);
     }
     return ORDO_OK;
 }

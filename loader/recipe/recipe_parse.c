@@ -18,9 +18,9 @@
 #define MAX_SOURCES 1024
 
 static const char *const top_keys[] = {
-    "name",    "seed",          "seq_len",          "global_batch",
-    "lanes",   "flush_every",   "shuffle_window",   "tokenizer",
-    "sources", "chunk_records", "estimate_records", NULL};
+    "name",           "seed",     "seq_len",   "global_batch", "lanes",         "flush_every",
+    "shuffle",        "schedule", "tokenizer", "sources",      "chunk_records", "estimate_records",
+    "data_algorithm", NULL};
 static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field", NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
 static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
@@ -32,6 +32,14 @@ static ordo_status check_keys(json_t *object, const char *const *allowed, const 
     json_t *value;
     json_object_foreach(object, key, value)
     {
+        if (allowed == top_keys && strcmp(key, "shuffle_window") == 0)
+            return ordo__error(err, ORDO_INVALID,
+                               "recipe: 'shuffle_window' was replaced by 'shuffle' (true or "
+                               "false: a lane's samples are permuted within each flush epoch "
+                               "among samples of the same source), and 'flush_every' now counts "
+                               "steps; a recipe with it is of data algorithm 1, and this ordo "
+                               "cuts batches with data algorithm %d",
+                               ORDO__DATA_ALGORITHM);
         int known = 0;
         for (size_t i = 0; allowed[i] && !known; i++)
             known = strcmp(key, allowed[i]) == 0;
@@ -76,8 +84,17 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
         status = get_int(root, "lanes", 1, 65536, -1, &v[3], err);
     if (status == ORDO_OK)
         status = get_int(root, "flush_every", 1, 1 << 24, 16, &v[4], err);
+    json_t *shuffle = json_object_get(root, "shuffle");
+    if (status == ORDO_OK && shuffle && !json_is_boolean(shuffle))
+        status = ordo__error(err, ORDO_INVALID, "recipe: 'shuffle' must be true or false");
+    v[5] = !shuffle || json_is_true(shuffle);
     if (status == ORDO_OK)
-        status = get_int(root, "shuffle_window", 0, 1 << 24, 0, &v[5], err);
+        status = get_int(root, "data_algorithm", 1, 1 << 24, ORDO__DATA_ALGORITHM, &v[0], err);
+    if (status == ORDO_OK && v[0] != ORDO__DATA_ALGORITHM)
+        status = ordo__error(err, ORDO_INVALID,
+                             "recipe: it is of data algorithm %lld, and this ordo cuts batches "
+                             "with data algorithm %d: its batches cannot be reproduced here",
+                             v[0], ORDO__DATA_ALGORITHM);
     if (status == ORDO_OK)
         status = get_int(root, "chunk_records", 1, 1 << 24, 256, &v[6], err);
     if (status == ORDO_OK)
@@ -86,7 +103,7 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
         return status;
     r->seed = (uint64_t)v[0];
     r->seq_len = (int)v[1], r->global_batch = (int)v[2], r->lanes = (int)v[3];
-    r->flush_every = (int)v[4], r->shuffle_window = (int)v[5];
+    r->flush_every = (int)v[4], r->shuffle = (int)v[5];
     r->chunk_records = (int)v[6], r->estimate_records = (int)v[7];
     if (r->global_batch % r->lanes != 0)
         return ordo__error(err, ORDO_INVALID,
@@ -372,7 +389,7 @@ static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *sh
 }
 
 static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, unsigned flags,
-                                ordo_error *err)
+                                int scheduled, ordo_error *err)
 {
     char where[64];
     snprintf(where, sizeof where, "sources[%zu]", index);
@@ -399,9 +416,16 @@ static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, uns
                            "non-empty string",
                            name);
     source->weight = json_number_value(weight);
-    if (!json_is_number(weight) || !isfinite(source->weight) || source->weight <= 0)
+    if (scheduled && weight)
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: source '%s': 'weight' must be a positive finite number", name);
+                           "recipe: source '%s' has a 'weight' and the recipe a 'schedule': "
+                           "give its weights in the schedule's entries only",
+                           name);
+    if (!scheduled && (!json_is_number(weight) || !isfinite(source->weight) || source->weight <= 0))
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: source '%s': 'weight' must be a positive finite number "
+                           "(or the recipe a 'schedule')",
+                           name);
     json_t *paths = json_object_get(entry, "paths"), *shards = json_object_get(entry, "shards");
     if ((paths != NULL) == (shards != NULL))
         return ordo__error(err, ORDO_INVALID,
@@ -424,7 +448,8 @@ static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, o
     json_array_foreach(sources, i, entry)
     {
         r->source_count = (uint32_t)i + 1;
-        ordo_status status = parse_source(r, entry, i, flags, err);
+        ordo_status status =
+            parse_source(r, entry, i, flags, json_object_get(root, "schedule") != NULL, err);
         if (status != ORDO_OK)
             return status;
     }
@@ -439,7 +464,7 @@ static ordo_status parse_sources(json_t *root, ordo_recipe *r, unsigned flags, o
     return ORDO_OK;
 }
 
-static json_t *canonical_source(const ordo__source *source)
+static json_t *canonical_source(const ordo__source *source, int scheduled)
 {
     json_t *shards = json_array();
     for (uint32_t i = 0; shards && i < source->shard_count; i++) {
@@ -449,21 +474,27 @@ static json_t *canonical_source(const ordo__source *source)
                               json_pack("{s:s, s:s, s:I}", "path", source->shards[i].path, "sha256",
                                         hex, "bytes", (json_int_t)source->shards[i].size));
     }
-    return json_pack("{s:s, s:f, s:s, s:o}", "name", source->name, "weight", source->weight,
-                     "text_field", source->text_field, "shards", shards);
+    json_t *out = json_pack("{s:s, s:s, s:o}", "name", source->name, "text_field",
+                            source->text_field, "shards", shards);
+    if (out && !scheduled)
+        json_object_set_new(out, "weight", json_real(source->weight));
+    return out;
 }
 
 static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
 {
     json_t *sources = json_array();
     for (uint32_t i = 0; sources && i < r->source_count; i++)
-        json_array_append_new(sources, canonical_source(&r->sources[i]));
-    json_t *root = json_pack("{s:s, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "name",
-                             r->name, "seed", (json_int_t)r->seed, "seq_len", r->seq_len,
-                             "global_batch", r->global_batch, "lanes", r->lanes, "flush_every",
-                             r->flush_every, "shuffle_window", r->shuffle_window, "chunk_records",
-                             r->chunk_records, "estimate_records", r->estimate_records, "tokenizer",
-                             canonical_tokenizer(r), "sources", sources);
+        json_array_append_new(sources, canonical_source(&r->sources[i], r->scheduled));
+    json_t *root = json_pack(
+        "{s:i, s:s, s:I, s:i, s:i, s:i, s:i, s:b, s:i, s:i, s:o, s:o}", "data_algorithm",
+        ORDO__DATA_ALGORITHM, "name", r->name, "seed", (json_int_t)r->seed, "seq_len", r->seq_len,
+        "global_batch", r->global_batch, "lanes", r->lanes, "flush_every", r->flush_every,
+        "shuffle", r->shuffle, "chunk_records", r->chunk_records, "estimate_records",
+        r->estimate_records, "tokenizer", canonical_tokenizer(r), "sources", sources);
+    json_t *schedule = ordo__mixture_canonical(r);
+    if (root && schedule)
+        json_object_set_new(root, "schedule", schedule);
     r->canonical = root ? json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(root);
     if (!r->canonical)
@@ -490,6 +521,8 @@ static ordo_status parse_root(json_t *root, ordo_recipe *r, unsigned flags, ordo
         status = parse_tokenizer(root, r, err);
     if (status == ORDO_OK)
         status = parse_sources(root, r, flags, err);
+    if (status == ORDO_OK)
+        status = ordo__mixture_parse(r, root, err);
     if (status == ORDO_OK)
         status = build_canonical(r, err);
     return status;
@@ -587,6 +620,7 @@ void ordo_recipe_free(ordo_recipe *r)
         free(source->name);
         free(source->text_field);
     }
+    ordo__mixture_free(r);
     free(r->sources);
     ordo__bpe_free(r->bpe);
     free(r->tokenizer_path);
@@ -626,7 +660,7 @@ void ordo_recipe_describe(const ordo_recipe *r, ordo_recipe_info *info)
     info->global_batch = r->global_batch;
     info->lanes = r->lanes;
     info->flush_every = r->flush_every;
-    info->shuffle_window = r->shuffle_window;
+    info->shuffle = r->shuffle;
     info->source_count = (int)r->source_count;
     info->vocab_size = r->bpe ? (int)ordo__bpe_encoding(r->bpe)->vocab_size : 258;
     info->eot_id = ordo__eot_id(r);

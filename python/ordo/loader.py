@@ -5,7 +5,11 @@ PyTorch trainers expect (TorchTitan's Stateful protocol).
 Each batch is a dict: ``tokens`` and ``doc_start`` [rows, seq_len] (numpy
 uint32 and uint8 arrays; lists of lists without numpy; ``tokens`` a torch
 int64 tensor with ``as_torch=True``, which needs torch), ``step``,
-``lanes``, ``lane_digests`` (hex), ``pad_tokens``, ``source_tokens``.
+``lanes``, ``lane_digests`` (hex), ``pad_tokens``, ``source_tokens``, and
+``source`` [rows]: the recipe source index of each sample (every token of
+a sample is of one source; -1 for a rank-bound sample holding several), a
+numpy int64 array (a list without numpy, an int64 tensor with
+``as_torch=True``) for per-source losses.
 libordo.so is found through $ORDO_LIB, next to this package's build
 (build/libordo.so), or the system's library path.
 
@@ -62,7 +66,8 @@ class _Batch(ctypes.Structure):
                 ("lane_count", ctypes.c_int), ("lanes", ctypes.POINTER(ctypes.c_int)),
                 ("lane_digests", ctypes.POINTER(ctypes.c_ubyte)),
                 ("pad_tokens", ctypes.c_int64), ("source_count", ctypes.c_int),
-                ("source_tokens", ctypes.POINTER(ctypes.c_int64))]
+                ("source_tokens", ctypes.POINTER(ctypes.c_int64)),
+                ("sources", ctypes.POINTER(ctypes.c_int32))]
 
 
 def _library():
@@ -253,6 +258,7 @@ class Loader:
                  "lane_digests": [digests[i * 32:(i + 1) * 32].hex() for i in range(b.lane_count)],
                  "pad_tokens": b.pad_tokens,
                  "source_tokens": [b.source_tokens[i] for i in range(b.source_count)]}
+        sources = [b.sources[r] for r in range(b.rows)]
         starts = ctypes.string_at(b.doc_start, n)
         try:
             import numpy as np
@@ -262,9 +268,11 @@ class Loader:
             tokens = np.frombuffer(raw, dtype="<u4").reshape(b.rows, b.seq_len).copy()
             batch["doc_start"] = np.frombuffer(starts, dtype=np.uint8).reshape(
                 b.rows, b.seq_len).copy()
+            sources = np.array(sources, dtype=np.int64)
             if self.as_torch:
                 import torch
                 tokens = torch.from_numpy(tokens.astype(np.int64))
+                sources = torch.from_numpy(sources)
         else:
             import array
             flat = array.array("I")
@@ -275,7 +283,9 @@ class Loader:
             if self.as_torch:
                 import torch
                 tokens = torch.tensor(tokens, dtype=torch.int64)
+                sources = torch.tensor(sources, dtype=torch.int64)
         batch["tokens"] = tokens
+        batch["source"] = sources
         return batch
 
     def state(self):

@@ -34,7 +34,7 @@ done
 
 sources='[{"name": "a", "paths": ["data/*.jsonl"], "weight": 1}]'
 recipe() { # NAME LANES GLOBAL_BATCH SEQ_LEN FLUSH_EVERY
-  printf '{"name": "%s", "seed": 1234, "seq_len": %d, "global_batch": %d,\n "lanes": %d, "flush_every": %d, "shuffle_window": 0,\n "tokenizer": {"kind": "bytes"}, "sources": %s}\n' \
+  printf '{"name": "%s", "seed": 1234, "seq_len": %d, "global_batch": %d,\n "lanes": %d, "flush_every": %d, "shuffle": false,\n "tokenizer": {"kind": "bytes"}, "sources": %s}\n' \
     "$1" "$4" "$3" "$2" "$5" "$sources" > "$1.json"
 }
 recipe recipe 4 8 16 2

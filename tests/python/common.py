@@ -26,7 +26,7 @@ def corpus(folder, lanes=8, global_batch=16):
                                              "é", "步骤"]) for _ in range(rng.randint(lo, hi) // 5))
                 f.write(json.dumps({"text": f"{name} {i}: {words}"}) + "\n")
     recipe = {"name": "py", "seed": 7, "seq_len": 64, "global_batch": global_batch,
-              "lanes": lanes, "flush_every": 2, "shuffle_window": 4,
+              "lanes": lanes, "flush_every": 2, "shuffle": True,
               "tokenizer": {"kind": "bytes"},
               "sources": [{"name": "short", "paths": ["data/short.jsonl"], "weight": 0.5},
                           {"name": "long", "paths": ["data/long.jsonl"], "weight": 0.5}]}

@@ -209,7 +209,7 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(out.returncode, 0, msg=out.stderr)
         self.assertIn("torch", out.stdout)
     def test_load_state_dict_checks_the_replay_against_the_ledger(self):
-        """A state whose delivered count was changed does not reproduce the
+        """A state whose packer position was moved does not reproduce the
         lane digests the ledger holds: refused through the library, naming
         the step and the lane; the honest state resumes."""
         import base64, sqlite3, subprocess
@@ -223,10 +223,10 @@ class LoaderTest(unittest.TestCase):
         l = Loader(self.recipe, 0, 4, db=db, run="base")
         l.load_state_dict(honest)
         self.assertEqual(next(l)["step"], 10)
-        fields = varints(state)  # version, binding, tag, step, stride, S, S bases,
-        delivered = 6 + fields[5] + 1 + 2  # lane count, then lane 0: lane, epoch, delivered
-        fields[delivered] -= 1
-        with self.assertRaisesRegex(OrdoError, r"refused.*step \d+ of lane 0"):
+        fields = varints(state)  # version, binding, tag, step, stride, S, lane count,
+        offset = 6 + 1 + 1 + 2  # then lane 0: lane, source 0's unit, document, token offset
+        fields[offset] += 1
+        with self.assertRaisesRegex(OrdoError, r"refused: the checkpoint at step 9 .*lane 0"):
             l.load_state_dict({"ordo_state": base64.b64encode(unvarints(fields)).decode()})
         l.close()
 

@@ -1,0 +1,160 @@
+/* A lane's packer of one source: its units in seeded order per pass,
+ * documents cut into samples; see packer.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "packer.h"
+#include "pipeline.h"
+
+/* Sets a packer up; see packer.h. */
+ordo_status ordo__packer_init(ordo__packer *p, ordo_loader *l, int lane, uint32_t source,
+                              ordo__unit_list units, ordo__pos pos, ordo_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->loader = l;
+    p->lane = lane;
+    p->source = source;
+    p->units = units;
+    p->pos = pos;
+    p->issued = pos.unit;
+    p->order_pass = UINT64_MAX;
+    p->checked = pos.doc == 0 && pos.offset == 0;
+    p->ring = calloc((size_t)l->prefetch, sizeof *p->ring);
+    for (int i = 0; p->ring && i < l->prefetch; i++) {
+        if (!(p->ring[i] = calloc(1, sizeof *p->ring[i])))
+            break;
+        p->ring[i]->seq = UINT64_MAX; /* free */
+    }
+    for (int i = 0; p->ring && i < l->prefetch; i++)
+        if (!p->ring[i])
+            return ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane);
+    return p->ring ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane);
+}
+
+/* Frees the packer's units and slots (none may be in flight). */
+void ordo__packer_free(ordo__packer *p)
+{
+    for (int i = 0; p->ring && i < p->loader->prefetch; i++)
+        if (p->ring[i]) {
+            ordo__work_release(p->ring[i]);
+            free(p->ring[i]);
+        }
+    free(p->ring);
+    ordo__unit_list_free(&p->units);
+    memset(p, 0, sizeof *p);
+}
+
+/* The unit at stream position u: pass u / count, in the pass's order
+ * seeded by (seed, lane, source, pass). */
+static const ordo__unit_ref *unit_at(ordo__packer *p, uint64_t u)
+{
+    uint64_t count = p->units.count, pass = u / count;
+    if (p->order_pass != pass) {
+        ordo__permutation_init(&p->order, count, p->loader->recipe->seed, "unit-order",
+                               (uint64_t)p->lane << 32 | p->source, pass);
+        p->order_pass = pass;
+    }
+    return &p->units.units[ordo__permutation_at(&p->order, u % count)];
+}
+
+/* Issues units into free slots; see packer.h. */
+void ordo__packer_issue(ordo__packer *p, ordo__work **chain)
+{
+    int prefetch = p->loader->prefetch;
+    while (p->issued < p->pos.unit + (uint64_t)prefetch) {
+        ordo__work *w = p->ring[p->issued % (uint64_t)prefetch];
+        if (w->seq != UINT64_MAX)
+            break;
+        const ordo__unit_ref *unit = unit_at(p, p->issued);
+        w->seq = p->issued++;
+        w->source = p->source;
+        w->ref = unit->ref;
+        w->first = unit->first;
+        w->count = unit->count;
+        w->skip = w->end = 0;
+        w->status = ORDO_OK;
+        w->done = 0;
+        w->next = *chain;
+        *chain = w;
+    }
+}
+
+/* The current unit, read and tokenized; in unordered (debug) mode any
+ * finished one of the packer's, moved into the current one's slot. */
+static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
+{
+    ordo_loader *l = p->loader;
+    uint64_t prefetch = (uint64_t)l->prefetch, slot = p->pos.unit % prefetch;
+    ordo__work *chain = NULL;
+    ordo__packer_issue(p, &chain);
+    ordo__pool_submit(l, chain);
+    ordo__work *w = p->ring[slot];
+    if (l->unordered && !w->done) {
+        ordo__work *any = ordo__pool_wait_any(l, p->ring, l->prefetch);
+        for (uint64_t i = 0; i < prefetch; i++)
+            if (p->ring[i] == any) { /* swap slots and stream positions */
+                uint64_t seq = any->seq;
+                p->ring[i] = w;
+                p->ring[slot] = any;
+                any->seq = w->seq;
+                w->seq = seq;
+                break;
+            }
+        w = p->ring[slot];
+    }
+    ordo__pool_wait(l, w);
+    if (w->status != ORDO_OK) {
+        if (err)
+            *err = w->err;
+        return w->status;
+    }
+    if (!p->checked) { /* a resumed position: inside the unit */
+        if (p->pos.doc >= w->doc_count ||
+            p->pos.offset >= (p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1]
+                                                            : w->tokens.count) -
+                                 w->doc_offset[p->pos.doc])
+            return ordo__error(err, ORDO_INVALID,
+                               "resume refused: the checkpoint at step %lld puts lane %d of "
+                               "source '%s' at token %llu of document %llu of its unit %llu, "
+                               "which has %zu documents (or that document fewer tokens); it was "
+                               "changed or the data differ",
+                               (long long)l->step, p->lane, l->recipe->sources[p->source].name,
+                               (unsigned long long)p->pos.offset, (unsigned long long)p->pos.doc,
+                               (unsigned long long)p->pos.unit, w->doc_count);
+        p->checked = 1;
+    }
+    *out = w;
+    return ORDO_OK;
+}
+
+/* Fills the next sample; see packer.h. */
+ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
+                              ordo_error *err)
+{
+    size_t seq_len = (size_t)p->loader->recipe->seq_len, fill = 0;
+    memset(doc_start, 0, seq_len);
+    while (fill < seq_len) {
+        ordo__work *w = NULL;
+        ordo_status status = current(p, &w, err);
+        if (status != ORDO_OK)
+            return status;
+        size_t begin = w->doc_offset[p->pos.doc];
+        size_t end = p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1] : w->tokens.count;
+        size_t at = begin + (size_t)p->pos.offset, run = end - at;
+        if (run > seq_len - fill)
+            run = seq_len - fill;
+        if (p->pos.offset == 0)
+            doc_start[fill] = 1;
+        memcpy(tokens + fill, w->tokens.ids + at, run * sizeof *tokens);
+        fill += run;
+        p->pos.offset += run;
+        if (at + run < end)
+            continue;
+        p->pos.doc++, p->pos.offset = 0;
+        if (p->pos.doc < w->doc_count)
+            continue;
+        w->seq = UINT64_MAX; /* the unit is packed: its slot is free */
+        p->pos.unit++, p->pos.doc = 0;
+    }
+    return ORDO_OK;
+}

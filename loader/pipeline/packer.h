@@ -1,0 +1,53 @@
+/* A lane's packer of one source (docs/recipe.md, "Packing"), internal:
+ * the lane's units of the source in a new seeded order each pass, read
+ * and tokenized by the worker pools a few units ahead and taken back
+ * strictly in order, cut into samples of seq_len tokens of this source
+ * only. Its whole state is a position (ordo__pos). */
+#ifndef ORDO_PACKER_H
+#define ORDO_PACKER_H
+
+#include "permute.h"
+#include "units.h"
+
+struct ordo_loader;
+struct ordo__work;
+
+/* Where a packer stands: the next token is token `offset` (end-of-text
+ * included) of document `doc` of the unit at `unit` of the lane's stream
+ * of the source (pass unit / units, position unit % units of that pass's
+ * order). */
+typedef struct ordo__pos {
+    uint64_t unit, doc, offset;
+} ordo__pos;
+
+typedef struct ordo__packer {
+    struct ordo_loader *loader;
+    int lane;
+    uint32_t source;
+    ordo__unit_list units; /* owned */
+    ordo__pos pos;
+    struct ordo__work **ring; /* prefetch slots; unit u is in ring[u % prefetch] */
+    uint64_t issued;          /* units pos.unit .. issued-1 are in flight */
+    int checked;              /* pos.doc and pos.offset were checked against the unit */
+    ordo__permutation order;
+    uint64_t order_pass; /* UINT64_MAX: none yet */
+} ordo__packer;
+
+/* Sets a packer up at `pos`, owning `units`. */
+ordo_status ordo__packer_init(ordo__packer *p, struct ordo_loader *loader, int lane,
+                              uint32_t source, ordo__unit_list units, ordo__pos pos,
+                              ordo_error *err);
+void ordo__packer_free(ordo__packer *p);
+
+/* Issues units into free prefetch slots; chains them through ->next into
+ * *chain (for ordo__pool_submit). */
+void ordo__packer_issue(ordo__packer *p, struct ordo__work **chain);
+
+/* Fills `tokens` (seq_len ids) and `doc_start` with the packer's next
+ * sample, waiting for the units it needs. A unit that fails to read, or a
+ * position that does not fit its unit, is an error naming lane, source and
+ * unit. */
+ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
+                              ordo_error *err);
+
+#endif

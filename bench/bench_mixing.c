@@ -46,7 +46,6 @@
 
 typedef struct {
     const char *dir;      /* where corpora and recipes go */
-    int own_dir;          /* 1: a fresh temporary folder, removed at the end */
     const char *demo_dir; /* the folder `make demo` builds, or NULL */
     const char *extra;    /* recipe keys passed through, "" for none */
     int steps, runs, mb, docs_per_frame, workers;
@@ -82,10 +81,26 @@ typedef struct {
 
 static const char *created[64]; /* files to remove when the folder is ours */
 static int created_count;
+static const char *own_dir; /* the temporary folder made for this run, or NULL */
 
+/* Removes what this run wrote, when it wrote into a folder of its own. */
+static void remove_created(void)
+{
+    if (!own_dir)
+        return;
+    for (int i = 0; i < created_count; i++)
+        remove(created[i]);
+    rmdir(own_dir);
+    own_dir = NULL;
+}
+
+static void remove_created(void);
+
+/* Reports a failure and stops, removing a temporary folder of ours. */
 static void die(const char *what, const char *message)
 {
     fprintf(stderr, "bench_mixing: %s: %s\n", what, message);
+    remove_created();
     exit(1);
 }
 
@@ -206,7 +221,7 @@ static ordo_recipe *load(const recipe_case *c)
     ordo_error err;
     if (ordo_recipe_load(c->path, &r, &err) != ORDO_OK ||
         ordo_recipe_index(r, NULL, NULL, NULL, &err) != ORDO_OK)
-        die(c->path, err.message);
+        die(c->label, err.message);
     return r;
 }
 
@@ -454,7 +469,7 @@ static int number(const char *text, int min, int max)
 
 static options parse(int argc, char **argv)
 {
-    options o = {NULL, 0, NULL, "", 300, 3, 8, 4, 2};
+    options o = {NULL, NULL, "", 300, 3, 8, 4, 2};
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc)
             usage();
@@ -482,8 +497,7 @@ static options parse(int argc, char **argv)
         static char temp[] = "/tmp/ordo-bench-mixing-XXXXXX";
         if (!mkdtemp(temp))
             die("/tmp", strerror(errno));
-        o.dir = temp;
-        o.own_dir = 1;
+        o.dir = own_dir = temp;
     } else if (mkdir(o.dir, 0755) != 0 && errno != EEXIST) {
         die(o.dir, strerror(errno));
     }
@@ -561,11 +575,7 @@ int main(int argc, char **argv)
         print_json(&o, &cases[i], &m[i]);
         free(m[i].step_dev);
     }
-    if (o.own_dir) {
-        for (int i = 0; i < created_count; i++)
-            remove(created[i]);
-        rmdir(o.dir);
-    }
+    remove_created();
     for (int i = 0; i < created_count; i++)
         free((void *)created[i]);
     return 0;

@@ -37,7 +37,6 @@
 #include <zstd.h>
 
 #include "ordo.h"
-#include "testing.h"
 
 #define MAX_SOURCES 8
 #define MAX_RUNS 15

@@ -60,6 +60,8 @@ deps: $(BUILD)/config.mk
 # checks what they include).
 INCLUDE := -Iloader
 $(BUILD)/cli/%.o $(BUILD)/server/%.o $(BUILD)/examples/%.o: INCLUDE := -I$(BUILD)/include
+# bench_mixing too: it must run unchanged on any version of the library.
+$(BUILD)/bench/bench_mixing.o: INCLUDE := -I$(BUILD)/include
 $(BUILD)/include/ordo.h: loader/ordo.h
 	@mkdir -p $(@D)
 	cp $< $@
@@ -107,6 +109,8 @@ $(BUILD)/bench_ledger: $(BUILD)/bench/bench_ledger.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_loader: $(BUILD)/bench/bench_loader.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_mixing: $(BUILD)/bench/bench_mixing.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
@@ -128,11 +132,17 @@ asan:
 tsan:
 	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
-bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_tokenizer $(BUILD)/bench_server $(BUILD)/ordo
+# bench_mixing takes the recipe keys beyond the shape from MIXING_EXTRA, and
+# the real demo corpus too once `make demo` has built it.
+MIXING_EXTRA ?= "flush_every": 2, "shuffle_window": 8
+bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
+       $(BUILD)/bench_server $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
 	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
+	$(BUILD)/bench_mixing --recipe-extra '$(MIXING_EXTRA)' \
+	  $(if $(wildcard $(BUILD)/demo/sotu/.done),--demo-dir $(BUILD)/demo)
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
 	BUILD=$(BUILD) bench/dashboard.sh
 

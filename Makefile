@@ -134,7 +134,7 @@ tsan:
 
 # bench_mixing takes the recipe keys beyond the shape from MIXING_EXTRA, and
 # the real demo corpus too once `make demo` has built it.
-MIXING_EXTRA ?= "flush_every": 2, "shuffle_window": 8
+MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
        $(BUILD)/bench_server $(BUILD)/ordo
 	$(BUILD)/bench_ledger

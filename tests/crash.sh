@@ -31,7 +31,7 @@ with open(os.path.join(d, "data", "a.jsonl"), "w") as f:
     for i in range(3000):
         f.write(json.dumps({"text": f"doc {i} " + "lorem ipsum " * random.randint(5, 200)}) + "\n")
 json.dump({"name": "crash", "seed": 1, "seq_len": 256, "global_batch": 32, "lanes": 8,
-           "flush_every": 2, "shuffle": true, "tokenizer": {"kind": "bytes"},
+           "flush_every": 2, "shuffle": True, "tokenizer": {"kind": "bytes"},
            "sources": [{"name": "a", "paths": ["data/a.jsonl"], "weight": 1}]},
           open(os.path.join(d, "recipe.json"), "w"))
 PY

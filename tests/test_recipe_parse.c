@@ -2,6 +2,7 @@
  * weights that must add up to a finite number. */
 #include "corpus.h"
 #include "fixtures.h"
+#include "testing.h"
 
 TEST(recipe_canonical_form_and_id)
 {
@@ -50,4 +51,113 @@ TEST(recipe_weights_must_add_up_to_a_finite_number)
     ASSERT_STATUS(ordo_recipe_load(recipe, &r, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "weights add up");
     ASSERT(r == NULL);
+}
+
+/* Parses `fields` (JSON members after the fixed head, sources included)
+ * over a resolved source list that is never read; returns the status and
+ * leaves the message in *err. */
+static ordo_status parse_with(const char *fields, ordo_error *err)
+{
+    char json[4096];
+    snprintf(json, sizeof json,
+             "{\"seed\": 1, \"seq_len\": 8, \"global_batch\": 8, \"lanes\": 2, %s}", fields);
+    ordo_recipe *r = NULL;
+    ordo_status status = ordo_recipe_parse(json, strlen(json), "/", 0, &r, err);
+    ordo_recipe_free(r);
+    return status;
+}
+
+#define SHARD                                                                                      \
+    "\"shards\": [{\"path\": \"x.jsonl\", \"sha256\": \""                                          \
+    "0000000000000000000000000000000000000000000000000000000000000000\", \"bytes\": 1}]"
+#define TWO_SOURCES                                                                                \
+    "\"sources\": [{\"name\": \"web\", " SHARD "}, {\"name\": \"code book\", " SHARD "}]"
+
+/* The mixture's bad inputs are refused naming the entry, the source and
+ * the numbers; the old shuffle window and another data algorithm say what
+ * they are. */
+TEST(recipe_schedule_and_its_bad_inputs)
+{
+    ordo_error err;
+    ASSERT_OK(parse_with(TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 0.9, "
+                                     "\"code book\": 0.1}}, {\"step\": 801, \"weights\": {\"web\": "
+                                     "1}, \"linear_from\": 501}]",
+                         &err),
+              &err);
+    static const struct {
+        const char *fields, *message;
+    } bad[] = {
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 2, \"weights\": {\"web\": 1}}]",
+         "schedule[0] is at step 2; the first entry must be at step 1"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 1}}, {\"step\": 1, "
+                     "\"weights\": {\"web\": 1}}]",
+         "schedule[1] is at step 1, not after the previous entry's 1"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 1}}, {\"step\": 9, "
+                     "\"linear_from\": 9, \"weights\": {\"web\": 1}}]",
+         "schedule[1]: 'linear_from' (9) must be from the previous entry's step (1) to before "
+         "this entry's (9)"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"linear_from\": 1, \"weights\": {\"web\": "
+                     "1}}]",
+         "'linear_from' (1)"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"books\": 1}}]",
+         "schedule[0]: 'books' is not a source of the recipe"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": -0.5}}]",
+         "the weight of 'web' must be a finite number >= 0"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 0, \"code book\": 0}}]",
+         "schedule[0]: the weights must have a positive sum"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {}}]", "schedule[0]: 'weights'"},
+        {TWO_SOURCES ", \"schedule\": []", "'schedule' must be an array of 1 to 4096 entries"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 1}, \"at\": 3}]",
+         "unknown key 'at' in schedule[0]"},
+        {TWO_SOURCES ", \"schedule\": [{\"step\": 0, \"weights\": {\"web\": 1}}]",
+         "'step' must be an integer from 1"},
+        {"\"sources\": [{\"name\": \"web\", \"weight\": 1, " SHARD "}], \"schedule\": [{\"step\": "
+         "1, \"weights\": {\"web\": 1}}]",
+         "source 'web' has a 'weight' and the recipe a 'schedule'"},
+        {"\"sources\": [{\"name\": \"web\", " SHARD "}]", "source 'web': 'weight' must be"},
+        {"\"shuffle_window\": 8, \"sources\": [{\"name\": \"web\", \"weight\": 1, " SHARD "}]",
+         "'shuffle_window' was replaced by 'shuffle'"},
+        {"\"shuffle\": 1, \"sources\": [{\"name\": \"web\", \"weight\": 1, " SHARD "}]",
+         "'shuffle' must be true or false"},
+        {"\"data_algorithm\": 1, \"sources\": [{\"name\": \"web\", \"weight\": 1, " SHARD "}]",
+         "it is of data algorithm 1, and this ordo cuts batches with data algorithm 2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ordo_status status = parse_with(bad[i].fields, &err);
+        if (status != ORDO_INVALID)
+            test_fail(__FILE__, __LINE__, "case %zu was not refused", i);
+        ASSERT_CONTAINS(err.message, bad[i].message);
+    }
+}
+
+/* The resolved recipe carries the data algorithm, the shuffle flag and
+ * the schedule; parsing it again gives the same id. */
+TEST(recipe_canonical_form_holds_the_mixture)
+{
+    const char *json = "{\"seed\": 1, \"seq_len\": 8, \"global_batch\": 8, \"lanes\": 2, "
+                       "\"shuffle\": false, " TWO_SOURCES ", \"schedule\": [{\"step\": 1, "
+                       "\"weights\": {\"web\": 3}}, {\"step\": 50, \"linear_from\": 10, "
+                       "\"weights\": {\"web\": 1, \"code book\": 1}}]}";
+    ordo_recipe *r = NULL, *again = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_parse(json, strlen(json), "/", 0, &r, &err), &err);
+    const char *canonical = ordo_recipe_canonical(r);
+    ASSERT_CONTAINS(canonical, "\"data_algorithm\":2");
+    ASSERT_CONTAINS(canonical, "\"shuffle\":false");
+    ASSERT_CONTAINS(canonical, "\"schedule\":[{\"step\":1,\"weights\":{\"web\":3.0}},"
+                               "{\"linear_from\":10,\"step\":50,\"weights\":{\"code book\":1.0,"
+                               "\"web\":1.0}}]");
+    ASSERT(strstr(canonical, "\"weight\"") == NULL);
+    ASSERT_OK(ordo_recipe_parse(canonical, strlen(canonical), "/", 0, &again, &err), &err);
+    ASSERT_EQ_STR(ordo_recipe_id(again), ordo_recipe_id(r));
+    /* shares at the ramp's ends and middle, exact integers summing to 2^30 */
+    uint64_t shares[2];
+    ordo__step_shares(r, 10, shares);
+    ASSERT(shares[0] == ORDO__SHARE_ONE && shares[1] == 0);
+    ordo__step_shares(r, 30, shares);
+    ASSERT(shares[0] + shares[1] == ORDO__SHARE_ONE && shares[1] == ORDO__SHARE_ONE / 4);
+    ordo__step_shares(r, 50, shares);
+    ASSERT(shares[0] == ORDO__SHARE_ONE / 2 && shares[1] == ORDO__SHARE_ONE / 2);
+    ordo_recipe_free(r);
+    ordo_recipe_free(again);
 }

@@ -16,10 +16,9 @@ static uint64_t epoch_samples(const ordo_loader *l)
 }
 
 /* Sets a logical lane up; see pipeline.h. */
-ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index,
-                             ordo__unit_list *units, const ordo__pos *positions,
-                             const ordo__plan *plan, uint64_t epoch, uint64_t discard,
-                             ordo_error *err)
+ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index, ordo__unit_list *units,
+                             const ordo__pos *positions, const ordo__plan *plan, uint64_t epoch,
+                             uint64_t discard, ordo_error *err)
 {
     memset(lane, 0, sizeof *lane);
     const ordo_recipe *r = l->recipe;
@@ -187,8 +186,8 @@ ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err)
         ordo_status status = next_sample(lane, &s, err);
         if (status == ORDO_OK)
             status = ordo__replay_sample(lane->loader, lane->index, &lane->replay_position,
-                                         lane->replay_first, lane->replay_ledger,
-                                         lane->replay_run, lane->replay_ctx, s->tokens, err);
+                                         lane->replay_first, lane->replay_ledger, lane->replay_run,
+                                         lane->replay_ctx, s->tokens, err);
         free(s);
         if (status != ORDO_OK)
             return status;

@@ -28,7 +28,8 @@ ordo_status ordo__packer_init(ordo__packer *p, ordo_loader *l, int lane, uint32_
     for (int i = 0; p->ring && i < l->prefetch; i++)
         if (!p->ring[i])
             return ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane);
-    return p->ring ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane);
+    return p->ring ? ORDO_OK
+                   : ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane);
 }
 
 /* Frees the packer's units and slots (none may be in flight). */
@@ -110,9 +111,9 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     }
     if (!p->checked) { /* a resumed position: inside the unit */
         if (p->pos.doc >= w->doc_count ||
-            p->pos.offset >= (p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1]
-                                                            : w->tokens.count) -
-                                 w->doc_offset[p->pos.doc])
+            p->pos.offset >=
+                (p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1] : w->tokens.count) -
+                    w->doc_offset[p->pos.doc])
             return ordo__error(err, ORDO_INVALID,
                                "resume refused: the checkpoint at step %lld puts lane %d of "
                                "source '%s' at token %llu of document %llu of its unit %llu, "
@@ -139,7 +140,8 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
         if (status != ORDO_OK)
             return status;
         size_t begin = w->doc_offset[p->pos.doc];
-        size_t end = p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1] : w->tokens.count;
+        size_t end =
+            p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1] : w->tokens.count;
         size_t at = begin + (size_t)p->pos.offset, run = end - at;
         if (run > seq_len - fill)
             run = seq_len - fill;

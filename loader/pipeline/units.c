@@ -115,8 +115,8 @@ static uint32_t lane_of(uint64_t q, uint64_t lanes)
 }
 
 /* Partitions a source's units among lanes; see units.h. */
-ordo_status ordo__units_partition(const ordo_recipe *r, uint32_t source, uint32_t first,
-                                  uint32_t n, ordo__unit_list *lists, ordo_error *err)
+ordo_status ordo__units_partition(const ordo_recipe *r, uint32_t source, uint32_t first, uint32_t n,
+                                  ordo__unit_list *lists, ordo_error *err)
 {
     memset(lists, 0, n * sizeof *lists);
     const ordo__source *src = &r->sources[source];

@@ -115,8 +115,8 @@ static ordo_status entry_step(json_t *entry, const char *key, size_t at, int64_t
         return ORDO_OK;
     if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > ORDO_STEP_MAX)
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: schedule[%zu]: '%s' must be an integer from 1 to %lld", at,
-                           key, (long long)ORDO_STEP_MAX);
+                           "recipe: schedule[%zu]: '%s' must be an integer from 1 to %lld", at, key,
+                           (long long)ORDO_STEP_MAX);
     *out = json_integer_value(v);
     return ORDO_OK;
 }
@@ -153,8 +153,8 @@ static ordo_status parse_entry(ordo_recipe *r, json_t *entry, size_t at, ordo_er
                            (long long)step);
     if (previous && step <= previous->step)
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: %s is at step %lld, not after the previous entry's %lld",
-                           where, (long long)step, (long long)previous->step);
+                           "recipe: %s is at step %lld, not after the previous entry's %lld", where,
+                           (long long)step, (long long)previous->step);
     if (from && (!previous || from < previous->step || from >= step))
         return ordo__error(err, ORDO_INVALID,
                            "recipe: %s: 'linear_from' (%lld) must be from the previous entry's "

@@ -325,6 +325,13 @@ typedef struct ordo_source_info {
     uint64_t sample_records;
 } ordo_source_info;
 
+/* The sources' normalised weights at `step` (1 .. ORDO_STEP_MAX) into
+ * weights[0 .. source_count): the recipe's weights, or its schedule's
+ * entry (ramps interpolated) as the slot plan uses them, exact to 2^-30.
+ * ORDO_INVALID for a step out of range. */
+ordo_status ordo_recipe_step_weights(const ordo_recipe *recipe, int64_t step, double *weights,
+                                     ordo_error *err);
+
 /* Fills `info` for source `index`; ORDO_INVALID when out of range. */
 ordo_status ordo_recipe_source(const ordo_recipe *recipe, int index, ordo_source_info *info,
                                ordo_error *err);

@@ -92,8 +92,8 @@ static void model_weights(const entry *e, int n, int sources, int64_t step, doub
     if (i + 1 < n && e[i + 1].linear_from && step > e[i + 1].linear_from) {
         for (int s = 0; s < sources; s++)
             tb += e[i + 1].w[s];
-        double t = (double)(step - e[i + 1].linear_from) /
-                   (double)(e[i + 1].step - e[i + 1].linear_from);
+        double t =
+            (double)(step - e[i + 1].linear_from) / (double)(e[i + 1].step - e[i + 1].linear_from);
         for (int s = 0; s < sources; s++) {
             b[s] = e[i + 1].w[s] / tb;
             w[s] = a[s] + (b[s] - a[s]) * t;
@@ -245,8 +245,8 @@ TEST(mixing_never_repeats_a_document_across_lanes)
             const uint32_t *row = b.tokens + (size_t)i * SEQ;
             for (int j = 0; j < i; j++)
                 if (memcmp(row, b.tokens + (size_t)j * SEQ, SEQ * sizeof *row) == 0)
-                    test_fail(__FILE__, __LINE__, "step %d: samples %d and %d are the same", k,
-                              j, i);
+                    test_fail(__FILE__, __LINE__, "step %d: samples %d and %d are the same", k, j,
+                              i);
             if (b.sources[i] != 0)
                 continue;
             int ids[SEQ], n = doc_starts(row, b.doc_start + (size_t)i * SEQ, "small", ids, SEQ);
@@ -298,7 +298,8 @@ TEST(mixing_refuses_a_source_with_fewer_documents_than_lanes)
     ordo_error err;
     ASSERT_OK(ordo_recipe_load(test_path("recipe.json"), &r, &err), &err);
     ASSERT_STATUS(ordo_recipe_index(r, NULL, NULL, NULL, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "source 'tiny' has 47 documents, fewer than the recipe's 48 lanes");
+    ASSERT_CONTAINS(err.message,
+                    "source 'tiny' has 47 documents, fewer than the recipe's 48 lanes");
     ordo_recipe_free(r);
 }
 
@@ -348,7 +349,8 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
     unsigned state = 2026;
     double worst_step = 0, worst_total = 0;
     for (int trial = 0; trial < 300; trial++) {
-        int sources = 1 + (int)(next_random(&state) % 8), batch = 1 + (int)(next_random(&state) % 700);
+        int sources = 1 + (int)(next_random(&state) % 8),
+            batch = 1 + (int)(next_random(&state) % 700);
         int entries = 1 + (int)(next_random(&state) % 4);
         entry e[4];
         char schedule[4096];
@@ -359,7 +361,8 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
             e[i].step = step;
             e[i].linear_from = 0;
             if (i > 0 && next_random(&state) % 2)
-                e[i].linear_from = e[i - 1].step + (int64_t)(next_random(&state) % (unsigned)(step - e[i - 1].step));
+                e[i].linear_from = e[i - 1].step + (int64_t)(next_random(&state) %
+                                                             (unsigned)(step - e[i - 1].step));
             n += snprintf(schedule + n, sizeof schedule - (size_t)n, "%s{\"step\": %lld, ",
                           i ? ", " : "", (long long)step);
             if (e[i].linear_from)
@@ -369,8 +372,9 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
             for (int s = 0; s < sources; s++) {
                 unsigned pick = next_random(&state) % 10;
                 e[i].w[s % 4] = 0;
-                double w = pick < 3 ? 0 : pick < 5 ? 0.001 * (1 + next_random(&state) % 9)
-                                                   : (double)(1 + next_random(&state) % 1000) / 7;
+                double w = pick < 3   ? 0
+                           : pick < 5 ? 0.001 * (1 + next_random(&state) % 9)
+                                      : (double)(1 + next_random(&state) % 1000) / 7;
                 if (s == sources - 1 && sum == 0 && w == 0)
                     w = 0.3;
                 sum += w;
@@ -419,8 +423,9 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
                     worst_total = drift;
                 if (drift > 1.5) /* see the comment above the test */
                     fprintf(stderr, "  B %d, %d sources, schedule %s\n", batch, sources, schedule),
-                    test_fail(__FILE__, __LINE__, "trial %d step %lld: source %d is %.9f off its total",
-                              trial, (long long)k, s, drift);
+                        test_fail(__FILE__, __LINE__,
+                                  "trial %d step %lld: source %d is %.9f off its total", trial,
+                                  (long long)k, s, drift);
                 sum += counts[s];
             }
             ASSERT_EQ_INT(sum, (uint64_t)batch);
@@ -562,7 +567,8 @@ TEST(mixing_batches_are_the_same_at_every_world_size_and_resume)
     run_spec a = {.world = 3, .workers = 2, .keep = 22};
     memset(other, 0, bytes);
     run_world(r, &a, 0, 22, other);
-    run_spec b = {.world = 16, .workers = 3, .state = a.kept, .state_size = a.kept_size, .keep = 77};
+    run_spec b = {
+        .world = 16, .workers = 3, .state = a.kept, .state_size = a.kept_size, .keep = 77};
     run_world(r, &b, 22, 77, other);
     run_spec c = {.world = 1, .workers = 4, .state = b.kept, .state_size = b.kept_size};
     run_world(r, &c, 77, steps, other);
@@ -572,8 +578,8 @@ TEST(mixing_batches_are_the_same_at_every_world_size_and_resume)
     run_world(r, &fork, 22, steps, other);
     assert_same_steps(base, other, 22, steps, "a fork from step 22");
     /* a checkpoint of logical lanes holds at most 64 bytes per lane */
-    fprintf(stderr, "  checkpoint after step 77: %zu bytes for %d lanes, 3 sources\n",
-            b.kept_size, L);
+    fprintf(stderr, "  checkpoint after step 77: %zu bytes for %d lanes, 3 sources\n", b.kept_size,
+            L);
     ASSERT(b.kept_size <= (size_t)64 * L);
     ordo_free(a.kept);
     ordo_free(b.kept);

@@ -158,6 +158,11 @@ TEST(recipe_canonical_form_holds_the_mixture)
     ASSERT(shares[0] + shares[1] == ORDO__SHARE_ONE && shares[1] == ORDO__SHARE_ONE / 4);
     ordo__step_shares(r, 50, shares);
     ASSERT(shares[0] == ORDO__SHARE_ONE / 2 && shares[1] == ORDO__SHARE_ONE / 2);
+    double w[2];
+    ASSERT_OK(ordo_recipe_step_weights(r, 30, w, &err), &err);
+    ASSERT(w[0] == 0.75 && w[1] == 0.25);
+    ASSERT_STATUS(ordo_recipe_step_weights(r, 0, w, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 0 is not between 1 and");
     ordo_recipe_free(r);
     ordo_recipe_free(again);
 }

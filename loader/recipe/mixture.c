@@ -267,3 +267,20 @@ void ordo__step_shares(const ordo_recipe *r, int64_t step, uint64_t *shares)
         shares[best]++, given++;
     }
 }
+
+/* The weights at a step, as doubles; see ordo.h. */
+ordo_status ordo_recipe_step_weights(const ordo_recipe *r, int64_t step, double *weights,
+                                     ordo_error *err)
+{
+    if (step < 1 || step > ORDO_STEP_MAX)
+        return ordo__error(err, ORDO_INVALID, "step %lld is not between 1 and %lld",
+                           (long long)step, (long long)ORDO_STEP_MAX);
+    uint64_t *shares = calloc(r->source_count, sizeof *shares);
+    if (!shares)
+        return ordo__error(err, ORDO_NOMEM, "out of memory");
+    ordo__step_shares(r, step, shares);
+    for (uint32_t s = 0; s < r->source_count; s++)
+        weights[s] = (double)shares[s] / (double)ORDO__SHARE_ONE;
+    free(shares);
+    return ordo__ok(err);
+}

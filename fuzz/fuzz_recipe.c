@@ -23,8 +23,33 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     }
     ordo_recipe *recipe = NULL;
     /* paths resolve in a folder with no shards: globs match nothing */
-    if (ordo_recipe_parse((const char *)data, size, "/nonexistent-ordo-fuzz", 0, &recipe, &err) ==
+    if (ordo_recipe_parse((const char *)data, size, "/nonexistent-ordo-fuzz", 0, &recipe, &err) !=
         ORDO_OK)
-        ordo_recipe_free(recipe);
+        return 0;
+    /* a parsed recipe's weights at any step are normalised, and its
+     * canonical form parses to the same id */
+    ordo_recipe_info info;
+    ordo_recipe_describe(recipe, &info);
+    double *weights = calloc((size_t)info.source_count, sizeof *weights);
+    static const int64_t steps[] = {1, 2, 100, 801, 1000000, ORDO_STEP_MAX};
+    for (size_t i = 0; weights && i < sizeof steps / sizeof *steps; i++) {
+        double sum = 0;
+        if (ordo_recipe_step_weights(recipe, steps[i], weights, &err) != ORDO_OK)
+            abort();
+        for (int s = 0; s < info.source_count; s++)
+            sum += weights[s] < 0 ? 2 : weights[s];
+        if (sum < 1 - 1e-6 || sum > 1 + 1e-6)
+            abort();
+    }
+    free(weights);
+    const char *resolved = ordo_recipe_canonical(recipe);
+    ordo_recipe *again = NULL;
+    if (ordo_recipe_parse(resolved, strlen(resolved), "/nonexistent-ordo-fuzz", 0, &again, &err) ==
+        ORDO_OK) {
+        if (strcmp(ordo_recipe_id(again), ordo_recipe_id(recipe)) != 0)
+            abort();
+        ordo_recipe_free(again);
+    }
+    ordo_recipe_free(recipe);
     return 0;
 }

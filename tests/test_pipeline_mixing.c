@@ -587,3 +587,16 @@ TEST(mixing_batches_are_the_same_at_every_world_size_and_resume)
     free(other);
     ordo_recipe_free(r);
 }
+
+/* A checkpoint of data algorithm 1 (format 4) is refused naming both
+ * algorithms, whatever follows its first byte. */
+TEST(mixing_refuses_checkpoints_of_data_algorithm_1)
+{
+    const unsigned char old[] = {4, 0, 0x85, 0x12, 60, 8, 2, 0, 0, 1, 0, 1, 6, 1, 1, 9, 9, 0, 0};
+    ordo_error err;
+    int lanes = 0;
+    ASSERT_STATUS(ordo_checkpoint_describe(old, sizeof old, &lanes, NULL, &err), ORDO_INVALID,
+                  &err);
+    ASSERT_CONTAINS(err.message, "checkpoint of format 4 was written under data algorithm 1; this "
+                                 "ordo cuts batches with data algorithm 2 (format 5)");
+}

@@ -69,7 +69,19 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(str(b["tokens"].dtype), "uint32")
         # the helper for other loaders computes the same lane digests
         self.assertEqual(ordo.lane_digests(b["tokens"], 4), b["lane_digests"])
+        # each sample's source: an int64 per row, accounting for every token
+        self.assertEqual(b["source"].shape, (8,))
+        self.assertEqual(str(b["source"].dtype), "int64")
+        counts = [int((b["source"] == s).sum()) * 64 for s in range(len(b["source_tokens"]))]
+        self.assertEqual(counts, b["source_tokens"])
+        self.assertEqual(b["pad_tokens"], 0)
         l.close()
+        import torch
+        tl = Loader(self.recipe, 0, 1, as_torch=True)
+        t = next(tl)
+        self.assertEqual(t["source"].dtype, torch.int64)
+        self.assertEqual(tuple(t["source"].shape), (16,))
+        tl.close()
 
     def test_world_sizes_agree_and_resume_elsewhere(self):
         one, _ = run_steps(self.recipe, 1, 12)

@@ -75,7 +75,9 @@ void ordo__packer_issue(ordo__packer *p, ordo__work **chain)
         w->skip = w->end = 0;
         w->status = ORDO_OK;
         w->done = 0;
-        w->next = *chain;
+        w->next = NULL;
+        while (*chain) /* appended: the units needed first are read first */
+            chain = &(*chain)->next;
         *chain = w;
     }
 }
@@ -90,7 +92,7 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     ordo__packer_issue(p, &chain);
     ordo__pool_submit(l, chain);
     ordo__work *w = p->ring[slot];
-    if (l->unordered && !w->done) {
+    if (l->unordered) { /* debug: whichever finished first */
         ordo__work *any = ordo__pool_wait_any(l, p->ring, l->prefetch);
         for (uint64_t i = 0; i < prefetch; i++)
             if (p->ring[i] == any) { /* swap slots and stream positions */

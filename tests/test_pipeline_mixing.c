@@ -394,6 +394,8 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
         ASSERT_OK(ordo__plan_init(&seeked, r, &err), &err);
         uint64_t counts[8];
         uint32_t *slots = malloc((size_t)batch * sizeof *slots);
+        static ordo__slot_cache cache;
+        memset(&cache, 0, sizeof cache); /* per recipe */
         double total[8] = {0};
         uint64_t given[8] = {0};
         for (int64_t k = 1; k <= 400; k++) {
@@ -436,7 +438,7 @@ TEST(slot_plan_meets_its_bounds_on_random_mixtures)
             }
             if (k % 7)
                 continue; /* the slots of every 7th step */
-            ordo__slot_sources(r, k, counts, 0, (uint64_t)batch, slots);
+            ordo__slot_sources(r, &cache, k, counts, 0, (uint64_t)batch, slots);
             uint64_t placed[8] = {0};
             for (int j = 0; j < batch; j++)
                 placed[slots[j]]++;

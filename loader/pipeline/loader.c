@@ -431,15 +431,25 @@ void ordo_loader_close(ordo_loader *l)
     free(l);
 }
 
+/* Fills free prefetch slots. Logical lanes' units are queued depth by
+ * depth (every packer's current unit, then every next one, ...), so the
+ * units the coming batch packs are read before any lane's later ones. */
 static ordo_status top_up(ordo_loader *l, ordo_error *err)
 {
+    if (!l->rank_bound) {
+        ordo__work *chain = NULL, **tail = &chain;
+        for (int depth = 1; depth <= l->prefetch; depth++)
+            for (int i = 0; i < l->lane_count; i++) {
+                ordo__mlane_issue(&l->mlanes[i], depth, tail);
+                while (*tail)
+                    tail = &(*tail)->next;
+            }
+        ordo__pool_submit(l, chain);
+        return ORDO_OK;
+    }
     for (int i = 0; i < l->lane_count; i++) {
         ordo__work *chain = NULL;
-        ordo_status status = ORDO_OK;
-        if (l->rank_bound)
-            status = ordo__lane_issue(&l->lanes[i], &chain, err);
-        else
-            ordo__mlane_issue(&l->mlanes[i], &chain);
+        ordo_status status = ordo__lane_issue(&l->lanes[i], &chain, err);
         if (status != ORDO_OK)
             return status;
         ordo__pool_submit(l, chain);

@@ -72,10 +72,10 @@ void ordo__mlane_free(ordo__mlane *lane)
 }
 
 /* Issues every packer's next units; see pipeline.h. */
-void ordo__mlane_issue(ordo__mlane *lane, ordo__work **chain)
+void ordo__mlane_issue(ordo__mlane *lane, int depth, ordo__work **chain)
 {
     for (uint32_t s = 0; s < lane->loader->recipe->source_count; s++)
-        ordo__packer_issue(&lane->packers[s], chain);
+        ordo__packer_issue(&lane->packers[s], depth, chain);
 }
 
 /* The lane's slots of the next flush epoch's steps, from the slot plan. */
@@ -86,8 +86,9 @@ static void plan_epoch(ordo__mlane *lane, uint64_t epoch)
     for (uint64_t k = 0; k < flush; k++) {
         int64_t step = (int64_t)(epoch * flush + k + 1);
         ordo__plan_next(&lane->plan, lane->plan.counts);
-        ordo__slot_sources(l->recipe, step, lane->plan.counts, (uint64_t)lane->index * per_lane,
-                           per_lane, lane->sources + k * per_lane);
+        ordo__slot_sources(l->recipe, &lane->loader->slot_cache, step, lane->plan.counts,
+                           (uint64_t)lane->index * per_lane, per_lane,
+                           lane->sources + k * per_lane);
     }
 }
 
@@ -101,9 +102,10 @@ static ordo_status fill_source(ordo__mlane *lane, uint32_t s, uint64_t epoch, or
         count += lane->sources[i] == s;
     if (count == 0)
         return ORDO_OK;
-    ordo__permutation perm;
-    ordo__permutation_init(&perm, count, l->recipe->seed, "shuffle",
-                           (uint64_t)lane->index << 32 | s, epoch);
+    ordo__permutation perm = {0};
+    if (l->recipe->shuffle) /* else slot order */
+        ordo__permutation_init(&perm, count, l->recipe->seed, "shuffle",
+                               (uint64_t)lane->index << 32 | s, epoch);
     ordo__sample **mine = calloc(count, sizeof *mine);
     if (!mine)
         return ordo__error(err, ORDO_NOMEM, "out of memory packing lane %d", lane->index);
@@ -142,7 +144,7 @@ static ordo_status produce(ordo__mlane *lane, ordo_error *err)
         lane->start[s] = lane->packers[s].pos;
     plan_epoch(lane, epoch);
     ordo__work *chain = NULL;
-    ordo__mlane_issue(lane, &chain);
+    ordo__mlane_issue(lane, l->prefetch, &chain);
     ordo__pool_submit(lane->loader, chain);
     ordo_status status = ORDO_OK;
     for (uint32_t s = 0; s < n && status == ORDO_OK; s++)

@@ -59,10 +59,14 @@ static const ordo__unit_ref *unit_at(ordo__packer *p, uint64_t u)
 }
 
 /* Issues units into free slots; see packer.h. */
-void ordo__packer_issue(ordo__packer *p, ordo__work **chain)
+void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 {
     int prefetch = p->loader->prefetch;
-    while (p->issued < p->pos.unit + (uint64_t)prefetch) {
+    if (depth > prefetch)
+        depth = prefetch;
+    while (*chain) /* appended, so the pool reads units in the order they are packed */
+        chain = &(*chain)->next;
+    while (p->issued < p->pos.unit + (uint64_t)depth) {
         ordo__work *w = p->ring[p->issued % (uint64_t)prefetch];
         if (w->seq != UINT64_MAX)
             break;
@@ -76,9 +80,8 @@ void ordo__packer_issue(ordo__packer *p, ordo__work **chain)
         w->status = ORDO_OK;
         w->done = 0;
         w->next = NULL;
-        while (*chain) /* appended: the units needed first are read first */
-            chain = &(*chain)->next;
         *chain = w;
+        chain = &w->next;
     }
 }
 
@@ -89,7 +92,7 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     ordo_loader *l = p->loader;
     uint64_t prefetch = (uint64_t)l->prefetch, slot = p->pos.unit % prefetch;
     ordo__work *chain = NULL;
-    ordo__packer_issue(p, &chain);
+    ordo__packer_issue(p, l->prefetch, &chain);
     ordo__pool_submit(l, chain);
     ordo__work *w = p->ring[slot];
     if (l->unordered) { /* debug: whichever finished first */

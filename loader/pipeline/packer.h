@@ -39,9 +39,11 @@ ordo_status ordo__packer_init(ordo__packer *p, struct ordo_loader *loader, int l
                               ordo_error *err);
 void ordo__packer_free(ordo__packer *p);
 
-/* Issues units into free prefetch slots; chains them through ->next into
- * *chain (for ordo__pool_submit). */
-void ordo__packer_issue(ordo__packer *p, struct ordo__work **chain);
+/* Issues units into free prefetch slots, up to `depth` (at most the
+ * loader's prefetch) units past the packer's position; appends them, in
+ * stream order, to the chain through ->next at *chain (for
+ * ordo__pool_submit). */
+void ordo__packer_issue(ordo__packer *p, int depth, struct ordo__work **chain);
 
 /* Fills `tokens` (seq_len ids) and `doc_start` with the packer's next
  * sample, waiting for the units it needs. A unit that fails to read, or a

@@ -115,12 +115,13 @@ struct ordo_loader {
     int stride;     /* lanes of the whole job: L, or W when rank-bound */
     int per_lane;   /* samples per lane per step */
     int prefetch;
-    ordo__stream *streams; /* per source, what rank-bound re-shards left (owned) */
-    int64_t step;          /* batches returned */
-    ordo_status failed;    /* a failed batch leaves lanes half-filled: */
-    ordo_error failure;    /* every later call repeats its error */
-    ordo__lane *lanes;     /* rank-bound */
-    ordo__mlane *mlanes;   /* logical */
+    ordo__stream *streams;       /* per source, what rank-bound re-shards left (owned) */
+    int64_t step;                /* batches returned */
+    ordo_status failed;          /* a failed batch leaves lanes half-filled: */
+    ordo_error failure;          /* every later call repeats its error */
+    ordo__lane *lanes;           /* rank-bound */
+    ordo__mlane *mlanes;         /* logical */
+    ordo__slot_cache slot_cache; /* logical lanes' slot permutations */
     /* workers */
     pthread_mutex_t mutex;
     pthread_cond_t read_ready, tokenize_ready, work_done;
@@ -199,8 +200,9 @@ ordo_status ordo__mlane_init(ordo__mlane *lane, struct ordo_loader *loader, int 
                              const ordo__plan *plan, uint64_t epoch, uint64_t discard,
                              ordo_error *err);
 void ordo__mlane_free(ordo__mlane *lane);
-/* Issues the lane's packers' units into free prefetch slots, chained into *chain. */
-void ordo__mlane_issue(ordo__mlane *lane, ordo__work **chain);
+/* Issues the lane's packers' units into free prefetch slots, up to `depth`
+ * units past each packer's position, appended to the chain at *chain. */
+void ordo__mlane_issue(ordo__mlane *lane, int depth, ordo__work **chain);
 /* The lane's next sample into *sample (the caller frees it with free()),
  * after dropping (and checking) what a resume regenerated. */
 ordo_status ordo__mlane_take(ordo__mlane *lane, ordo__sample **sample, ordo_error *err);

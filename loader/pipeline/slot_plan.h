@@ -5,6 +5,7 @@
 #ifndef ORDO_SLOT_PLAN_H
 #define ORDO_SLOT_PLAN_H
 
+#include "permute.h"
 #include "recipe/recipe.h"
 
 /* The apportionment after `step` steps: per source the cumulative shares
@@ -33,9 +34,19 @@ void ordo__plan_next(ordo__plan *plan, uint64_t *counts);
 /* Moves the plan to just after `step` (from the start when behind it). */
 void ordo__plan_seek(ordo__plan *plan, int64_t step);
 
+/* The slot permutations of recent steps, kept so that the lanes placing
+ * the same step seed it once; zeroed: empty (steps start at 1). Only
+ * ever a cache: what it holds is a pure function of (recipe, step). */
+#define ORDO__SLOT_CACHE 8
+typedef struct ordo__slot_cache {
+    int64_t step[ORDO__SLOT_CACHE];
+    ordo__permutation perm[ORDO__SLOT_CACHE];
+} ordo__slot_cache;
+
 /* The sources of slots first .. first+n-1 of `step` (slot j is row
- * j % (B/L) of lane j / (B/L)), whose counts are `counts`, into sources. */
-void ordo__slot_sources(const ordo_recipe *recipe, int64_t step, const uint64_t *counts,
-                        uint64_t first, uint64_t n, uint32_t *sources);
+ * j % (B/L) of lane j / (B/L)), whose counts are `counts`, into sources;
+ * the step's permutation comes from / goes to `cache`. */
+void ordo__slot_sources(const ordo_recipe *recipe, ordo__slot_cache *cache, int64_t step,
+                        const uint64_t *counts, uint64_t first, uint64_t n, uint32_t *sources);
 
 #endif

@@ -56,6 +56,19 @@ static ordo_status open_file_or_pipe(const char *path, int *fd, int *pipe, ordo_
                            path);
     }
     *pipe = S_ISFIFO(st.st_mode);
+    if (*pipe) {
+        /* A FIFO opened without waiting reads as empty until its writer
+         * opens it: open it again, waiting for the writer. */
+        close(*fd);
+        *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (*fd < 0 || fstat(*fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+            if (*fd >= 0)
+                close(*fd);
+            *fd = -1;
+            return ordo__error(err, ORDO_IO, "cannot open the pipe '%s' again to read it", path);
+        }
+        return ORDO_OK;
+    }
     int flags = fcntl(*fd, F_GETFL);
     if (flags >= 0)
         fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);

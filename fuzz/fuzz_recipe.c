@@ -1,10 +1,34 @@
-/* Fuzzes the recipe parser and canonicalizer with arbitrary JSON text. */
+/* Fuzzes the recipe parser and canonicalizer, and the reader of a stored
+ * recipe's mixture alone (the views' targets), with arbitrary JSON text. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ordo.h"
+#include "testing.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+/* A mixture that reads gives weights summing to 1 at any step. */
+static void mixture_alone(const unsigned char *data, size_t size)
+{
+    ordo_recipe *recipe = NULL;
+    ordo_error err;
+    if (ordo__mixture_read((const char *)data, size, &recipe, &err) != ORDO_OK)
+        return;
+    int n = (int)recipe->source_count;
+    double *weights = calloc((size_t)n, sizeof *weights);
+    const int64_t steps[] = {1, 2, 1000, ORDO_STEP_MAX};
+    for (size_t i = 0; weights && i < sizeof steps / sizeof steps[0]; i++) {
+        if (ordo_recipe_step_weights(recipe, steps[i], weights, &err) != ORDO_OK)
+            abort();
+        double total = 0;
+        for (int s = 0; s < n; s++)
+            total += weights[s];
+        if (total < 1 - 1e-6 || total > 1 + 1e-6)
+            abort();
+    }
+    free(weights);
+    ordo_recipe_free(recipe);
+}
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
@@ -26,5 +50,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (ordo_recipe_parse((const char *)data, size, "/nonexistent-ordo-fuzz", 0, &recipe, &err) ==
         ORDO_OK)
         ordo_recipe_free(recipe);
+    mixture_alone(data, size);
     return 0;
 }

@@ -213,8 +213,8 @@ static json_t *view_json(const run_view *v)
     for (size_t i = 0; i < v->events->count; i++)
         json_array_append_new(events, cli_view(ordo_event_json(&v->events->items[i])));
     return json_pack("{s:o, s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
-                     "segments", segments, "checkpoints", checkpoints, "events", events,
-                     "mixture", cli_view(ordo_mixture_json(v->mixture)));
+                     "segments", segments, "checkpoints", checkpoints, "events", events, "mixture",
+                     cli_view(ordo_mixture_json(v->mixture)));
 }
 
 static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *range)

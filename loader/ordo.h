@@ -868,17 +868,17 @@ ordo_status ordo_mixture_scan(ordo_ledger *ledger, ordo_mixture *mixture, int64_
 /* One source over the steps added. Measured steps are those whose
  * delivered shares are known. */
 typedef struct ordo_mixture_source {
-    const char *name;        /* owned by the mixture */
-    int64_t steps;           /* steps added */
-    int64_t measured_steps;  /* of which measured */
-    double target_mean;      /* mean target share over the measured steps (over
+    const char *name;       /* owned by the mixture */
+    int64_t steps;          /* steps added */
+    int64_t measured_steps; /* of which measured */
+    double target_mean;     /* mean target share over the measured steps (over
                                 every step added when none is); NAN: no step */
-    double delivered;        /* the source's share of the measured steps' tokens;
+    double delivered;       /* the source's share of the measured steps' tokens;
                                 NAN when none is measured */
-    double worst_deviation;  /* (delivered - target) × B, in samples, at the
+    double worst_deviation; /* (delivered - target) × B, in samples, at the
                                 measured step where it is largest in size (the
                                 first such); NAN when none is measured or B unknown */
-    int64_t worst_step;      /* that step; 0 when none */
+    int64_t worst_step;     /* that step; 0 when none */
 } ordo_mixture_source;
 
 /* Fills `out` for source `index`; ORDO_INVALID when out of range. */

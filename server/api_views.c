@@ -70,15 +70,16 @@ static json_t *bucket_json(const ordo_series_result *r, size_t i)
     int count = r->sources;
     json_t *tokens = json_array();
     for (int s = 0; s < count; s++)
-        json_array_append_new(tokens, json_integer(r->source_tokens[i * (size_t)count + (size_t)s]));
+        json_array_append_new(tokens,
+                              json_integer(r->source_tokens[i * (size_t)count + (size_t)s]));
     double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
     int finite = k->loss_steps && isfinite(mean) && isfinite(k->loss_min) && isfinite(k->loss_max);
     return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "from",
                      (json_int_t)k->from, "to", (json_int_t)k->to, "steps", (json_int_t)k->steps,
                      "loss", finite ? json_real(mean) : json_null(), "loss_min",
                      finite ? json_real(k->loss_min) : json_null(), "loss_max",
-                     finite ? json_real(k->loss_max) : json_null(), "tokens",
-                     (json_int_t)k->tokens, "source_tokens", tokens, "target_shares",
+                     finite ? json_real(k->loss_max) : json_null(), "tokens", (json_int_t)k->tokens,
+                     "source_tokens", tokens, "target_shares",
                      share_row(r->target_shares, i, count), "delivered_shares",
                      share_row(r->delivered_shares, i, count));
 }
@@ -109,9 +110,9 @@ response api_run_series(request *req, const char *name)
             json_array_append_new(list, bucket_json(&r, i));
     for (int s = 0; s < ordo_mixture_sources(mixture); s++)
         json_array_append_new(sources, json_string(ordo_mixture_source_name(mixture, s)));
-    json_t *body = json_pack("{s:s, s:I, s:o, s:o, s:o}", "run", name, "width",
-                             (json_int_t)r.width, "sources", sources, "mixture",
-                             view_json(ordo_mixture_json(mixture)), "buckets", list);
+    json_t *body =
+        json_pack("{s:s, s:I, s:o, s:o, s:o}", "run", name, "width", (json_int_t)r.width, "sources",
+                  sources, "mixture", view_json(ordo_mixture_json(mixture)), "buckets", list);
     ordo_series_result_free(&r);
     ordo_mixture_free(mixture);
     return json_ok(200, body);

@@ -787,10 +787,9 @@ TEST(server_run_view_gives_target_and_delivered_shares)
     json_t *b16 = json_array_get(buckets, 15);
     ASSERT_EQ_INT(num(b16, "from"), 16);
     ASSERT(json_real_value(json_array_get(json_object_get(b16, "target_shares"), 0)) == 0.5);
-    ASSERT(json_real_value(json_array_get(json_object_get(b16, "delivered_shares"), 0)) ==
-           step16);
-    double at13 = json_real_value(json_array_get(json_object_get(json_array_get(buckets, 12),
-                                                                 "target_shares"), 0));
+    ASSERT(json_real_value(json_array_get(json_object_get(b16, "delivered_shares"), 0)) == step16);
+    double at13 = json_real_value(
+        json_array_get(json_object_get(json_array_get(buckets, 12), "target_shares"), 0));
     ASSERT(fabs(at13 - (0.75 - 0.5 * 2 / 10.0)) < 1e-8); /* step 13: 0.65 */
     json_t *mixture = json_object_get(r.json, "mixture");
     ASSERT_EQ_INT(num(mixture, "global_batch"), 16);

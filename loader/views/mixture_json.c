@@ -34,8 +34,8 @@ char *ordo_step_mixture_json(const ordo_step *step, const ordo_mixture *mixture)
     int n = mixture ? ordo_mixture_sources(mixture) : 0;
     double *target = calloc((size_t)(n ? n : 1), sizeof *target);
     double *delivered = calloc((size_t)(n ? n : 1), sizeof *delivered);
-    int known = target && delivered && mixture ? ordo_mixture_step(mixture, step, target, delivered)
-                                               : 0;
+    int known =
+        target && delivered && mixture ? ordo_mixture_step(mixture, step, target, delivered) : 0;
     char *out = NULL;
     if (object && target && delivered) {
         json_object_set_new(object, "target_shares",
@@ -59,12 +59,12 @@ char *ordo_mixture_json(const ordo_mixture *m)
         ordo_mixture_source s;
         ordo_mixture_summary(m, i, &s, NULL);
         steps = s.steps, measured = s.measured_steps;
-        json_array_append_new(
-            sources, json_pack("{s:s, s:o, s:o, s:o, s:o}", "name", s.name, "target_mean",
-                               real_or_null(s.target_mean), "delivered", real_or_null(s.delivered),
-                               "worst_deviation_samples", real_or_null(s.worst_deviation),
-                               "worst_step", s.worst_step ? json_integer(s.worst_step)
-                                                          : json_null()));
+        json_array_append_new(sources,
+                              json_pack("{s:s, s:o, s:o, s:o, s:o}", "name", s.name, "target_mean",
+                                        real_or_null(s.target_mean), "delivered",
+                                        real_or_null(s.delivered), "worst_deviation_samples",
+                                        real_or_null(s.worst_deviation), "worst_step",
+                                        s.worst_step ? json_integer(s.worst_step) : json_null()));
     }
     int batch = ordo_mixture_global_batch(m);
     const char *why = ordo_mixture_why(m);

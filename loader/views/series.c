@@ -18,8 +18,8 @@ typedef struct {
 static void add_shares(series_scan *c, const ordo_step *s, size_t i)
 {
     ordo_series_result *r = c->r;
-    if (!c->mixture || !(ordo_mixture_step(c->mixture, s, c->target, c->delivered) &
-                         ORDO_MIXTURE_TARGET))
+    if (!c->mixture ||
+        !(ordo_mixture_step(c->mixture, s, c->target, c->delivered) & ORDO_MIXTURE_TARGET))
         return;
     c->bucket_steps[i]++;
     for (int k = 0; k < r->sources; k++)
@@ -63,8 +63,8 @@ static void finish_shares(series_scan *c)
             size_t at = i * (size_t)r->sources + (size_t)k;
             r->target_shares[at] =
                 c->bucket_steps[i] ? r->target_shares[at] / (double)c->bucket_steps[i] : NAN;
-            r->delivered_shares[at] = total > 0 ? (double)r->source_tokens[at] / (double)total
-                                                : NAN;
+            r->delivered_shares[at] =
+                total > 0 ? (double)r->source_tokens[at] / (double)total : NAN;
         }
     }
 }
@@ -93,8 +93,12 @@ ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, i
     out->source_tokens = calloc(cells, sizeof(int64_t));
     out->target_shares = calloc(cells, sizeof(double));
     out->delivered_shares = calloc(cells, sizeof(double));
-    series_scan c = {out, from, mixture, calloc((size_t)sources + 1, sizeof(double)),
-                     calloc((size_t)sources + 1, sizeof(double)), calloc(count, sizeof(int64_t))};
+    series_scan c = {out,
+                     from,
+                     mixture,
+                     calloc((size_t)sources + 1, sizeof(double)),
+                     calloc((size_t)sources + 1, sizeof(double)),
+                     calloc(count, sizeof(int64_t))};
     if (!out->buckets || !out->source_tokens || !out->target_shares || !out->delivered_shares ||
         !c.target || !c.delivered || !c.bucket_steps) {
         free(c.target), free(c.delivered), free(c.bucket_steps);

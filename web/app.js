@@ -165,6 +165,7 @@ async function viewRun(name) {
   main.replaceChildren(...view);
   if (withLoss.length) lineChart(lossBox, 'loss', [name], [series]);
   shareBoxes.forEach((box, i) => shareChart(box, series, i));
+  if (shareBoxes.deviation) deviationChart(shareBoxes.deviation, series);
 }
 
 // The mixture's summary per source (over the run) and, per source, a small
@@ -181,11 +182,17 @@ function mixtureView(series, view) {
     ? `Over ${fmt(mixture.measured_steps)} of ${fmt(mixture.steps)} steps with per-source token counts; a step’s deviation is (delivered − target) × ${fmt(mixture.global_batch)} samples.`
     : 'This run’s steps were recorded without per-source token counts: only the targets are known.'));
   view.push(el('div', { 'data-testid': 'mixture-table' }, shareTable(mixture)));
-  return mixture.by_source.map((s, i) => {
+  const boxes = mixture.by_source.map((s, i) => {
     const box = el('div', { class: 'chart share', 'data-testid': 'share-chart-' + i });
-    view.push(el('h3', {}, s.name), box);
+    view.push(el('h3', {}, s.name, ': target (dashed) and delivered share'), box);
     return box;
   });
+  if (mixture.measured_steps && mixture.global_batch) {
+    const box = el('div', { class: 'chart', 'data-testid': 'deviation-chart' });
+    view.push(el('h3', {}, 'Delivered − target, in samples of the step’s ', fmt(mixture.global_batch)), box);
+    boxes.deviation = box;
+  }
+  return boxes;
 }
 
 function shareTable(mixture) {
@@ -209,6 +216,8 @@ function lineChart(box, label, names, allSeries) {
               scales: { x: { time: false } }, axes: [{ label: 'step' }, { label }] }, data, box);
 }
 
+const percentTicks = (u, ticks) => ticks.map((t) => (100 * t).toFixed(0) + '%');
+
 // One source's target (dashed) and delivered (solid) share by step; a
 // bucket of several steps shows their mean target and their delivered share.
 function shareChart(box, series, i) {
@@ -216,13 +225,33 @@ function shareChart(box, series, i) {
   const xs = series.buckets.map((b) => (series.width > 1 ? (b.from + b.to) / 2 : b.from));
   const data = [xs, series.buckets.map((b) => b.target_shares[i]),
                 series.buckets.map((b) => b.delivered_shares[i])];
-  box.plot = new uPlot({ width: chartWidth(), height: 180,
+  box.plot = new uPlot({ width: chartWidth(), height: 220,
     series: [{ label: 'step' },
-             { label: 'target', stroke: color, width: 2, dash: [6, 4], value: (u, v) => pct(v) },
-             { label: 'delivered', stroke: '#424242', width: 1, value: (u, v) => pct(v) }],
+             { label: 'target', stroke: color, width: 2.5, dash: [8, 5], points: { show: false },
+               value: (u, v) => pct(v) },
+             { label: 'delivered', stroke: '#212121', width: 1.25, points: { show: false },
+               value: (u, v) => pct(v) }],
     scales: { x: { time: false }, y: { range: [0, 1] } },
-    axes: [{ label: 'step' }, { label: 'share', values: (u, ticks) => ticks.map((t) => pct(t)) }] },
+    axes: [{ label: 'step' }, { label: 'share', values: percentTicks }] },
   data, box);
+}
+
+// Every source's delivered − target by step, in samples of the global
+// batch: how far each step is from its target (the loader keeps it within 2).
+function deviationChart(box, series) {
+  const xs = series.buckets.map((b) => (series.width > 1 ? (b.from + b.to) / 2 : b.from));
+  const batch = series.mixture.global_batch;
+  const data = [xs];
+  const opts = [{ label: 'step' }];
+  series.sources.forEach((name, i) => {
+    data.push(series.buckets.map((b) => (b.delivered_shares[i] == null || b.target_shares[i] == null
+      ? null : (b.delivered_shares[i] - b.target_shares[i]) * batch)));
+    opts.push({ label: name, stroke: LINE_COLORS[i % LINE_COLORS.length], width: 1.25,
+                points: { show: false }, value: (u, v) => (v == null ? '–' : v.toFixed(2)) });
+  });
+  box.plot = new uPlot({ width: chartWidth(), height: 200, series: opts,
+    scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(-2, min), Math.max(2, max)] } },
+    axes: [{ label: 'step' }, { label: 'samples' }] }, data, box);
 }
 
 // ---- Compare: agreement strip, first divergence, lane map, loss, recipes

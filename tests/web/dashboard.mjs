@@ -100,6 +100,11 @@ check('run (schedule): target drawn along the ramp',
       near(drawn[0][1][drawn[0][0].indexOf(50)], 0.2),
       JSON.stringify(drawn[0][1].slice(18, 44)));
 const step31 = (await api('/api/runs/ramp/steps?from=31&to=31')).steps[0];
+const deviation = await page.evaluate(() => document.querySelector('[data-testid=deviation-chart]').plot.data);
+check('run (schedule): deviation in samples drawn, within 2 of the target at every step',
+      deviation.length === 3 && deviation[1].length === 60 && deviation.slice(1).every((d) => d.every((x) => Math.abs(x) <= 2)) &&
+      near(deviation[1][middle], (step31.delivered_shares[0] - 0.5) * 32),
+      JSON.stringify(deviation[1]));
 check('run (schedule): delivered drawn as the steps recorded it',
       drawn[0][2][middle] === step31.delivered_shares[0] && drawn[1][2][middle] === step31.delivered_shares[1] &&
       Math.abs(drawn[0][2][middle] * 32 - 16) <= 2,

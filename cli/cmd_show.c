@@ -112,8 +112,11 @@ static void print_mixture(const ordo_mixture *m)
     }
     ordo_mixture_source s;
     ordo_mixture_summary(m, 0, &s, NULL);
-    printf("\nmixture (%lld of %lld steps with per-source tokens; B = %d)\n",
-           (long long)s.measured_steps, (long long)s.steps, ordo_mixture_global_batch(m));
+    char batch[32] = "unknown";
+    if (ordo_mixture_global_batch(m))
+        snprintf(batch, sizeof batch, "%d", ordo_mixture_global_batch(m));
+    printf("\nmixture (%lld of %lld steps with per-source tokens; B = %s)\n",
+           (long long)s.measured_steps, (long long)s.steps, batch);
     printf("  %-20s %11s %11s  %s\n", "SOURCE", "TARGET", "DELIVERED",
            "WORST STEP (delivered - target, samples)");
     for (int i = 0; i < n; i++) {

@@ -1,5 +1,7 @@
-/* ordo show RUN: one run with its segments, checkpoints, events, steps. */
+/* ordo show RUN: one run with its segments, checkpoints, events, mixture
+ * (target against delivered shares) and steps. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +10,10 @@
 static const char show_help[] =
     "usage: ordo show RUN [--db PATH] [--json] [--steps FROM:TO]\n\n"
     "Shows a run: its recipe, segments (world size, step range, lane plan),\n"
-    "checkpoints and events (conflicts, resumes, divergences).\n\n"
+    "checkpoints, events (conflicts, resumes, divergences) and its mixture:\n"
+    "per source, the recipe's target share (its weights or schedule) against\n"
+    "the share of the tokens its steps delivered, and the step where the two\n"
+    "differ most, in samples. Listed steps show both shares per source.\n\n"
     "  --db PATH        the ledger (default: $ORDO_DB, else ./ordo.db)\n"
     "  --json           print one JSON object instead of text\n"
     "  --steps FROM:TO  also list the recorded steps in that range (or one step N)\n"
@@ -19,6 +24,7 @@ typedef struct {
     ordo_segment_list *segments;
     ordo_checkpoint_list *checkpoints;
     ordo_event_list *events;
+    ordo_mixture *mixture;
 } run_view;
 
 static int parse_step(const char *text, int64_t *value)
@@ -55,6 +61,10 @@ static ordo_status load_view(ordo_ledger *ledger, const char *name, run_view *vi
         status = ordo_checkpoints_list(ledger, view->run.id, &view->checkpoints, err);
     if (status == ORDO_OK)
         status = ordo_events_list(ledger, view->run.id, ORDO_EVENT_ANY, &view->events, err);
+    if (status == ORDO_OK)
+        status = ordo_mixture_open(ledger, view->run.recipe_id, &view->mixture, err);
+    if (status == ORDO_OK)
+        status = ordo_mixture_scan(ledger, view->mixture, view->run.id, 1, ORDO_STEP_MAX, err);
     return status;
 }
 
@@ -63,6 +73,7 @@ static void free_view(run_view *view)
     ordo_segment_list_free(view->segments);
     ordo_checkpoint_list_free(view->checkpoints);
     ordo_event_list_free(view->events);
+    ordo_mixture_free(view->mixture);
 }
 
 static void print_run(const ordo_run_info *r)
@@ -81,6 +92,43 @@ static void print_run(const ordo_run_info *r)
         printf("steps        none recorded\n");
     printf("conflicts    %lld\n", (long long)r->conflicts);
     printf("created      %s\n", r->created_at);
+}
+
+static void print_percent(double share)
+{
+    if (isfinite(share))
+        printf(" %10.2f%%", 100 * share);
+    else
+        printf(" %11s", "-");
+}
+
+/* Per source: target mean, delivered, the worst step's deviation. */
+static void print_mixture(const ordo_mixture *m)
+{
+    int n = ordo_mixture_sources(m);
+    if (!n) {
+        printf("\nmixture      no targets: %s\n", ordo_mixture_why(m));
+        return;
+    }
+    ordo_mixture_source s;
+    ordo_mixture_summary(m, 0, &s, NULL);
+    char batch[32] = "unknown";
+    if (ordo_mixture_global_batch(m))
+        snprintf(batch, sizeof batch, "%d", ordo_mixture_global_batch(m));
+    printf("\nmixture (%lld of %lld steps with per-source tokens; B = %s)\n",
+           (long long)s.measured_steps, (long long)s.steps, batch);
+    printf("  %-20s %11s %11s  %s\n", "SOURCE", "TARGET", "DELIVERED",
+           "WORST STEP (delivered - target, samples)");
+    for (int i = 0; i < n; i++) {
+        ordo_mixture_summary(m, i, &s, NULL);
+        printf("  %-20s", s.name);
+        print_percent(s.target_mean);
+        print_percent(s.delivered);
+        if (s.worst_step && isfinite(s.worst_deviation))
+            printf("  step %lld: %+.2f\n", (long long)s.worst_step, s.worst_deviation);
+        else
+            printf("  -\n");
+    }
 }
 
 static void print_view(const run_view *v)
@@ -111,11 +159,29 @@ static void print_view(const run_view *v)
     for (size_t i = 0; i < v->events->count; i++)
         printf("  step %-10lld %-16s %s\n", (long long)v->events->items[i].step,
                ordo_event_kind_name(v->events->items[i].kind), v->events->items[i].detail);
+    print_mixture(v->mixture);
+}
+
+/* "  name target% / delivered%" per source, delivered "-" when unknown. */
+static void print_step_shares(const ordo_step *s, const ordo_mixture *m)
+{
+    int n = ordo_mixture_sources(m);
+    double *target = calloc((size_t)n + 1, sizeof *target);
+    double *delivered = calloc((size_t)n + 1, sizeof *delivered);
+    int known = target && delivered ? ordo_mixture_step(m, s, target, delivered) : 0;
+    for (int i = 0; (known & ORDO_MIXTURE_TARGET) && i < n; i++) {
+        printf("  %s %.2f%% / ", ordo_mixture_source_name(m, i), 100 * target[i]);
+        if (known & ORDO_MIXTURE_DELIVERED)
+            printf("%.2f%%", 100 * delivered[i]);
+        else
+            printf("-");
+    }
+    free(target);
+    free(delivered);
 }
 
 static int print_step_text(const ordo_step *s, void *context)
 {
-    (void)context;
     char hex[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(s->batch_digest, hex);
     printf("  %-10lld %s", (long long)s->step, hex);
@@ -123,13 +189,20 @@ static int print_step_text(const ordo_step *s, void *context)
         printf("  tokens %lld", (long long)s->tokens);
     if (s->has_loss)
         printf("  loss %.6g", s->loss);
+    print_step_shares(s, context);
     printf("\n");
     return 0;
 }
 
+typedef struct {
+    json_t *steps;
+    const ordo_mixture *mixture;
+} steps_json;
+
 static int append_step_json(const ordo_step *s, void *context)
 {
-    return json_array_append_new((json_t *)context, cli_view(ordo_step_json(s)));
+    steps_json *c = context;
+    return json_array_append_new(c->steps, cli_view(ordo_step_mixture_json(s, c->mixture)));
 }
 
 static json_t *view_json(const run_view *v)
@@ -142,8 +215,9 @@ static json_t *view_json(const run_view *v)
                               cli_view(ordo_checkpoint_json(&v->checkpoints->items[i])));
     for (size_t i = 0; i < v->events->count; i++)
         json_array_append_new(events, cli_view(ordo_event_json(&v->events->items[i])));
-    return json_pack("{s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
-                     "segments", segments, "checkpoints", checkpoints, "events", events);
+    return json_pack("{s:o, s:o, s:o, s:o, s:o}", "run", cli_view(ordo_run_info_json(&v->run)),
+                     "segments", segments, "checkpoints", checkpoints, "events", events, "mixture",
+                     cli_view(ordo_mixture_json(v->mixture)));
 }
 
 static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *range)
@@ -159,14 +233,15 @@ static int show(ordo_ledger *ledger, const char *name, int json, const int64_t *
         print_view(&view);
     ordo_status status = ORDO_OK;
     if (range && json) {
-        json_t *steps = json_array();
-        json_object_set_new(root, "steps", steps);
+        steps_json c = {json_array(), view.mixture};
+        json_object_set_new(root, "steps", c.steps);
         status =
-            ordo_steps_scan(ledger, view.run.id, range[0], range[1], append_step_json, steps, &err);
+            ordo_steps_scan(ledger, view.run.id, range[0], range[1], append_step_json, &c, &err);
     } else if (range) {
-        printf("\nsteps %lld..%lld\n", (long long)range[0], (long long)range[1]);
-        status =
-            ordo_steps_scan(ledger, view.run.id, range[0], range[1], print_step_text, NULL, &err);
+        printf("\nsteps %lld..%lld%s\n", (long long)range[0], (long long)range[1],
+               ordo_mixture_sources(view.mixture) ? " (per source: target / delivered share)" : "");
+        status = ordo_steps_scan(ledger, view.run.id, range[0], range[1], print_step_text,
+                                 view.mixture, &err);
     }
     free_view(&view);
     if (status != ORDO_OK) {

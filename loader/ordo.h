@@ -799,18 +799,91 @@ typedef struct ordo_series_result {
     size_t count;
     int64_t width;
     int sources;
-    int64_t *source_tokens; /* count × sources: tokens per recipe source */
+    int64_t *source_tokens;   /* count × sources: tokens per recipe source */
+    double *target_shares;    /* count × sources: the mean target share over the
+                                 bucket's recorded steps; NAN when it has none */
+    double *delivered_shares; /* count × sources: the share of the tokens of the
+                                 bucket's steps with per-source counts; NAN when none */
 } ordo_series_result;
+
+typedef struct ordo_mixture ordo_mixture;
 
 /* A run's steps from..to (from <= 0: 1; to <= 0: its last step) in
  * `buckets` equal buckets: loss (sum, min, max over the steps that have
- * one), tokens and the first `sources` sources' tokens. Free with
- * ordo_series_result_free. */
+ * one), tokens and, with a mixture (ordo_mixture_open of the run's recipe;
+ * NULL: none), its sources' tokens, target and delivered shares; each step
+ * scanned is also added to the mixture's summary (ordo_mixture_add). Free
+ * with ordo_series_result_free. */
 ordo_status ordo_run_series(ordo_ledger *ledger, int64_t run_id, int64_t from, int64_t to,
-                            int buckets, int sources, ordo_series_result *result, ordo_error *err);
+                            int buckets, ordo_mixture *mixture, ordo_series_result *result,
+                            ordo_error *err);
 
 /* Frees what a series result owns (the struct is the caller's). */
 void ordo_series_result_free(ordo_series_result *result);
+
+/* ---- a run's mixture: target shares against delivered ones -------------- */
+
+/* The target share of each source of a stored recipe at any step (its
+ * weights, or its schedule with ramps, as the slot plan uses them:
+ * ordo_recipe_step_weights) and a summary of what steps delivered (their
+ * per-source token counts), over the steps added (docs/recipe.md). */
+
+/* Reads the mixture of the stored recipe `recipe_id` from its canonical
+ * JSON alone (no shard or tokenizer file is read); *mixture is the
+ * caller's (ordo_mixture_free). ORDO_NOTFOUND when the ledger does not
+ * hold the recipe. A recipe whose mixture cannot be read (one of a loader
+ * that is not ordo, without "sources") gives a mixture without targets:
+ * ordo_mixture_sources 0, ordo_mixture_why says why. */
+ordo_status ordo_mixture_open(ordo_ledger *ledger, const char *recipe_id, ordo_mixture **mixture,
+                              ordo_error *err);
+
+/* Frees a mixture (NULL is fine). */
+void ordo_mixture_free(ordo_mixture *mixture);
+
+/* Its sources with targets (0: none), their names (owned by the mixture;
+ * NULL out of range), why it has no targets ("" when it has) and the
+ * recipe's global batch B (0 when it has none). */
+int ordo_mixture_sources(const ordo_mixture *mixture);
+const char *ordo_mixture_source_name(const ordo_mixture *mixture, int index);
+const char *ordo_mixture_why(const ordo_mixture *mixture);
+int ordo_mixture_global_batch(const ordo_mixture *mixture);
+
+#define ORDO_MIXTURE_TARGET 0x1    /* target[] was filled */
+#define ORDO_MIXTURE_DELIVERED 0x2 /* delivered[] was filled */
+
+/* A step's shares, each array ordo_mixture_sources long: target[i] is
+ * source i's weight at the step, delivered[i] its share of the step's
+ * per-source tokens, known only when the step has counts for exactly the
+ * mixture's sources, not all zero. Returns which were filled. */
+int ordo_mixture_step(const ordo_mixture *mixture, const ordo_step *step, double *target,
+                      double *delivered);
+
+/* Adds a step to the summary (a step with no target adds nothing). */
+void ordo_mixture_add(ordo_mixture *mixture, const ordo_step *step);
+
+/* Adds the run's recorded steps from..to to the summary. */
+ordo_status ordo_mixture_scan(ordo_ledger *ledger, ordo_mixture *mixture, int64_t run_id,
+                              int64_t from, int64_t to, ordo_error *err);
+
+/* One source over the steps added. Measured steps are those whose
+ * delivered shares are known. */
+typedef struct ordo_mixture_source {
+    const char *name;       /* owned by the mixture */
+    int64_t steps;          /* steps added */
+    int64_t measured_steps; /* of which measured */
+    double target_mean;     /* mean target share over the measured steps (over
+                                every step added when none is); NAN: no step */
+    double delivered;       /* the source's share of the measured steps' tokens;
+                                NAN when none is measured */
+    double worst_deviation; /* (delivered - target) × B, in samples, at the
+                                measured step where it is largest in size (the
+                                first such); NAN when none is measured or B unknown */
+    int64_t worst_step;     /* that step; 0 when none */
+} ordo_mixture_source;
+
+/* Fills `out` for source `index`; ORDO_INVALID when out of range. */
+ordo_status ordo_mixture_summary(const ordo_mixture *mixture, int index, ordo_mixture_source *out,
+                                 ordo_error *err);
 
 /* ---- checkpoints ------------------------------------------------------ */
 
@@ -1070,6 +1143,16 @@ char *ordo_event_json(const ordo_event *event);
 /* {"step", "batch_digest", "lane_digests", "tokens", "pad_tokens",
  * "source_tokens", "loss", "metrics"}; digests as 64 hex characters. */
 char *ordo_step_json(const ordo_step *step);
+
+/* ordo_step_json's object with "target_shares" and "delivered_shares"
+ * (ordo_mixture_step; null where not known). `mixture` may be NULL. */
+char *ordo_step_mixture_json(const ordo_step *step, const ordo_mixture *mixture);
+
+/* {"global_batch", "steps", "measured_steps", "by_source": [{"name",
+ * "target_mean", "delivered", "worst_deviation_samples", "worst_step"}],
+ * "unavailable"} (ordo_mixture_summary; unavailable: ordo_mixture_why, or
+ * null). */
+char *ordo_mixture_json(const ordo_mixture *mixture);
 
 /* {"a", "b", "comparable", "steps_compared", "matched", "diverged",
  * "first_divergent_step", "only_a", "only_b", "divergent_ranges" ([from,

@@ -337,6 +337,7 @@ response api_steps_post(request *req, const char *name)
 typedef struct {
     json_text list;
     int64_t limit, next;
+    const ordo_mixture *mixture;
 } page;
 
 static int add_step(const ordo_step *s, void *context)
@@ -346,11 +347,12 @@ static int add_step(const ordo_step *s, void *context)
         p->next = s->step;
         return 1;
     }
-    json_text_item(&p->list, ordo_step_json(s));
+    json_text_item(&p->list, ordo_step_mixture_json(s, p->mixture));
     return 0;
 }
 
-/* GET /api/runs/{run}/steps?from=&to=&limit= (pages of at most 10,000). */
+/* GET /api/runs/{run}/steps?from=&to=&limit= (pages of at most 10,000),
+ * each step with its target and delivered shares. */
 response api_steps_get(request *req, const char *name)
 {
     int64_t from = 1, to = ORDO_STEP_MAX, limit = 1000;
@@ -364,11 +366,15 @@ response api_steps_get(request *req, const char *name)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;
-    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
+    ordo_mixture *mixture = NULL;
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+        ordo_mixture_open(ledger, run.recipe_id, &mixture, &err) != ORDO_OK)
         return status_error(&err);
-    page p = {{0}, limit, 0};
+    page p = {{0}, limit, 0, mixture};
     json_text_raw(&p.list, "{\"steps\":[");
-    if (ordo_steps_scan(ledger, run.id, from, to, add_step, &p, &err) != ORDO_OK) {
+    ordo_status status = ordo_steps_scan(ledger, run.id, from, to, add_step, &p, &err);
+    ordo_mixture_free(mixture);
+    if (status != ORDO_OK) {
         free(p.list.data);
         return status_error(&err);
     }

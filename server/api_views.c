@@ -53,33 +53,40 @@ response api_compare_strip(request *req)
     return json_ok(200, body);
 }
 
-/* The recipe's sources: names, weights and target token shares. */
-static json_t *recipe_sources(ordo_ledger *ledger, const char *recipe_id)
+/* `count` shares of row `row`, null where one is not known. */
+static json_t *share_row(const double *shares, size_t row, int count)
 {
-    char *canonical = NULL;
-    ordo_error err;
-    json_t *out = json_array();
-    if (ordo_recipe_get(ledger, recipe_id, &canonical, &err) != ORDO_OK)
-        return out;
-    json_t *recipe = json_loads(canonical, 0, NULL);
-    ordo_free(canonical);
-    json_t *sources = json_object_get(recipe, "sources"), *source;
-    double total = 0;
-    size_t i;
-    json_array_foreach(sources, i, source) total +=
-        json_number_value(json_object_get(source, "weight"));
-    json_array_foreach(sources, i, source)
-    {
-        double w = json_number_value(json_object_get(source, "weight"));
-        const char *name = json_string_value(json_object_get(source, "name"));
-        json_array_append_new(out, json_pack("{s:s, s:f, s:f}", "name", name ? name : "", "weight",
-                                             w, "target_share", total > 0 ? w / total : 0.0));
+    json_t *list = json_array();
+    for (int s = 0; s < count; s++) {
+        double x = shares[row * (size_t)count + (size_t)s];
+        json_array_append_new(list, isfinite(x) ? json_real(x) : json_null());
     }
-    json_decref(recipe);
-    return out;
+    return list;
 }
 
-/* GET /api/runs/{run}/series[?buckets=&from=&to=] */
+static json_t *bucket_json(const ordo_series_result *r, size_t i)
+{
+    const ordo_series_bucket *k = &r->buckets[i];
+    int count = r->sources;
+    json_t *tokens = json_array();
+    for (int s = 0; s < count; s++)
+        json_array_append_new(tokens,
+                              json_integer(r->source_tokens[i * (size_t)count + (size_t)s]));
+    double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
+    int finite = k->loss_steps && isfinite(mean) && isfinite(k->loss_min) && isfinite(k->loss_max);
+    return json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "from",
+                     (json_int_t)k->from, "to", (json_int_t)k->to, "steps", (json_int_t)k->steps,
+                     "loss", finite ? json_real(mean) : json_null(), "loss_min",
+                     finite ? json_real(k->loss_min) : json_null(), "loss_max",
+                     finite ? json_real(k->loss_max) : json_null(), "tokens", (json_int_t)k->tokens,
+                     "source_tokens", tokens, "target_shares",
+                     share_row(r->target_shares, i, count), "delivered_shares",
+                     share_row(r->delivered_shares, i, count));
+}
+
+/* GET /api/runs/{run}/series[?buckets=&from=&to=]: buckets of the run's
+ * steps with their target and delivered shares, and the mixture's summary
+ * over the same steps. */
 response api_run_series(request *req, const char *name)
 {
     int64_t from, to, buckets;
@@ -88,37 +95,25 @@ response api_run_series(request *req, const char *name)
     ordo_error err;
     ordo_ledger *ledger = server_ledger(&err);
     ordo_run_info run;
-    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK)
-        return status_error(&err);
-    json_t *sources = recipe_sources(ledger, run.recipe_id);
-    int count = (int)json_array_size(sources);
+    ordo_mixture *mixture = NULL;
     ordo_series_result r;
-    if (ordo_run_series(ledger, run.id, from, to, (int)buckets, count, &r, &err) != ORDO_OK) {
-        json_decref(sources);
+    if (!ledger || ordo_run_get(ledger, name, &run, &err) != ORDO_OK ||
+        ordo_mixture_open(ledger, run.recipe_id, &mixture, &err) != ORDO_OK)
+        return status_error(&err);
+    if (ordo_run_series(ledger, run.id, from, to, (int)buckets, mixture, &r, &err) != ORDO_OK) {
+        ordo_mixture_free(mixture);
         return status_error(&err);
     }
-    json_t *list = json_array();
-    for (size_t i = 0; i < r.count; i++) {
-        const ordo_series_bucket *k = &r.buckets[i];
-        if (!k->steps)
-            continue;
-        json_t *tokens = json_array();
-        for (int s = 0; s < count; s++)
-            json_array_append_new(tokens,
-                                  json_integer(r.source_tokens[i * (size_t)count + (size_t)s]));
-        double mean = k->loss_steps ? k->loss_sum / (double)k->loss_steps : NAN;
-        int finite =
-            k->loss_steps && isfinite(mean) && isfinite(k->loss_min) && isfinite(k->loss_max);
-        json_array_append_new(
-            list, json_pack("{s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:o}", "from", (json_int_t)k->from,
-                            "to", (json_int_t)k->to, "steps", (json_int_t)k->steps, "loss",
-                            finite ? json_real(mean) : json_null(), "loss_min",
-                            finite ? json_real(k->loss_min) : json_null(), "loss_max",
-                            finite ? json_real(k->loss_max) : json_null(), "tokens",
-                            (json_int_t)k->tokens, "source_tokens", tokens));
-    }
-    json_t *body = json_pack("{s:s, s:I, s:o, s:o}", "run", name, "width", (json_int_t)r.width,
-                             "sources", sources, "buckets", list);
+    json_t *list = json_array(), *sources = json_array();
+    for (size_t i = 0; i < r.count; i++)
+        if (r.buckets[i].steps)
+            json_array_append_new(list, bucket_json(&r, i));
+    for (int s = 0; s < ordo_mixture_sources(mixture); s++)
+        json_array_append_new(sources, json_string(ordo_mixture_source_name(mixture, s)));
+    json_t *body =
+        json_pack("{s:s, s:I, s:o, s:o, s:o}", "run", name, "width", (json_int_t)r.width, "sources",
+                  sources, "mixture", view_json(ordo_mixture_json(mixture)), "buckets", list);
     ordo_series_result_free(&r);
+    ordo_mixture_free(mixture);
     return json_ok(200, body);
 }

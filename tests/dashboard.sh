@@ -2,8 +2,9 @@
 # The dashboard in real headless Chromium (Debian's `chromium`, driven by
 # playwright-core from npm) against a real `ordo serve` whose ledger was
 # filled by ordo run / ordo resume (the demo's: elastic resumes at W = 8
-# and 2, a rank-bound resume). Screenshots of every view go to
-# build/screenshots/.
+# and 2, a rank-bound resume) and a run of a schedule that ramps the two
+# sources' shares (80/20 to 20/80 from step 21 to step 41). Screenshots of
+# every view go to build/screenshots/.
 set -uo pipefail
 build=${BUILD:-build}
 fail() { echo "dashboard: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
@@ -15,6 +16,17 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$build/demo/ordo.db" "$tmp/ordo.db"
+demo=$(cd "$build/demo" && pwd)
+cat > "$tmp/ramp.json" <<JSON
+{"name": "ramp", "seed": 5, "seq_len": 64, "global_batch": 32, "lanes": 8, "flush_every": 2,
+ "tokenizer": {"kind": "bytes"},
+ "sources": [{"name": "moby-dick", "paths": ["$demo/moby-dick/*.jsonl.zst"]},
+             {"name": "sotu", "paths": ["$demo/sotu/*.jsonl.zst"]}],
+ "schedule": [{"step": 1, "weights": {"moby-dick": 0.8, "sotu": 0.2}},
+              {"step": 41, "linear_from": 21, "weights": {"moby-dick": 0.2, "sotu": 0.8}}]}
+JSON
+"$build/ordo" run "$tmp/ramp.json" --db "$tmp/ordo.db" --name ramp --world-size 2 --steps 60 \
+  --quiet >&2 || fail "ordo run of the ramping schedule failed"
 mkfifo "$tmp/ready"
 "$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/log" &
 server=$!

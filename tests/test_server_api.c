@@ -1,6 +1,7 @@
 /* The service over real HTTP on 127.0.0.1 (port 0): every endpoint's
  * success path, its bad inputs, tokens, per-lane ingest composing the
  * digests ordo run records, recovery manifests. */
+#include <math.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -741,5 +742,87 @@ TEST(server_segment_replaces_a_crashed_resume)
     call(&s, "POST", "/api/runs/base/segments", writer,
          "{\"start_step\": 21, \"world_size\": 4, \"replace_crashed\": true}", 400, "invalid",
          "checkpoint at step 30");
+    server_down(&s);
+}
+
+/* The run view's data: a run of a schedule ramping web 0.75 -> 0.25 from
+ * step 11 to step 21 (B = 16, 30 steps). Its steps and series give the
+ * target share of each source (at the ramp's middle, step 16, exactly 0.5)
+ * and the delivered one (what ordo run recorded), the series a summary
+ * per source; a run whose recipe has no mixture gives nulls, not errors. */
+TEST(server_run_view_gives_target_and_delivered_shares)
+{
+    corpus_jsonl("data", "doc", 2, 60, 5, 200, 31);
+    const char *ramp = corpus_recipe(
+        "ramp.json", 8, 16, 16, 2, 0,
+        "[{\"name\": \"web\", \"paths\": [\"data/doc-0.jsonl\"]},"
+        " {\"name\": \"books\", \"paths\": [\"data/doc-1.jsonl\"]}],"
+        " \"schedule\": [{\"step\": 1, \"weights\": {\"web\": 0.75, \"books\": 0.25}},"
+        " {\"step\": 21, \"linear_from\": 11, \"weights\": {\"web\": 0.25, \"books\": 0.75}}]");
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    free(ordo_ok(A("run", ramp, "--db", db, "--name", "ramp", "--world-size", "2", "--steps", "30",
+                   "--quiet"),
+                 0));
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    server_up(&s, db, NULL);
+    http_result r = http(&s, "GET", "/api/runs/ramp/steps?from=16&to=16", NULL, NULL);
+    expect(&r, 200, NULL, "\"target_shares\":[0.5,0.5]");
+    json_t *step = json_array_get(json_object_get(r.json, "steps"), 0);
+    json_t *delivered = json_object_get(step, "delivered_shares");
+    json_t *tokens = json_object_get(step, "source_tokens");
+    ASSERT_EQ_INT(json_array_size(delivered), 2);
+    long long web = json_integer_value(json_array_get(tokens, 0));
+    long long books = json_integer_value(json_array_get(tokens, 1));
+    double step16 = (double)web / (double)(web + books);
+    ASSERT(json_real_value(json_array_get(delivered, 0)) == step16);
+    /* within 2 samples of 16 x the target: the loader's bound */
+    ASSERT(fabs(step16 * 16 - 8) <= 2);
+    http_free(&r);
+
+    r = http(&s, "GET", "/api/runs/ramp/series?buckets=30", NULL, NULL);
+    expect(&r, 200, NULL, "\"sources\":[\"web\",\"books\"]");
+    json_t *buckets = json_object_get(r.json, "buckets");
+    ASSERT_EQ_INT(json_array_size(buckets), 30);
+    json_t *b16 = json_array_get(buckets, 15);
+    ASSERT_EQ_INT(num(b16, "from"), 16);
+    ASSERT(json_real_value(json_array_get(json_object_get(b16, "target_shares"), 0)) == 0.5);
+    ASSERT(json_real_value(json_array_get(json_object_get(b16, "delivered_shares"), 0)) == step16);
+    double at13 = json_real_value(
+        json_array_get(json_object_get(json_array_get(buckets, 12), "target_shares"), 0));
+    ASSERT(fabs(at13 - (0.75 - 0.5 * 2 / 10.0)) < 1e-8); /* step 13: 0.65 */
+    json_t *mixture = json_object_get(r.json, "mixture");
+    ASSERT_EQ_INT(num(mixture, "global_batch"), 16);
+    ASSERT_EQ_INT(num(mixture, "steps"), 30);
+    ASSERT_EQ_INT(num(mixture, "measured_steps"), 30);
+    json_t *first = json_array_get(json_object_get(mixture, "by_source"), 0);
+    ASSERT_EQ_STR(json_string_value(json_object_get(first, "name")), "web");
+    double mean = json_real_value(json_object_get(first, "target_mean"));
+    /* steps 1-11 at 0.75, 12-20 down the ramp, 21-30 at 0.25 */
+    double by_hand = 0;
+    for (int k = 1; k <= 30; k++)
+        by_hand += (k <= 11 ? 0.75 : k >= 21 ? 0.25 : 0.75 - 0.5 * (k - 11) / 10.0) / 30;
+    ASSERT(fabs(mean - by_hand) < 1e-8);
+    ASSERT(fabs(json_real_value(json_object_get(first, "delivered")) - by_hand) < 0.01);
+    ASSERT(fabs(json_real_value(json_object_get(first, "worst_deviation_samples"))) <= 2);
+    ASSERT(num(first, "worst_step") >= 1);
+    http_free(&r);
+
+    /* A job that does not link libordo: its recipe has no sources. */
+    r = http(&s, "POST", "/api/recipes", writer, "{\"name\": \"ext\", \"lanes\": 4}");
+    char body[256];
+    snprintf(body, sizeof body, "{\"name\": \"job\", \"recipe_id\": \"%s\", \"world_size\": 2}",
+             str(&r, "id"));
+    http_free(&r);
+    call(&s, "POST", "/api/runs", writer, body, 201, NULL, NULL);
+    call(&s, "POST", "/api/runs/job/steps", writer,
+         "{\"steps\": [{\"step\": 1, \"batch_digest\": \"" /* 64 hex */
+         "0000000000000000000000000000000000000000000000000000000000000001\","
+         " \"source_tokens\": [5, 3]}]}",
+         200, NULL, "\"inserted\":1");
+    call(&s, "GET", "/api/runs/job/steps", NULL, NULL, 200, NULL,
+         "\"target_shares\":null,\"delivered_shares\":null");
+    call(&s, "GET", "/api/runs/job/series", NULL, NULL, 200, NULL,
+         "\"by_source\":[],\"unavailable\":\"recipe: 'sources' must be an array of 1 to 1024\"");
     server_down(&s);
 }

@@ -160,19 +160,46 @@ async function viewRun(name) {
   view.push(el('h2', {}, 'Loss'));
   const lossBox = el('div', { class: 'chart', id: 'loss-chart' });
   view.push(withLoss.length ? lossBox : el('p', { class: 'muted' }, 'No loss reported for this run.'));
-  view.push(el('h2', {}, 'Token share by source, against the recipe’s target mix'));
-  const shareBox = el('div', { class: 'chart', id: 'share-chart' });
-  view.push(shareBox, shareTable(series));
+  view.push(el('h2', {}, 'Mixture: target share against delivered, per source'));
+  const shareBoxes = mixtureView(series, view);
   main.replaceChildren(...view);
   if (withLoss.length) lineChart(lossBox, 'loss', [name], [series]);
-  shareChart(shareBox, series);
+  shareBoxes.forEach((box, i) => shareChart(box, series, i));
+  if (shareBoxes.deviation) deviationChart(shareBoxes.deviation, series);
 }
 
-function shareTable(series) {
-  const totals = series.sources.map((_, i) => series.buckets.reduce((n, b) => n + b.source_tokens[i], 0));
-  const all = totals.reduce((a, b) => a + b, 0);
-  return table(['source', 'weight', 'target share', 'actual share (whole run)'],
-    series.sources.map((s, i) => [s.name, s.weight, pct(s.target_share), all ? pct(totals[i] / all) : '–']));
+// The mixture's summary per source (over the run) and, per source, a small
+// chart of its target share (the recipe's weights or schedule, ramps
+// included) and the share its steps delivered. Returns the chart boxes.
+function mixtureView(series, view) {
+  const { mixture } = series;
+  if (!mixture.by_source.length) {
+    view.push(el('p', { class: 'muted', 'data-testid': 'mixture-unavailable' },
+      'No target shares for this run’s recipe: ' + (mixture.unavailable || 'it has no sources') + '.'));
+    return [];
+  }
+  view.push(el('p', { class: 'muted' }, mixture.measured_steps
+    ? `Over ${fmt(mixture.measured_steps)} of ${fmt(mixture.steps)} steps with per-source token counts; a step’s deviation is (delivered − target) × ${fmt(mixture.global_batch)} samples.`
+    : 'This run’s steps were recorded without per-source token counts: only the targets are known.'));
+  view.push(el('div', { 'data-testid': 'mixture-table' }, shareTable(mixture)));
+  const boxes = mixture.by_source.map((s, i) => {
+    const box = el('div', { class: 'chart share', 'data-testid': 'share-chart-' + i });
+    view.push(el('h3', {}, s.name, ': target (dashed) and delivered share'), box);
+    return box;
+  });
+  if (mixture.measured_steps && mixture.global_batch) {
+    const box = el('div', { class: 'chart', 'data-testid': 'deviation-chart' });
+    view.push(el('h3', {}, 'Delivered − target, in samples of the step’s ', fmt(mixture.global_batch)), box);
+    boxes.deviation = box;
+  }
+  return boxes;
+}
+
+function shareTable(mixture) {
+  const samples = (x) => (x == null ? '–' : (x >= 0 ? '+' : '−') + Math.abs(x).toFixed(2));
+  return table(['source', 'target (mean)', 'delivered', 'worst step', 'delivered − target (samples)'],
+    mixture.by_source.map((s) => [s.name, pct(s.target_mean), pct(s.delivered),
+      s.worst_step == null ? '–' : fmt(s.worst_step), samples(s.worst_deviation_samples)]));
 }
 
 function lineChart(box, label, names, allSeries) {
@@ -189,22 +216,42 @@ function lineChart(box, label, names, allSeries) {
               scales: { x: { time: false } }, axes: [{ label: 'step' }, { label }] }, data, box);
 }
 
-function shareChart(box, series) {
-  const xs = series.buckets.map((b) => (b.from + b.to) / 2);
+const percentTicks = (u, ticks) => ticks.map((t) => (100 * t).toFixed(0) + '%');
+
+// One source's target (dashed) and delivered (solid) share by step; a
+// bucket of several steps shows their mean target and their delivered share.
+function shareChart(box, series, i) {
+  const color = LINE_COLORS[i % LINE_COLORS.length];
+  const xs = series.buckets.map((b) => (series.width > 1 ? (b.from + b.to) / 2 : b.from));
+  const data = [xs, series.buckets.map((b) => b.target_shares[i]),
+                series.buckets.map((b) => b.delivered_shares[i])];
+  box.plot = new uPlot({ width: chartWidth(), height: 220,
+    series: [{ label: 'step' },
+             { label: 'target', stroke: color, width: 2.5, dash: [8, 5], points: { show: false },
+               value: (u, v) => pct(v) },
+             { label: 'delivered', stroke: '#212121', width: 1.25, points: { show: false },
+               value: (u, v) => pct(v) }],
+    scales: { x: { time: false }, y: { range: [0, 1] } },
+    axes: [{ label: 'step' }, { label: 'share', values: percentTicks }] },
+  data, box);
+}
+
+// Every source's delivered − target by step, in samples of the global
+// batch: how far each step is from its target (the loader keeps it within 2).
+function deviationChart(box, series) {
+  const xs = series.buckets.map((b) => (series.width > 1 ? (b.from + b.to) / 2 : b.from));
+  const batch = series.mixture.global_batch;
   const data = [xs];
-  const opts = [{}];
-  series.sources.forEach((source, i) => {
-    const color = LINE_COLORS[i % LINE_COLORS.length];
-    data.push(series.buckets.map((b) => {
-      const all = b.source_tokens.reduce((a, c) => a + c, 0);
-      return all ? b.source_tokens[i] / all : null;
-    }));
-    opts.push({ label: source.name + ' (actual)', stroke: color, width: 1.5 });
-    data.push(series.buckets.map(() => source.target_share));
-    opts.push({ label: source.name + ' (target)', stroke: color, width: 1, dash: [4, 4] });
+  const opts = [{ label: 'step' }];
+  series.sources.forEach((name, i) => {
+    data.push(series.buckets.map((b) => (b.delivered_shares[i] == null || b.target_shares[i] == null
+      ? null : (b.delivered_shares[i] - b.target_shares[i]) * batch)));
+    opts.push({ label: name, stroke: LINE_COLORS[i % LINE_COLORS.length], width: 1.25,
+                points: { show: false }, value: (u, v) => (v == null ? '–' : v.toFixed(2)) });
   });
-  new uPlot({ width: chartWidth(), height: 220, series: opts, scales: { x: { time: false }, y: { range: [0, 1] } },
-              axes: [{ label: 'step' }, { label: 'share of tokens' }] }, data, box);
+  box.plot = new uPlot({ width: chartWidth(), height: 200, series: opts,
+    scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(-2, min), Math.max(2, max)] } },
+    axes: [{ label: 'step' }, { label: 'samples' }] }, data, box);
 }
 
 // ---- Compare: agreement strip, first divergence, lane map, loss, recipes

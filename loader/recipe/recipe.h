@@ -107,6 +107,14 @@ char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard);
  * from the sources' weights) into recipe->mix. */
 ordo_status ordo__mixture_parse(ordo_recipe *recipe, json_t *root, ordo_error *err);
 
+/* A recipe holding only the mixture of recipe JSON (a stored canonical
+ * recipe, or any JSON object): source names, weights or schedule, global
+ * batch (0 when absent). No tokenizer or shard is read, so it serves only
+ * ordo_recipe_step_weights, ordo_recipe_source_name and ordo__step_shares.
+ * ORDO_INVALID naming what is wrong; *recipe is the caller's
+ * (ordo_recipe_free). */
+ordo_status ordo__mixture_read(const char *json, size_t len, ordo_recipe **recipe, ordo_error *err);
+
 /* The canonical "schedule" array (a new reference), or NULL without one. */
 json_t *ordo__mixture_canonical(const ordo_recipe *recipe);
 

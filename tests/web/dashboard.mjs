@@ -73,6 +73,43 @@ check('compare: four runs give three comparisons', (await page.$$('[data-testid=
 // Run view, audit, recovery
 await view('run', '#/run/elastic-w8', 'main table');
 check('run: shows segments with lane plans', (await page.textContent('main')).includes('lane plan'));
+const demoMix = (await api('/api/runs/elastic-w8/series?buckets=10')).mixture;
+const demoTable = await page.textContent('[data-testid=mixture-table]');
+check('run: mixture table gives target and delivered per source',
+      demoMix.by_source.length === 2 && demoMix.by_source.every((s) => demoTable.includes(s.name)) &&
+      demoTable.includes('50.00%'), demoTable);
+check('run: one share chart per source', (await page.$$('[data-testid^=share-chart-] .uplot')).length === 2);
+
+// Run view of a schedule ramping moby-dick 80% -> 20% from step 21 to 41:
+// the charts draw the targets along the ramp (50% at its middle, step 31)
+// and the shares the steps delivered, as the API gives them.
+await view('run-schedule', '#/run/ramp', '[data-testid=share-chart-1] .uplot');
+const rampMix = (await api('/api/runs/ramp/series?buckets=100')).mixture;
+const rampTable = await page.textContent('[data-testid=mixture-table]');
+const asPct = (x) => (100 * x).toFixed(2) + '%';
+check('run (schedule): table says each source\'s target mean and delivered share',
+      rampMix.by_source.every((s) => rampTable.includes(asPct(s.target_mean)) && rampTable.includes(asPct(s.delivered))),
+      rampTable);
+const drawn = await page.evaluate(() => [0, 1].map((i) =>
+  document.querySelector(`[data-testid=share-chart-${i}]`).plot.data));
+const middle = drawn[0][0].indexOf(31);
+const near = (a, b) => a != null && Math.abs(a - b) < 1e-8;
+check('run (schedule): target drawn along the ramp',
+      middle >= 0 && near(drawn[0][1][middle], 0.5) && near(drawn[1][1][middle], 0.5) &&
+      near(drawn[0][1][drawn[0][0].indexOf(10)], 0.8) && near(drawn[0][1][drawn[0][0].indexOf(26)], 0.65) &&
+      near(drawn[0][1][drawn[0][0].indexOf(50)], 0.2),
+      JSON.stringify(drawn[0][1].slice(18, 44)));
+const step31 = (await api('/api/runs/ramp/steps?from=31&to=31')).steps[0];
+const deviation = await page.evaluate(() => document.querySelector('[data-testid=deviation-chart]').plot.data);
+check('run (schedule): deviation in samples drawn, within 2 of the target at every step',
+      deviation.length === 3 && deviation[1].length === 60 && deviation.slice(1).every((d) => d.every((x) => Math.abs(x) <= 2)) &&
+      near(deviation[1][middle], (step31.delivered_shares[0] - 0.5) * 32),
+      JSON.stringify(deviation[1]));
+check('run (schedule): delivered drawn as the steps recorded it',
+      drawn[0][2][middle] === step31.delivered_shares[0] && drawn[1][2][middle] === step31.delivered_shares[1] &&
+      Math.abs(drawn[0][2][middle] * 32 - 16) <= 2,
+      `${drawn[0][2][middle]} vs ${JSON.stringify(step31.delivered_shares)}`);
+
 const runs = (await api('/api/runs')).runs;
 await view('audit', '#/audit?recipe=' + runs[0].recipe_id, 'main table');
 check('audit: agreement shown', (await page.textContent('main')).includes('100%'));

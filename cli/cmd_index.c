@@ -82,9 +82,10 @@ static void progress(uint64_t done, uint64_t total, void *context)
 static int parse(const char *command, const char *help, int argc, char **argv, const char **db,
                  const char **steps, int *json, const char **recipe)
 {
-    const cli_option options[] = {
-        {"db", 1, .text = db}, {"steps", 1, .text = steps}, {"json", 0, .flag = json}, {0}};
-    const cli_parser parser = {.command = command, .help = help, .options = options};
+    const cli_option all[] = {
+        {"json", 0, .flag = json}, {"db", 1, .text = db}, {"steps", 1, .text = steps}, {0}};
+    const cli_option check[] = {{"json", 0, .flag = json}, {0}};
+    const cli_parser parser = {.command = command, .help = help, .options = db ? all : check};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;
@@ -129,7 +130,8 @@ static void print_passes(const ordo_source_plan *plans, int count)
 {
     for (int i = 0; i < count; i++) {
         const ordo_source_plan *p = &plans[i];
-        printf("  passes of %s: %.4f tokens/byte, %llu tokens a pass (%.1f samples)", p->name,
+        printf("  passes of %s: %.4f tokens/byte + 1 a document, %llu tokens a pass (%.1f samples)",
+               p->name,
                p->tokens_per_byte, (unsigned long long)p->tokens_per_pass, p->samples_per_pass);
         print_starts(p);
         printf("; %.2f passes in %lld steps", p->passes, (long long)p->steps);

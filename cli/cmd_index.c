@@ -121,8 +121,7 @@ static void print_starts(const ordo_source_plan *p)
     if (p->pass_count > 5)
         printf(", ...");
     if (p->pass_count > 4)
-        printf(", pass %lld at step %lld", (long long)p->pass_count,
-               (long long)p->last_pass_start);
+        printf(", pass %lld at step %lld", (long long)p->pass_count, (long long)p->last_pass_start);
 }
 
 /* One line per source: how often its data repeats within the horizon. */
@@ -131,14 +130,16 @@ static void print_passes(const ordo_source_plan *plans, int count)
     for (int i = 0; i < count; i++) {
         const ordo_source_plan *p = &plans[i];
         printf("  passes of %s: %.4f tokens/byte + 1 a document, %llu tokens a pass (%.1f samples)",
-               p->name,
-               p->tokens_per_byte, (unsigned long long)p->tokens_per_pass, p->samples_per_pass);
+               p->name, p->tokens_per_byte, (unsigned long long)p->tokens_per_pass,
+               p->samples_per_pass);
         print_starts(p);
         printf("; %.2f passes in %lld steps", p->passes, (long long)p->steps);
-        if (p->lane_pass2_first)
-            printf(" (lanes start pass 2 at steps %lld to %lld%s)",
-                   (long long)p->lane_pass2_first, (long long)p->lane_pass2_last,
-                   p->lane_pass2_last ? "" : "+");
+        if (p->lane_pass2_last)
+            printf(" (lanes start pass 2 at steps %lld to %lld)", (long long)p->lane_pass2_first,
+                   (long long)p->lane_pass2_last);
+        else if (p->lane_pass2_first)
+            printf(" (lanes start pass 2 from step %lld, the last after step %lld)",
+                   (long long)p->lane_pass2_first, (long long)p->steps);
         printf("\n");
     }
 }
@@ -194,8 +195,8 @@ int cmd_recipe(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "check") != 0)
         return cli_usage_error("recipe", "the subcommand is 'check' (ordo recipe check FILE)");
     const char *file = NULL;
-    int json = 0, rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, NULL, &json,
-                                &file);
+    int json = 0;
+    int rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, NULL, &json, &file);
     if (rc != CLI_PARSED)
         return rc;
     ordo_recipe *recipe = NULL;

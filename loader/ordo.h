@@ -371,19 +371,20 @@ ordo_status ordo_recipe_open_stored(ordo_ledger *ledger, const char *id, const c
 
 /* ---- how often each source repeats (TokenEstimation as a plan) --------- */
 
-#define ORDO_PASS_STARTS 16            /* pass starts kept per source */
+#define ORDO_PASS_STARTS 16           /* pass starts kept per source */
 #define ORDO_PASS_STEPS_MAX 100000000 /* longest horizon ordo_recipe_passes plans */
 
 /* One source's passes over its data within a horizon of `steps` steps
- * (docs/recipe.md). A lane cycles through its own units of the source, so
- * the source's data repeats: pass k+1 starts at the first step where the
- * samples the slot plan gave the source hold more than k × tokens_per_pass
- * tokens. Lanes' unit bytes are balanced, so each lane starts its pass
- * near that step (lane_pass2_first .. lane_pass2_last for the second). */
+ * (docs/api.md, the audit's "passes"). A lane cycles through its own units
+ * of the source, so the source's data repeats: pass k+1 starts at the
+ * first step where the samples the slot plan gave the source hold more
+ * than k × tokens_per_pass tokens. Lanes' unit bytes are balanced, so each
+ * lane starts its pass near that step. */
 typedef struct ordo_source_plan {
-    const char *name;         /* owned by the recipe */
-    double tokens_per_byte;   /* tokens per byte of its documents, end-of-text
-                                 not counted: measured on the sample */
+    const char *name; /* owned by the recipe */
+    /* Tokens per byte of its documents, end-of-text not counted, measured
+     * on the TokenEstimation sample. */
+    double tokens_per_byte;
     uint64_t bytes;           /* bytes of its documents (records as stored, decompressed) */
     uint64_t documents;       /* documents kept: one end-of-text each */
     uint64_t tokens_per_pass; /* bytes × tokens_per_byte (rounded) + documents */
@@ -392,13 +393,15 @@ typedef struct ordo_source_plan {
     uint64_t samples;         /* samples the slot plan gives it in steps 1 .. steps */
     double passes;            /* samples / samples_per_pass (9.3: nine passes and a third) */
     int64_t pass_count;       /* passes begun within the horizon (0: it gets no sample) */
-    int64_t pass_start[ORDO_PASS_STARTS]; /* [k-1]: the step pass k starts at, for
-                                             k <= pass_count; 0 past it */
-    int64_t last_pass_start;              /* the step pass pass_count starts at (0: none) */
-    uint64_t lane_bytes_min, lane_bytes_max; /* bytes of the lightest and heaviest lane's units */
-    int64_t lane_pass2_first, lane_pass2_last; /* steps the lightest and heaviest lane start
-                                                  their second pass at, reckoning a lane gets
-                                                  1/L of the samples (0: past the horizon) */
+    /* pass_start[k-1]: the step pass k starts at, for k <= pass_count (0
+     * past it); last_pass_start: the step pass pass_count starts at. */
+    int64_t pass_start[ORDO_PASS_STARTS];
+    int64_t last_pass_start;
+    /* Bytes of the lightest and heaviest lane's units of the source, and
+     * the steps those lanes start their second pass at, reckoning a lane
+     * gets 1/L of the source's samples (0: past the horizon). */
+    uint64_t lane_bytes_min, lane_bytes_max;
+    int64_t lane_pass2_first, lane_pass2_last;
 } ordo_source_plan;
 
 /* The passes of every source of an indexed recipe over steps 1 .. `steps`

@@ -138,8 +138,8 @@ TEST(passes_start_where_the_lanes_really_start_them)
         ASSERT(first[l] > 0);
         int64_t off = first[l] > planned ? first[l] - planned : planned - first[l];
         if (off * 100 > planned * 15)
-            test_fail(__FILE__, __LINE__, "lane %d starts pass 2 at step %lld, the plan says %lld", l,
-                 (long long)first[l], (long long)planned);
+            test_fail(__FILE__, __LINE__, "lane %d starts pass 2 at step %lld, the plan says %lld",
+                      l, (long long)first[l], (long long)planned);
     }
     ordo_recipe_free(r);
 }

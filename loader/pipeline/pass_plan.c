@@ -1,7 +1,7 @@
-/* TokenEstimation as a plan (docs/recipe.md, "How often a source
- * repeats"): from each source's measured tokens per byte, the tokens of
- * one pass over its documents, and from the slot plan, the steps at which
- * the source starts each next pass within a horizon. */
+/* TokenEstimation as a plan (docs/api.md, the audit's "passes"): how
+ * often a source repeats. From each source's measured tokens per byte, the
+ * tokens of one pass over its documents, and from the slot plan, the steps
+ * at which the source starts each next pass within a horizon. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +90,8 @@ static void note_step(const ordo_recipe *r, int64_t step, uint64_t given, uint64
     if (pass > plan->pass_count)
         plan->last_pass_start = step;
     plan->pass_count = pass;
-    if (!plan->lane_pass2_first && lane_past_first(given, plan->lane_bytes_min, lane_total, r, plan))
+    if (!plan->lane_pass2_first &&
+        lane_past_first(given, plan->lane_bytes_min, lane_total, r, plan))
         plan->lane_pass2_first = step;
     if (!plan->lane_pass2_last && lane_past_first(given, plan->lane_bytes_max, lane_total, r, plan))
         plan->lane_pass2_last = step;

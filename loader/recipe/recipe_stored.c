@@ -53,8 +53,8 @@ ordo_status ordo_recipe_open_stored(ordo_ledger *ledger, const char *id, const c
     ordo_recipe *r = NULL;
     ordo_status status = ordo_recipe_get(ledger, id, &canonical, err);
     if (status == ORDO_OK)
-        status = ordo_recipe_parse(canonical, strlen(canonical), data_root ? data_root : ".", 0,
-                                   &r, err);
+        status = ordo_recipe_parse(canonical, strlen(canonical), data_root ? data_root : ".", 0, &r,
+                                   err);
     if (status == ORDO_OK)
         status = load_plan(r, ledger, err);
     free(canonical);

@@ -144,6 +144,30 @@ TEST(passes_start_where_the_lanes_really_start_them)
     ordo_recipe_free(r);
 }
 
+/* Passes follow the schedule: a small source off for the first 100 steps
+ * and 0.3 from step 101 starts its first pass at step 101 and its second
+ * when its 3 samples a step since then hold more than one pass. */
+TEST(passes_follow_the_mixture_schedule)
+{
+    uint64_t tokens = write_small_recipe() + SMALL_DOCS;
+    corpus_recipe("r.json", LANES, BATCH, SEQ_LEN, 1, 0,
+                  "[{\"name\": \"big\", \"paths\": [\"big/*.jsonl\"]},"
+                  " {\"name\": \"small\", \"paths\": [\"small.jsonl\"]}],"
+                  " \"schedule\": [{\"step\": 1, \"weights\": {\"big\": 1}},"
+                  " {\"step\": 101, \"weights\": {\"big\": 0.7, \"small\": 0.3}}]");
+    ordo_recipe *r = indexed();
+    ordo_source_plan plans[2];
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_passes(r, 400, plans, &err), &err);
+    const ordo_source_plan *small = &plans[1];
+    ASSERT(small->samples >= 899 && small->samples <= 901);
+    ASSERT_EQ_INT(small->pass_start[0], 101);
+    int64_t step = 100 + (int64_t)(tokens / (3 * SEQ_LEN)) + 1;
+    ASSERT(small->pass_start[1] >= step - 1 && small->pass_start[1] <= step + 1);
+    ASSERT_EQ_INT(plans[0].pass_start[0], 1);
+    ordo_recipe_free(r);
+}
+
 /* A horizon out of range and a recipe that is not indexed are refused,
  * naming the number. */
 TEST(passes_refuse_a_bad_horizon_and_an_unindexed_recipe)

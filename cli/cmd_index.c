@@ -1,17 +1,23 @@
 /* ordo index RECIPE and ordo recipe check FILE. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
 
 static const char index_help[] =
-    "usage: ordo index RECIPE [--db PATH] [--json]\n\n"
+    "usage: ordo index RECIPE [--db PATH] [--steps N] [--json]\n\n"
     "Hashes every shard of the recipe (SHA-256), builds its chunk table while\n"
     "validating every record, measures tokens per byte of every source on a\n"
     "seeded sample, and stores all of it with the recipe in the ledger. What\n"
     "the ledger already holds for the same contents is reused. A malformed\n"
     "record is an error naming the file and byte offset; empty documents are\n"
     "skipped and counted.\n\n"
+    "Then, per source, how often its data repeats: tokens per byte, the tokens\n"
+    "(and samples) of one pass over its documents, and the steps at which it\n"
+    "starts each next pass within the first N steps.\n\n"
     "  --db PATH   the ledger (default: $ORDO_DB, else ./ordo.db)\n"
+    "  --steps N   the horizon of the passes, 1 to 100000000 (default 10000)\n"
     "  --json      print a JSON object\n"
     "  -h, --help  this help\n";
 
@@ -71,13 +77,15 @@ static void progress(uint64_t done, uint64_t total, void *context)
     job_progress("indexing", done, total);
 }
 
-/* The options of both; without `db` (recipe check) --db is refused. On
- * success *recipe is the recipe file's argument. */
+/* The options of both; without `db` and `steps` (recipe check) --db and
+ * --steps are refused. On success *recipe is the recipe file's argument. */
 static int parse(const char *command, const char *help, int argc, char **argv, const char **db,
-                 int *json, const char **recipe)
+                 const char **steps, int *json, const char **recipe)
 {
-    const cli_option options[] = {{"db", 1, .text = db}, {"json", 0, .flag = json}, {0}};
-    const cli_parser parser = {.command = command, .help = help, .options = options};
+    const cli_option all[] = {
+        {"json", 0, .flag = json}, {"db", 1, .text = db}, {"steps", 1, .text = steps}, {0}};
+    const cli_option check[] = {{"json", 0, .flag = json}, {0}};
+    const cli_parser parser = {.command = command, .help = help, .options = db ? all : check};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;
@@ -87,26 +95,94 @@ static int parse(const char *command, const char *help, int argc, char **argv, c
     return CLI_PARSED;
 }
 
+/* --steps N: 1 .. ORDO_PASS_STEPS_MAX; a usage error otherwise. */
+static int parse_horizon(const char *text, int64_t *steps)
+{
+    if (!text)
+        return *steps = 10000, CLI_PARSED;
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 1 || v > ORDO_PASS_STEPS_MAX)
+        return cli_usage_error("index", "--steps '%s' must be a whole number from 1 to %lld", text,
+                               (long long)ORDO_PASS_STEPS_MAX);
+    *steps = v;
+    return CLI_PARSED;
+}
+
+/* "pass 2 at step 41, pass 3 at step 82, pass 4 at step 123, ..., pass 9 at
+ * step 330": the first three next passes and the last. */
+static void print_starts(const ordo_source_plan *p)
+{
+    int64_t shown = p->pass_count < 4 ? p->pass_count : 4;
+    for (int64_t k = 2; k <= shown; k++)
+        printf("%s pass %lld at step %lld", k == 2 ? ":" : ",", (long long)k,
+               (long long)p->pass_start[k - 1]);
+    if (p->pass_count > 5)
+        printf(", ...");
+    if (p->pass_count > 4)
+        printf(", pass %lld at step %lld", (long long)p->pass_count, (long long)p->last_pass_start);
+}
+
+/* One line per source: how often its data repeats within the horizon. */
+static void print_passes(const ordo_source_plan *plans, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const ordo_source_plan *p = &plans[i];
+        printf("  passes of %s: %.4f tokens/byte + 1 a document, %llu tokens a pass (%.1f samples)",
+               p->name, p->tokens_per_byte, (unsigned long long)p->tokens_per_pass,
+               p->samples_per_pass);
+        print_starts(p);
+        printf("; %.2f passes in %lld steps", p->passes, (long long)p->steps);
+        if (p->lane_pass2_last)
+            printf(" (lanes start pass 2 at steps %lld to %lld)", (long long)p->lane_pass2_first,
+                   (long long)p->lane_pass2_last);
+        else if (p->lane_pass2_first)
+            printf(" (lanes start pass 2 from step %lld, the last after step %lld)",
+                   (long long)p->lane_pass2_first, (long long)p->steps);
+        printf("\n");
+    }
+}
+
+/* The recipe's JSON with each source's "passes" object. */
+static json_t *index_json(const ordo_recipe *recipe, const ordo_source_plan *plans, int count)
+{
+    json_t *value = recipe_json(recipe), *sources = json_object_get(value, "sources");
+    for (int i = 0; i < count; i++)
+        json_object_set_new(json_array_get(sources, (size_t)i), "passes",
+                            cli_view(ordo_source_plan_json(&plans[i])));
+    return value;
+}
+
 /* Entry point of `ordo index`. */
 int cmd_index(int argc, char **argv)
 {
-    const char *db = NULL, *file = NULL;
-    int json = 0, rc = parse("index", index_help, argc, argv, &db, &json, &file);
+    const char *db = NULL, *file = NULL, *steps_text = NULL;
+    int64_t steps = 0;
+    int json = 0, rc = parse("index", index_help, argc, argv, &db, &steps_text, &json, &file);
+    if (rc == CLI_PARSED)
+        rc = parse_horizon(steps_text, &steps);
     if (rc != CLI_PARSED)
         return rc;
     ordo_recipe *recipe = NULL;
     ordo_error err;
     if (ordo_recipe_load(file, &recipe, &err) != ORDO_OK)
         return cli_fail("index", &err);
-    ordo_ledger *ledger = cli_open("index", db, 0);
+    ordo_recipe_info info;
+    ordo_recipe_describe(recipe, &info);
+    ordo_source_plan *plans = calloc((size_t)info.source_count, sizeof *plans);
+    ordo_ledger *ledger = plans ? cli_open("index", db, 0) : NULL;
     rc = ledger ? EXIT_OK : EXIT_FAILURE_;
     if (rc == EXIT_OK && ordo_recipe_index(recipe, ledger, progress, NULL, &err) != ORDO_OK)
         rc = cli_fail("index", &err);
+    if (rc == EXIT_OK && ordo_recipe_passes(recipe, steps, plans, &err) != ORDO_OK)
+        rc = cli_fail("index", &err);
     if (rc == EXIT_OK && json)
-        rc = cli_print_json(recipe_json(recipe));
+        rc = cli_print_json(index_json(recipe, plans, info.source_count));
     else if (rc == EXIT_OK)
-        print_recipe(recipe, 1);
+        print_recipe(recipe, 1), print_passes(plans, info.source_count);
     ordo_ledger_close(ledger);
+    free(plans);
     ordo_recipe_free(recipe);
     return rc;
 }
@@ -119,7 +195,8 @@ int cmd_recipe(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "check") != 0)
         return cli_usage_error("recipe", "the subcommand is 'check' (ordo recipe check FILE)");
     const char *file = NULL;
-    int json = 0, rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, &json, &file);
+    int json = 0;
+    int rc = parse("recipe check", recipe_help, argc - 1, argv + 1, NULL, NULL, &json, &file);
     if (rc != CLI_PARSED)
         return rc;
     ordo_recipe *recipe = NULL;

@@ -359,6 +359,59 @@ int ordo_recipe_indexed_shards(const ordo_recipe *recipe);
  * the ledger. */
 void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes);
 
+/* Opens the recipe `id` as the ledger stores it, with the plan the ledger
+ * holds for it (chunk tables and token estimates, stored by
+ * ordo_recipe_index): no shard is read, hashed or indexed, and the ledger
+ * is only read. Relative paths (a tiktoken rank file's) resolve in
+ * `data_root` (NULL: the current folder). ORDO_NOTFOUND when the ledger
+ * holds no such recipe, or not its whole plan ("... is not indexed: run
+ * ordo index"). *recipe is the caller's (ordo_recipe_free). */
+ordo_status ordo_recipe_open_stored(ordo_ledger *ledger, const char *id, const char *data_root,
+                                    ordo_recipe **recipe, ordo_error *err);
+
+/* ---- how often each source repeats (TokenEstimation as a plan) --------- */
+
+#define ORDO_PASS_STARTS 16           /* pass starts kept per source */
+#define ORDO_PASS_STEPS_MAX 100000000 /* longest horizon ordo_recipe_passes plans */
+
+/* One source's passes over its data within a horizon of `steps` steps
+ * (docs/api.md, the audit's "passes"). A lane cycles through its own units
+ * of the source, so the source's data repeats: pass k+1 starts at the
+ * first step where the samples the slot plan gave the source hold more
+ * than k × tokens_per_pass tokens. Lanes' unit bytes are balanced, so each
+ * lane starts its pass near that step. */
+typedef struct ordo_source_plan {
+    const char *name; /* owned by the recipe */
+    /* Tokens per byte of its documents, end-of-text not counted, measured
+     * on the TokenEstimation sample. */
+    double tokens_per_byte;
+    uint64_t bytes;           /* bytes of its documents (records as stored, decompressed) */
+    uint64_t documents;       /* documents kept: one end-of-text each */
+    uint64_t tokens_per_pass; /* bytes × tokens_per_byte (rounded) + documents */
+    double samples_per_pass;  /* tokens_per_pass / seq_len */
+    int64_t steps;            /* the horizon */
+    uint64_t samples;         /* samples the slot plan gives it in steps 1 .. steps */
+    double passes;            /* samples / samples_per_pass (9.3: nine passes and a third) */
+    int64_t pass_count;       /* passes begun within the horizon (0: it gets no sample) */
+    /* pass_start[k-1]: the step pass k starts at, for k <= pass_count (0
+     * past it); last_pass_start: the step pass pass_count starts at. */
+    int64_t pass_start[ORDO_PASS_STARTS];
+    int64_t last_pass_start;
+    /* Bytes of the lightest and heaviest lane's units of the source, and
+     * the steps those lanes start their second pass at, reckoning a lane
+     * gets 1/L of the source's samples (0: past the horizon). */
+    uint64_t lane_bytes_min, lane_bytes_max;
+    int64_t lane_pass2_first, lane_pass2_last;
+} ordo_source_plan;
+
+/* The passes of every source of an indexed recipe over steps 1 .. `steps`
+ * (1 .. ORDO_PASS_STEPS_MAX) into plans[0 .. source_count) (the caller's
+ * array; names stay owned by the recipe). A pure function of the recipe
+ * and its plan, in O(steps × sources). ORDO_INVALID for a horizon out of
+ * range or a recipe that is not indexed. */
+ordo_status ordo_recipe_passes(const ordo_recipe *recipe, int64_t steps, ordo_source_plan *plans,
+                               ordo_error *err);
+
 /* ---- the loader ---------------------------------------------------------- */
 
 /* One data-parallel rank's loader over the lanes it owns. */
@@ -1159,6 +1212,14 @@ char *ordo_mixture_json(const ordo_mixture *mixture);
  * to] pairs), "lanes_differ", "conflicts_a", "conflicts_b",
  * "first_conflict_step"} for the comparison of runs `a` and `b`. */
 char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_result *result);
+
+/* {"source", "tokens_per_byte", "bytes", "documents", "tokens_per_pass",
+ * "samples_per_pass", "steps", "samples", "passes", "pass_count",
+ * "pass_starts" (the steps passes 1, 2, ... start at, at most
+ * ORDO_PASS_STARTS), "last_pass_start", "lane_bytes_min",
+ * "lane_bytes_max", "lane_pass2_first", "lane_pass2_last"} (steps past the
+ * horizon are null) for one source's passes (ordo_recipe_passes). */
+char *ordo_source_plan_json(const ordo_source_plan *plan);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

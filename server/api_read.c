@@ -76,7 +76,42 @@ static json_t *world_sizes(ordo_ledger *ledger, int64_t run_id)
     return list;
 }
 
-/* GET /api/audit?recipe=ID: every run of a recipe against its baseline. */
+/* How often each source of the recipe repeats over `horizon` steps (the
+ * longest run's), from the plan the ledger holds: {"horizon", "sources":
+ * [ordo_source_plan_json...]} or {"horizon", "sources": null, "why"}
+ * when it cannot be planned (not indexed here, no steps yet). */
+static json_t *recipe_passes(ordo_ledger *ledger, const char *id, int64_t horizon,
+                             const char *data_root)
+{
+    json_t *out = json_pack("{s:I}", "horizon", (json_int_t)horizon);
+    ordo_recipe *recipe = NULL;
+    ordo_error err = {ORDO_INVALID, "no run of this recipe has recorded a step"};
+    ordo_source_plan *plans = NULL;
+    int count = 0;
+    if (horizon >= 1 && ordo_recipe_open_stored(ledger, id, data_root[0] ? data_root : NULL,
+                                                &recipe, &err) == ORDO_OK) {
+        ordo_recipe_info info;
+        ordo_recipe_describe(recipe, &info);
+        count = info.source_count;
+        plans = calloc((size_t)count, sizeof *plans);
+        if (!plans)
+            snprintf(err.message, sizeof err.message, "out of memory");
+        else if (ordo_recipe_passes(recipe, horizon, plans, &err) != ORDO_OK)
+            count = 0;
+    }
+    json_t *sources = plans && count ? json_array() : NULL;
+    for (int i = 0; sources && i < count; i++)
+        json_array_append_new(sources, view_json(ordo_source_plan_json(&plans[i])));
+    json_object_set_new(out, "sources", sources ? sources : json_null());
+    if (!sources)
+        json_object_set_new(out, "why", json_string(err.message));
+    free(plans);
+    ordo_recipe_free(recipe);
+    return out;
+}
+
+/* GET /api/audit?recipe=ID: every run of a recipe against its baseline,
+ * and how often each of its sources repeats over its longest run. */
 response api_audit(request *req)
 {
     const char *recipe = query(req, "recipe");
@@ -88,10 +123,13 @@ response api_audit(request *req)
     if (!ledger || ordo_runs_list(ledger, &runs, &err) != ORDO_OK)
         return status_error(&err);
     json_t *list = json_array();
+    const ordo_run_info *longest = NULL;
     for (size_t i = 0; i < runs->count; i++) {
         const ordo_run_info *run = &runs->items[i];
         if (strcmp(run->recipe_id, recipe) != 0)
             continue;
+        if (!longest || run->last_step > longest->last_step)
+            longest = run;
         json_t *item =
             json_pack("{s:s, s:o, s:o, s:I}", "run", run->name, "baseline",
                       run->baseline[0] ? json_string(run->baseline) : json_null(), "world_sizes",
@@ -113,8 +151,11 @@ response api_audit(request *req)
         }
         json_array_append_new(list, item);
     }
+    json_t *passes = longest ? recipe_passes(ledger, recipe, longest->last_step, longest->data_root)
+                             : json_null();
     ordo_run_list_free(runs);
-    return json_ok(200, json_pack("{s:s, s:o}", "recipe", recipe, "runs", list));
+    return json_ok(200,
+                   json_pack("{s:s, s:o, s:o}", "recipe", recipe, "runs", list, "passes", passes));
 }
 
 /* GET /api/runs/{run}/recovery?world_size=W[&step=S] */

@@ -54,6 +54,40 @@ static void call(const test_server *s, const char *method, const char *path, con
     http_free(&r);
 }
 
+/* The audit's passes of base's recipe: over its 30 steps, source "a"
+ * (the only one) gets all 16 samples of 32 tokens a step, 480 samples, so
+ * its passes begun are ceil(480 × 32 / tokens a pass); and they are what
+ * the library plans for the recipe indexed from its files. */
+static void audit_shows_passes(const test_server *s, const char *rid)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
+    http_result r = http(s, "GET", path, NULL, NULL);
+    expect(&r, 200, NULL, "\"passes\"");
+    json_t *passes = json_object_get(r.json, "passes");
+    ASSERT_EQ_INT(num(passes, "horizon"), 30);
+    json_t *a = json_array_get(json_object_get(passes, "sources"), 0);
+    ASSERT_EQ_STR(json_string_value(json_object_get(a, "source")), "a");
+    long long tokens = num(a, "tokens_per_pass");
+    ASSERT(tokens > 0);
+    ASSERT_EQ_INT(num(a, "samples"), 480);
+    ASSERT_EQ_INT(num(a, "pass_count"), (480 * 32 + tokens - 1) / tokens);
+    ASSERT(num(a, "pass_count") > 1);
+    ordo_recipe *local = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(recipe, &local, &err), &err);
+    ASSERT_OK(ordo_recipe_index(local, NULL, NULL, NULL, &err), &err);
+    ordo_source_plan plan;
+    ASSERT_OK(ordo_recipe_passes(local, 30, &plan, &err), &err);
+    char *text = ordo_source_plan_json(&plan);
+    json_t *expected = json_loads(text, 0, NULL);
+    ordo_free(text);
+    ASSERT(json_equal(expected, a));
+    json_decref(expected);
+    ordo_recipe_free(local);
+    http_free(&r);
+}
+
 TEST(server_endpoints_answer)
 {
     filled_ledger();
@@ -122,6 +156,13 @@ TEST(server_endpoints_answer)
     http_free(&r);
     snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
     call(&s, "GET", path, NULL, NULL, 200, NULL, "\"world_sizes\"");
+    audit_shows_passes(&s, rid);
+    snprintf(path, sizeof path, "/api/audit?recipe=%s", ext);
+    r = http(&s, "GET", path, NULL, NULL);
+    expect(&r, 200, NULL, "\"why\"");
+    ASSERT(json_is_null(json_object_get(json_object_get(r.json, "passes"), "sources")));
+    ASSERT_EQ_INT(num(json_object_get(r.json, "passes"), "horizon"), 12);
+    http_free(&r);
     r = http(&s, "GET", "/api/runs/base/recovery?world_size=4&step=20", NULL, NULL);
     expect(&r, 200, NULL, "\"rank_lanes\":[[0,1],[2,3],[4,5],[6,7]]");
     ASSERT_EQ_INT(num(r.json, "checkpoint_step"), 20);

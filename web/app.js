@@ -410,7 +410,28 @@ async function viewAudit(params) {
     r.agreement == null ? '–' : (r.agreement === 1 ? badge('match', pct(r.agreement)) : badge('diverge', pct(r.agreement))),
     r.first_divergent_step == null ? '–' : fmt(r.first_divergent_step)]);
   main.replaceChildren(el('h1', {}, 'Audit of recipe ', el('code', {}, short(recipe))), form,
-    table(['run', 'baseline', 'world sizes', 'steps', 'agreement', 'first divergent step'], rows));
+    table(['run', 'baseline', 'world sizes', 'steps', 'agreement', 'first divergent step'], rows),
+    passesSection(audit.passes));
+}
+
+// How often each source repeats over the recipe's longest run: tokens per
+// byte, one pass's tokens and samples, the steps its next passes start at.
+function passStarts(p) {
+  const starts = p.pass_starts.slice(1, 4).map((step, i) => `pass ${i + 2} at step ${fmt(step)}`);
+  if (p.pass_count > 5) starts.push('…');
+  if (p.pass_count > 4) starts.push(`pass ${fmt(p.pass_count)} at step ${fmt(p.last_pass_start)}`);
+  return starts.length ? starts.join(', ') : el('span', { class: 'muted' }, 'no repeat');
+}
+
+function passesSection(passes) {
+  if (!passes) return null;
+  const title = el('h2', {}, `How often each source repeats (${fmt(passes.horizon)} steps, the longest run)`);
+  if (!passes.sources) return el('section', { 'data-testid': 'passes' }, title, el('p', { class: 'muted' }, 'Not planned: ' + passes.why));
+  const rows = passes.sources.map((p) => [p.source, p.tokens_per_byte.toFixed(4), fmt(p.tokens_per_pass),
+    fmt(Math.round(p.samples_per_pass)), el('span', { 'data-testid': 'passes-' + p.source }, p.passes.toFixed(2)),
+    passStarts(p)]);
+  return el('section', { 'data-testid': 'passes' }, title,
+    table(['source', 'tokens/byte', 'tokens a pass', 'samples a pass', 'passes', 'next passes start'], rows));
 }
 
 // ---- Recovery: the manifest for a run, step and world size

@@ -113,6 +113,17 @@ check('run (schedule): delivered drawn as the steps recorded it',
 const runs = (await api('/api/runs')).runs;
 await view('audit', '#/audit?recipe=' + runs[0].recipe_id, 'main table');
 check('audit: agreement shown', (await page.textContent('main')).includes('100%'));
+const audit = await api('/api/audit?recipe=' + runs[0].recipe_id);
+const longest = Math.max(...audit.runs.map((r) => r.steps));
+check('audit: passes over the longest run', audit.passes && audit.passes.horizon >= longest &&
+      Array.isArray(audit.passes.sources), JSON.stringify(audit.passes));
+for (const p of (audit.passes && audit.passes.sources) || []) {
+  const shown = await page.textContent(`[data-testid="passes-${p.source}"]`);
+  check(`audit: passes of ${p.source} shown as the API's`, shown === p.passes.toFixed(2), `page ${shown}, API ${p.passes}`);
+  check(`audit: passes of ${p.source} add up`, Math.abs(p.passes - p.samples / p.samples_per_pass) < 1e-9 &&
+        p.pass_count === Math.ceil(p.samples / p.samples_per_pass - 1e-9), JSON.stringify(p));
+}
+check('audit: pass starts told', (await page.textContent('[data-testid=passes]')).includes('tokens a pass'));
 await view('recovery', '#/recovery?run=baseline&world_size=32&step=75', 'main pre');
 const manifest = await api('/api/runs/baseline/recovery?world_size=32&step=75');
 check('recovery: shows the manifest', (await page.textContent('main pre')).includes(manifest.sha256));

@@ -602,3 +602,36 @@ TEST(mixing_refuses_checkpoints_of_data_algorithm_1)
     ASSERT_CONTAINS(err.message, "checkpoint of format 4 was written under data algorithm 1; this "
                                  "ordo cuts batches with data algorithm 2 (format 5)");
 }
+
+/* A checkpoint claiming a step past what a resume plans to is refused at
+ * once, naming the step (its slot plan would take hours to compute). */
+TEST(mixing_refuses_a_checkpoint_past_the_planning_limit)
+{
+    uneven_corpus();
+    char head[512], json[2048];
+    snprintf(json, sizeof json,
+             "%s\"sources\": [{\"name\": \"short\", \"paths\": [\"data/short.jsonl\"], "
+             "\"weight\": 1}]}",
+             recipe_head(head, sizeof head, 0));
+    ordo_recipe *r = load_recipe(json);
+    ordo_loader_options o = {.rank = 0, .world_size = 1, .read_workers = 1, .tokenize_workers = 1};
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    unsigned char *state = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo_loader_checkpoint(l, &state, &size, &err), &err);
+    ordo_loader_close(l);
+    ordo__state s;
+    ASSERT_OK(ordo__state_decode(state, size, &s, &err), &err);
+    ordo_free(state);
+    s.step = ORDO__PLAN_STEPS_MAX + 1;
+    ASSERT_OK(ordo__state_encode(&s, &state, &size, &err), &err);
+    ordo__state_free(&s);
+    o.resume = state;
+    o.resume_size = size;
+    ASSERT_STATUS(ordo_loader_open(r, &o, &l, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "checkpoint step 1000000001 is beyond 1000000000");
+    free(state);
+    ordo_recipe_free(r);
+}

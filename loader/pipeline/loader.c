@@ -286,6 +286,12 @@ static ordo_status apply_mix_resume(ordo_loader *l, const ordo_loader_options *o
         return status;
     int64_t run_id = 0;
     status = check_state(l, &s, 0, err);
+    if (status == ORDO_OK && s.step > ORDO__PLAN_STEPS_MAX)
+        status = ordo__error(err, ORDO_INVALID,
+                             "checkpoint step %llu is beyond %llu: a resume plans its slots from "
+                             "step 0 (about 30 ns a step), so logical lanes resume up to step %llu",
+                             (unsigned long long)s.step, (unsigned long long)ORDO__PLAN_STEPS_MAX,
+                             (unsigned long long)ORDO__PLAN_STEPS_MAX);
     if (status == ORDO_OK)
         status = resume_run(o, (int64_t)s.step, &run_id, err);
     uint64_t flush = (uint64_t)l->recipe->flush_every, per_lane = (uint64_t)l->per_lane;

@@ -31,6 +31,10 @@ void ordo__plan_copy(ordo__plan *dst, const ordo__plan *src);
  * samples source s fills; they sum to B. */
 void ordo__plan_next(ordo__plan *plan, uint64_t *counts);
 
+/* The furthest step a resume plans to (from step 0, ~30 ns a step with
+ * three sources): a checkpoint of logical lanes past it is refused. */
+#define ORDO__PLAN_STEPS_MAX ((uint64_t)1000000000)
+
 /* Moves the plan to just after `step` (from the start when behind it). */
 void ordo__plan_seek(ordo__plan *plan, int64_t step);
 

@@ -458,7 +458,7 @@ int main(int argc, char **argv)
         double t[49];
         for (int i = 0; i < o.rounds; i++)
             t[i] = first_batch_after_resume(rf, 400);
-        printf("  flush_every %4d chunks: %8.1f ms\n", flushes[f], 1e3 * median(t, o.rounds));
+        printf("  flush_every %4d steps: %8.1f ms\n", flushes[f], 1e3 * median(t, o.rounds));
         ordo_recipe_free(rf);
     }
     return 0;

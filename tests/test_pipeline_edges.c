@@ -82,6 +82,26 @@ TEST(unordered_loader_takes_no_checkpoints)
     ASSERT_STATUS(ordo_loader_checkpoint(l, &state, &size, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "unordered");
     ordo_loader_close(l);
+    /* Many units in flight, two workers: units taken as they finish, only
+     * ever at a unit's start, so every sample is whole text of documents
+     * (bytes and end-of-text only). */
+    ordo_recipe_free(r);
+    corpus_jsonl("many", "doc", 3, 333, 5, 300, 13);
+    const char *text = "{\"seed\": 4, \"seq_len\": 16, \"global_batch\": 4, \"lanes\": 2, "
+                       "\"chunk_records\": 7, \"sources\": [{\"name\": \"a\", \"paths\": "
+                       "[\"many/*.jsonl\"], \"weight\": 1}]}";
+    test_write_file(test_path("many.json"), text, strlen(text));
+    r = indexed(test_path("many.json"));
+    o.read_workers = o.tokenize_workers = 2;
+    o.prefetch = 6;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    ASSERT_OK(ordo__loader_set_unordered(l, &err), &err);
+    for (int step = 0; step < 300; step++) {
+        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+        for (int i = 0; i < b.rows * b.seq_len; i++)
+            ASSERT(b.tokens[i] <= 256);
+    }
+    ordo_loader_close(l);
     ordo_recipe_free(r);
 }
 

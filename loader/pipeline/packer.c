@@ -95,7 +95,8 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     ordo__packer_issue(p, l->prefetch, &chain);
     ordo__pool_submit(l, chain);
     ordo__work *w = p->ring[slot];
-    if (l->unordered) { /* debug: whichever finished first */
+    if (l->unordered && p->pos.doc == 0 && p->pos.offset == 0) {
+        /* debug: at a unit's start, whichever of the packer's finished first */
         ordo__work *any = ordo__pool_wait_any(l, p->ring, l->prefetch);
         for (uint64_t i = 0; i < prefetch; i++)
             if (p->ring[i] == any) { /* swap slots and stream positions */

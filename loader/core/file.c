@@ -40,15 +40,18 @@ ordo_status ordo_open_regular(const char *path, const char *what, int *fd, ordo_
 }
 
 /* Opens a file that may be a regular file or a pipe (read whole and small,
- * as `<(cat recipe.json)` gives); anything else is refused at once. */
+ * as `<(cat recipe.json)` gives); anything else is refused at once. A
+ * FIFO is opened waiting for its writer (opened without waiting, it reads
+ * as empty until the writer comes); anything else without waiting, so a
+ * device is refused before it is read. */
 static ordo_status open_file_or_pipe(const char *path, int *fd, int *pipe, ordo_error *err)
 {
-    *pipe = 0;
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    *pipe = stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (*pipe ? 0 : O_NONBLOCK));
     if (*fd < 0)
         return ordo__error(err, ORDO_IO, "cannot open file '%s': %s", path,
                            ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
-    struct stat st;
     if (fstat(*fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
         close(*fd);
         *fd = -1;
@@ -56,19 +59,6 @@ static ordo_status open_file_or_pipe(const char *path, int *fd, int *pipe, ordo_
                            path);
     }
     *pipe = S_ISFIFO(st.st_mode);
-    if (*pipe) {
-        /* A FIFO opened without waiting reads as empty until its writer
-         * opens it: open it again, waiting for the writer. */
-        close(*fd);
-        *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (*fd < 0 || fstat(*fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
-            if (*fd >= 0)
-                close(*fd);
-            *fd = -1;
-            return ordo__error(err, ORDO_IO, "cannot open the pipe '%s' again to read it", path);
-        }
-        return ORDO_OK;
-    }
     int flags = fcntl(*fd, F_GETFL);
     if (flags >= 0)
         fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);

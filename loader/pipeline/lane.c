@@ -89,7 +89,7 @@ void ordo__lane_free(ordo__lane *lane)
     if (lane->snapshots)
         free_snapshots(lane, lane->snapshot_count);
     free(lane->snapshots);
-    EVP_MD_CTX_free(lane->replay_ctx);
+    ordo__check_free(&lane->check);
     if (lane->schedule.recipe)
         ordo__schedule_free(&lane->schedule);
 }
@@ -292,17 +292,24 @@ ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
     return ORDO_OK;
 }
 
-/* Arms the resume check; see pipeline.h. */
-ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
-                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err)
+/* Arms a resume check; see pipeline.h. */
+ordo_status ordo__check_arm(ordo__resume_check *c, uint64_t position, int64_t first,
+                            struct ordo_ledger *ledger, int64_t run_id, ordo_error *err)
 {
-    lane->replay_ledger = ledger;
-    lane->replay_run = run_id;
-    lane->replay_position = position;
-    lane->replay_first = first;
-    if (!lane->replay_ctx && !(lane->replay_ctx = EVP_MD_CTX_new()))
+    c->ledger = ledger;
+    c->run = run_id;
+    c->position = position;
+    c->first = first;
+    if (!c->ctx && !(c->ctx = EVP_MD_CTX_new()))
         return ordo__error(err, ORDO_NOMEM, "out of memory arming a resume check");
     return ORDO_OK;
+}
+
+/* Frees a resume check's hash context. */
+void ordo__check_free(ordo__resume_check *c)
+{
+    EVP_MD_CTX_free(c->ctx);
+    c->ctx = NULL;
 }
 
 /* Token ids as 32-bit little-endian integers (docs/recipe.md, "How a lane's data is decided"). */
@@ -321,24 +328,23 @@ static void hash_tokens(EVP_MD_CTX *ctx, const uint32_t *tokens, size_t count)
 
 /* A sample a resume drops: hashed into its step's microbatch; a complete
  * microbatch must have the lane digest the ledger recorded for the step. */
-ordo_status ordo__replay_sample(ordo_loader *l, int lane, uint64_t *next, int64_t first,
-                                struct ordo_ledger *ledger, int64_t run_id, EVP_MD_CTX *ctx,
-                                const uint32_t *tokens, ordo_error *err)
+ordo_status ordo__check_sample(ordo_loader *l, int lane, ordo__resume_check *c,
+                               const uint32_t *tokens, ordo_error *err)
 {
-    uint64_t per_lane = (uint64_t)l->per_lane, position = (*next)++;
+    uint64_t per_lane = (uint64_t)l->per_lane, position = c->position++;
     int64_t step = (int64_t)(position / per_lane) + 1;
     uint64_t row = position % per_lane;
-    if (!ledger || step < first)
+    if (!c->ledger || step < c->first)
         return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
-    if (row == 0 && !EVP_DigestInit_ex2(ctx, EVP_sha256(), NULL))
+    if (row == 0 && !EVP_DigestInit_ex2(c->ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
-    hash_tokens(ctx, tokens, (size_t)l->recipe->seq_len);
+    hash_tokens(c->ctx, tokens, (size_t)l->recipe->seq_len);
     if (row + 1 < per_lane)
         return ORDO_OK;
     unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;
     unsigned int n = 0;
-    EVP_DigestFinal_ex(ctx, got, &n);
-    ordo_status status = ordo__replay_digests(ledger, run_id, lane, step, step, &want, err);
+    EVP_DigestFinal_ex(c->ctx, got, &n);
+    ordo_status status = ordo__replay_digests(c->ledger, c->run, lane, step, step, &want, err);
     if (status != ORDO_OK)
         return status;
     int same = memcmp(got, want, ORDO_DIGEST_SIZE) == 0;
@@ -357,9 +363,7 @@ ordo_status ordo__replay_sample(ordo_loader *l, int lane, uint64_t *next, int64_
 
 static ordo_status check_dropped(ordo__lane *lane, const ordo__sample *s, ordo_error *err)
 {
-    return ordo__replay_sample(lane->loader, lane->index, &lane->replay_position,
-                               lane->replay_first, lane->replay_ledger, lane->replay_run,
-                               lane->replay_ctx, s->tokens, err);
+    return ordo__check_sample(lane->loader, lane->index, &lane->check, s->tokens, err);
 }
 
 static ordo__sample *pop(ordo__lane *lane)
@@ -388,7 +392,7 @@ ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err)
             return status;
     }
     if (lane->discard == 0)
-        lane->replay_ledger = NULL; /* every dropped step checked */
+        lane->check.ledger = NULL; /* every dropped step checked */
     return ORDO_OK;
 }
 

@@ -137,7 +137,7 @@ static ordo_status expect_dropped(ordo_loader *l, ordo__lane *lane, const ordo__
     uint64_t per_lane = (uint64_t)l->per_lane;
     uint64_t position = (uint64_t)step * per_lane - rec->delivered;
     int64_t first = (int64_t)((position + per_lane - 1) / per_lane) + 1;
-    return ordo__lane_expect(lane, position, first, o->ledger, run_id, err);
+    return ordo__check_arm(&lane->check, position, first, o->ledger, run_id, err);
 }
 
 static ordo_status check_state(const ordo_loader *l, const ordo__state *s, int resharding,
@@ -304,8 +304,8 @@ static ordo_status apply_mix_resume(ordo_loader *l, const ordo_loader_options *o
     if (status == ORDO_OK)
         status = open_mlanes(l, &s, epoch, discard, err);
     for (int i = 0; status == ORDO_OK && run_id && i < l->lane_count; i++)
-        status = ordo__mlane_expect(&l->mlanes[i], epoch * flush * per_lane,
-                                    (int64_t)(epoch * flush) + 1, o->ledger, run_id, err);
+        status = ordo__check_arm(&l->mlanes[i].check, epoch * flush * per_lane,
+                                 (int64_t)(epoch * flush) + 1, o->ledger, run_id, err);
     ordo__state_free(&s);
     return status;
 }

@@ -27,7 +27,7 @@ ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index, ordo_
     lane->index = index;
     lane->epoch = UINT64_MAX;
     lane->discard = discard;
-    lane->replay_position = epoch * epoch_samples(l);
+    lane->check.position = epoch * epoch_samples(l);
     ordo_status status = ordo__plan_init(&lane->plan, r, err);
     if (status != ORDO_OK)
         return status;
@@ -65,7 +65,7 @@ void ordo__mlane_free(ordo__mlane *lane)
     free(lane->start);
     free(lane->samples);
     free(lane->sources);
-    EVP_MD_CTX_free(lane->replay_ctx);
+    ordo__check_free(&lane->check);
     if (lane->plan.recipe)
         ordo__plan_free(&lane->plan);
     memset(lane, 0, sizeof *lane);
@@ -167,19 +167,6 @@ static ordo_status next_sample(ordo__mlane *lane, ordo__sample **sample, ordo_er
     return ORDO_OK;
 }
 
-/* Arms the resume check; see pipeline.h. */
-ordo_status ordo__mlane_expect(ordo__mlane *lane, uint64_t position, int64_t first,
-                               struct ordo_ledger *ledger, int64_t run_id, ordo_error *err)
-{
-    lane->replay_ledger = ledger;
-    lane->replay_run = run_id;
-    lane->replay_position = position;
-    lane->replay_first = first;
-    if (!lane->replay_ctx && !(lane->replay_ctx = EVP_MD_CTX_new()))
-        return ordo__error(err, ORDO_NOMEM, "out of memory arming a resume check");
-    return ORDO_OK;
-}
-
 /* Drops what a resume regenerated, checking it; see pipeline.h. */
 ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err)
 {
@@ -187,15 +174,13 @@ ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err)
         ordo__sample *s = NULL;
         ordo_status status = next_sample(lane, &s, err);
         if (status == ORDO_OK)
-            status = ordo__replay_sample(lane->loader, lane->index, &lane->replay_position,
-                                         lane->replay_first, lane->replay_ledger, lane->replay_run,
-                                         lane->replay_ctx, s->tokens, err);
+            status = ordo__check_sample(lane->loader, lane->index, &lane->check, s->tokens, err);
         free(s);
         if (status != ORDO_OK)
             return status;
         lane->discard--;
     }
-    lane->replay_ledger = NULL; /* every dropped step checked */
+    lane->check.ledger = NULL; /* every dropped step checked */
     return ORDO_OK;
 }
 

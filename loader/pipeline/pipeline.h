@@ -23,6 +23,17 @@ typedef struct ordo__sample {
     uint8_t *doc_start;      /* seq_len flags */
 } ordo__sample;
 
+/* The resume check of a lane (docs/reliability.md): the samples a resume
+ * drops were delivered before, and their lane digests (steps `first` on)
+ * are in the ledger. */
+typedef struct ordo__resume_check {
+    uint64_t position;          /* sample number in the lane of the next one dropped */
+    int64_t first;              /* the first step replayed whole */
+    struct ordo_ledger *ledger; /* NULL: nothing to check; borrowed while opening */
+    int64_t run;
+    EVP_MD_CTX *ctx;
+} ordo__resume_check;
+
 /* One chunk travelling through read -> tokenize, numbered in its lane. */
 typedef struct ordo__work {
     struct ordo__lane *lane;
@@ -78,13 +89,7 @@ typedef struct ordo__lane {
      * first sample and the samples taken from its start to the step's end */
     uint64_t delivered_epoch, delivered_in_epoch, discard;
     uint64_t step_epoch, step_offset, step_rows, ckpt_epoch, ckpt_delivered;
-    /* resume check: the samples dropped were delivered before, and their
-     * lane digests (steps replay_first on) are in the ledger */
-    uint64_t replay_position; /* sample number in the lane of the next one dropped */
-    int64_t replay_first;
-    struct ordo_ledger *replay_ledger; /* NULL: nothing to check; borrowed while opening */
-    int64_t replay_run;
-    EVP_MD_CTX *replay_ctx;
+    ordo__resume_check check;
 } ordo__lane;
 
 /* A logical lane (mix_lane.c): one packer per source, the slot plan, the
@@ -100,12 +105,7 @@ typedef struct ordo__mlane {
     uint32_t *sources;      /* their sources */
     uint64_t next;          /* the next of `samples` to deliver */
     uint64_t discard;       /* samples a resume regenerates and drops */
-    /* resume check, as ordo__lane's */
-    uint64_t replay_position;
-    int64_t replay_first;
-    struct ordo_ledger *replay_ledger;
-    int64_t replay_run;
-    EVP_MD_CTX *replay_ctx;
+    ordo__resume_check check;
 } ordo__mlane;
 
 struct ordo_loader {
@@ -155,12 +155,6 @@ ordo_status ordo__lane_take(ordo__lane *lane, int first, ordo__sample **sample, 
 ordo_status ordo__lane_drop(ordo__lane *lane, ordo_error *err);
 /* The lane's state as a checkpoint keeps it, after its last step. */
 void ordo__lane_record_of(const ordo__lane *lane, uint64_t *epoch, uint64_t *delivered);
-/* Arms the resume check: the dropped samples start at sample number
- * `position` of the lane; each step from `first` on that they complete
- * must have the lane digest `ledger` (borrowed until the drops are done)
- * recorded for run `run_id`. */
-ordo_status ordo__lane_expect(ordo__lane *lane, uint64_t position, int64_t first,
-                              struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
 /* Issues chunks while fewer than `prefetch` are in flight; returns the
  * work items to queue through `issue`. */
 ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *err);
@@ -208,9 +202,6 @@ void ordo__mlane_issue(ordo__mlane *lane, int depth, ordo__work **chain);
 ordo_status ordo__mlane_take(ordo__mlane *lane, ordo__sample **sample, ordo_error *err);
 /* Drops what a resume regenerated; see ordo__lane_drop. */
 ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err);
-/* Arms the resume check (see ordo__lane_expect). */
-ordo_status ordo__mlane_expect(ordo__mlane *lane, uint64_t position, int64_t first,
-                               struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
 /* The packer positions at the start of the flush epoch of the lane's last
  * step: what its checkpoint keeps (S entries, owned by the lane). */
 const ordo__pos *ordo__mlane_positions(const ordo__mlane *lane);
@@ -220,10 +211,16 @@ size_t ordo__rank_window(const ordo_recipe *recipe);
 
 /* A sample of `recipe` (one allocation, free()). */
 ordo__sample *ordo__sample_new(const ordo_recipe *recipe, uint64_t epoch);
-/* Checks a sample a resume drops against the recorded lane digest of its
- * step (see ordo__lane_expect); shared by both kinds of lanes. */
-ordo_status ordo__replay_sample(struct ordo_loader *loader, int lane, uint64_t *position,
-                                int64_t first, struct ordo_ledger *ledger, int64_t run_id,
-                                EVP_MD_CTX *ctx, const uint32_t *tokens, ordo_error *err);
-
+/* Arms a resume check: the dropped samples start at sample number
+ * `position` of the lane; each step from `first` on that they complete
+ * must have the lane digest `ledger` (borrowed until the drops are done)
+ * recorded for run `run_id`. */
+ordo_status ordo__check_arm(ordo__resume_check *check, uint64_t position, int64_t first,
+                            struct ordo_ledger *ledger, int64_t run_id, ordo_error *err);
+/* Checks a sample a resume drops: a step it completes must hash to the
+ * lane digest the ledger recorded, or it is an error naming step and lane. */
+ordo_status ordo__check_sample(struct ordo_loader *loader, int lane, ordo__resume_check *check,
+                               const uint32_t *tokens, ordo_error *err);
+/* Frees what a resume check holds. */
+void ordo__check_free(ordo__resume_check *check);
 #endif

@@ -58,15 +58,16 @@ TEST(manifest_url_fetch_has_a_total_deadline)
     watched_run run = run_ordo_watched(
         A("ORDO_HTTP_DEADLINE_MS=1500"),
         A("resume", "--manifest", url, "--steps", "5", "--db", test_path("l.db")), 30);
-    int still_sending = s.trickling;
     pthread_join(thread, NULL);
     close(s.listener);
     if (run.result.code != 1 || !strstr(run.result.err, "within 1500 ms") || run.seconds > 10)
         test_fail(__FILE__, __LINE__, "exit %d after %.1f s, stderr: %s", run.result.code,
                   run.seconds, run.result.err ? run.result.err : "");
     ASSERT(run.seconds >= 1.4);
-    ASSERT(still_sending);         /* it gave up while bytes were still coming */
-    ASSERT_EQ_INT(s.trickling, 0); /* and hung up on the server */
-    ASSERT(s.sent >= 5);
+    /* it gave up while bytes were still coming: the server's sends failed
+     * (the client hung up) before its 600 bytes were out; read after the
+     * join, so no timing decides it */
+    ASSERT_EQ_INT(s.trickling, 0);
+    ASSERT(s.sent >= 5 && s.sent < 600);
     cli_result_free(&run.result);
 }

@@ -38,6 +38,14 @@ static void write_docs(const char *name, int docs, int min_len, int max_len, uns
     ASSERT(fclose(out) == 0);
 }
 
+/* The test folder's data/ folder. */
+static void data_dir(void)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", test_path("data"));
+    ASSERT(system(cmd) == 0);
+}
+
 static ordo_recipe *load_recipe(const char *json)
 {
     test_write_file(test_path("recipe.json"), json, strlen(json));
@@ -53,10 +61,7 @@ static ordo_recipe *load_recipe(const char *json)
  * documents, 7 chunks) is cut into document ranges for 48 lanes. */
 static void uneven_corpus(void)
 {
-    ASSERT(system("true") == 0);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", test_path("data"));
-    ASSERT(system(cmd) == 0);
+    data_dir();
     write_docs("short", 3000, 10, 30, 1);
     write_docs("long", 100, 1000, 3000, 2);
     write_docs("mid", 600, 100, 300, 3);
@@ -217,9 +222,7 @@ static int doc_starts(const uint32_t *tokens, const uint8_t *starts, const char 
 
 TEST(mixing_never_repeats_a_document_across_lanes)
 {
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", test_path("data"));
-    ASSERT(system(cmd) == 0);
+    data_dir();
     write_docs("small", 200, 40, 120, 5); /* one .jsonl chunk (chunk_records 256) */
     write_docs("large", 4000, 200, 2000, 6);
     char json[1024];
@@ -285,9 +288,7 @@ TEST(mixing_never_repeats_a_document_across_lanes)
 
 TEST(mixing_refuses_a_source_with_fewer_documents_than_lanes)
 {
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", test_path("data"));
-    ASSERT(system(cmd) == 0);
+    data_dir();
     write_docs("tiny", 47, 10, 20, 9);
     char json[512];
     snprintf(json, sizeof json,

@@ -154,6 +154,19 @@ void ordo__state_free(ordo__state *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Lane record l is below the stride and after record l - 1; else an
+ * error naming the lane and the byte. */
+static int lane_in_order(const reader *r, const ordo__state *s, uint64_t l, ordo_error *err)
+{
+    uint64_t lane = s->lanes[l].lane;
+    if (lane < s->stride && (l == 0 || lane > s->lanes[l - 1].lane))
+        return 1;
+    ordo__error(err, ORDO_INVALID,
+                "checkpoint: lane %llu at byte %zu is out of order or beyond %llu lanes",
+                (unsigned long long)lane, r->at, (unsigned long long)s->stride);
+    return 0;
+}
+
 /* Logical lane records: lane numbers ascending below the stride, then
  * each source's position. */
 static ordo_status decode_positions(reader *r, ordo__state *s, ordo_error *err)
@@ -169,11 +182,8 @@ static ordo_status decode_positions(reader *r, ordo__state *s, ordo_error *err)
             rec->positions[i].doc = get(r);
             rec->positions[i].offset = get(r);
         }
-        if (!r->failed && (rec->lane >= s->stride || (l > 0 && rec->lane <= s->lanes[l - 1].lane)))
-            return ordo__error(err, ORDO_INVALID,
-                               "checkpoint: lane %llu at byte %zu is out of order or beyond "
-                               "%llu lanes",
-                               (unsigned long long)rec->lane, r->at, (unsigned long long)s->stride);
+        if (!r->failed && !lane_in_order(r, s, l, err))
+            return ORDO_INVALID;
     }
     return ORDO_OK;
 }
@@ -193,11 +203,8 @@ static ordo_status decode_lanes(reader *r, ordo__state *s, ordo_error *err)
             rec->taken[i] = get(r);
         for (uint32_t i = 0; i < s->sources; i++)
             rec->estimated[i] = get(r);
-        if (!r->failed && (rec->lane >= s->stride || (l > 0 && rec->lane <= s->lanes[l - 1].lane)))
-            return ordo__error(err, ORDO_INVALID,
-                               "checkpoint: lane %llu at byte %zu is out of order or beyond "
-                               "%llu lanes",
-                               (unsigned long long)rec->lane, r->at, (unsigned long long)s->stride);
+        if (!r->failed && !lane_in_order(r, s, l, err))
+            return ORDO_INVALID;
     }
     return ORDO_OK;
 }

@@ -18,6 +18,7 @@ ordo_status ordo__packer_init(ordo__packer *p, ordo_loader *l, int lane, uint32_
     p->pos = pos;
     p->issued = pos.unit;
     p->order_pass = UINT64_MAX;
+    p->ready = UINT64_MAX;
     p->checked = pos.doc == 0 && pos.offset == 0;
     p->ring = calloc((size_t)l->prefetch, sizeof *p->ring);
     for (int i = 0; p->ring && i < l->prefetch; i++) {
@@ -91,6 +92,10 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
 {
     ordo_loader *l = p->loader;
     uint64_t prefetch = (uint64_t)l->prefetch, slot = p->pos.unit % prefetch;
+    if (p->ready == p->pos.unit) { /* the rest of a unit in hand: no lock taken */
+        *out = p->ring[slot];
+        return ORDO_OK;
+    }
     ordo__work *chain = NULL;
     ordo__packer_issue(p, l->prefetch, &chain);
     ordo__pool_submit(l, chain);
@@ -130,6 +135,7 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
                                (unsigned long long)p->pos.unit, w->doc_count);
         p->checked = 1;
     }
+    p->ready = p->pos.unit;
     *out = w;
     return ORDO_OK;
 }

@@ -29,6 +29,7 @@ typedef struct ordo__packer {
     struct ordo__work **ring; /* prefetch slots; unit u is in ring[u % prefetch] */
     uint64_t issued;          /* units pos.unit .. issued-1 are in flight */
     int checked;              /* pos.doc and pos.offset were checked against the unit */
+    uint64_t ready;           /* the unit waited for and read without error; UINT64_MAX: none */
     ordo__permutation order;
     uint64_t order_pass; /* UINT64_MAX: none yet */
 } ordo__packer;

@@ -11,7 +11,7 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
-PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8
+PKGS    := sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8 zlib snappy
 # The version is written once, in ordo.h (ORDO_VERSION_MAJOR, _MINOR, _PATCH).
 version_part = $(shell sed -n 's/^.define ORDO_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' loader/ordo.h)
 VERSION := $(call version_part,MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)

@@ -9,45 +9,36 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-static int count(void *context, const char *text, size_t len)
+static int count(void *context, const char *text, size_t len, uint64_t record)
 {
-    (void)text;
+    (void)text, (void)record;
     *(size_t *)context += len;
     return 0;
 }
 
 /* The read side: every indexed chunk loads, passes its digest check and
- * yields the documents the index counted. */
-static void read_chunks(const char *path, const ordo__shard *shard)
+ * yields the documents the index counted (ordo__chunk_read checks). */
+static void read_chunks(const char *path, const ordo__shard *shard, const ordo__read_spec *spec)
 {
     ordo_error err;
     for (uint32_t c = 0; c < shard->chunk_count; c++) {
-        const ordo__chunk *chunk = &shard->chunks[c];
-        char *text = NULL;
-        size_t len = 0, bytes = 0;
-        uint64_t kept = 0;
-        if (ordo__chunk_load(path, shard->format, chunk, c, &text, &len, &err) != ORDO_OK)
+        size_t bytes = 0;
+        if (ordo__chunk_read(path, shard, c, spec, count, &bytes, NULL, &err) != ORDO_OK)
             abort();
-        int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
-        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset, 0};
-        if (ordo__scan_records(shard->format, text, len, "text", &origin, count, &bytes, &kept,
-                               NULL, &err) != ORDO_OK ||
-            kept != chunk->records)
-            abort();
-        free(text);
     }
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     ordo_error err;
-    ordo__origin origin = {"fuzz", UINT64_MAX, 0, 1};
-    uint64_t kept = 0, skipped = 0;
+    ordo__origin origin = {"fuzz", UINT64_MAX, 0, 1, NULL};
+    ordo__read_spec spec = {"text", NULL};
+    ordo__counts counts = {0};
     size_t bytes = 0;
-    ordo__scan_records(ORDO_FORMAT_JSONL, (const char *)data, size, "text", &origin, count, &bytes,
-                       &kept, &skipped, &err);
-    ordo__scan_records(ORDO_FORMAT_TXT, (const char *)data, size, "text", &origin, count, &bytes,
-                       &kept, &skipped, &err);
+    ordo__scan_records(ORDO_FORMAT_JSONL, (const char *)data, size, &spec, &origin, count, &bytes,
+                       &counts, &err);
+    ordo__scan_records(ORDO_FORMAT_TXT, (const char *)data, size, &spec, &origin, count, &bytes,
+                       &counts, &err);
     static char path[64];
     if (!path[0])
         snprintf(path, sizeof path, "/tmp/ordo-fuzz-%d.shard", (int)getpid());
@@ -61,9 +52,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         if (ordo__sha256_file(path, shard.sha256, &shard.size, &err) != ORDO_OK)
             break;
         uint64_t limit = size % 2 ? 4096 : (uint64_t)1 << 16; /* both sides of the limit */
-        if (ordo__shard_index(path, &shard, "text", 3, limit, 4, &err) == ORDO_OK)
-            read_chunks(path, &shard);
+        ordo__index_spec index = {.read = spec, .per_chunk = 3, .chunk_limit = limit, .lanes = 4};
+        if (ordo__shard_index(path, &shard, &index, &err) == ORDO_OK)
+            read_chunks(path, &shard, &spec);
         free(shard.chunks);
+        free(shard.aux);
     }
     return 0;
 }

@@ -5,7 +5,7 @@
 # Usage: scripts/deps.sh [extra-package ...]
 set -euo pipefail
 
-packages=(pkg-config libsqlite3-dev libmicrohttpd-dev libjansson-dev libssl-dev libzstd-dev libpcre2-dev "$@")
+packages=(pkg-config libsqlite3-dev libmicrohttpd-dev libjansson-dev libssl-dev libzstd-dev libpcre2-dev zlib1g-dev libsnappy-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do

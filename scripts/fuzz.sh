@@ -15,8 +15,8 @@ flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefin
 make -s --no-print-directory BUILD="$fuzz" CC=clang OPT=-O1 SANITIZE="$flags" \
   "$fuzz/libordo.a" "$fuzz/ordo" >&2 || { echo "0 passed, 1 failed"; exit 1; }
 . "$fuzz/config.mk" 2>/dev/null || true
-PKG_CFLAGS=$(pkg-config --cflags sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8)
-PKG_LIBS=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8)
+PKG_CFLAGS=$(pkg-config --cflags sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8 zlib snappy)
+PKG_LIBS=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8 zlib snappy)
 server_objs=$(ls "$fuzz"/server/*.o "$fuzz"/gen/web.o)
 passed=0 failed=0
 for target in recipe records tokenizer state api path plan manifest; do

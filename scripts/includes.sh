@@ -66,7 +66,7 @@ done
 [ "$n" -eq 0 ] && ok "every module of loader/ includes only the modules below it, through their headers"
 
 # 3. The tokenizer and the pipeline never see SQLite.
-cflags=$(pkg-config --cflags sqlite3 jansson libcrypto libzstd libpcre2-8 2>/dev/null)
+cflags=$(pkg-config --cflags sqlite3 jansson libcrypto libzstd libpcre2-8 zlib snappy 2>/dev/null)
 n=0
 for file in loader/tokenizer/*.c loader/pipeline/*.c; do
   deps=$(${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L $cflags -Iloader -M "$file" 2>&1) ||

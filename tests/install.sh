@@ -18,7 +18,7 @@ cc -std=c11 -Wall -Werror examples/record_run.c -o "$tmp/record_shared" \
   $(pkg-config --cflags --libs ordo) || fail "cannot build against the shared library"
 cc -std=c11 -Wall -Werror examples/record_run.c -o "$tmp/record_static" \
   $(pkg-config --cflags ordo) "$tmp/prefix/lib/libordo.a" \
-  $(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd) -lm -lpthread \
+  $(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8 zlib snappy) -lm -lpthread \
   || fail "cannot build against the static library"
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/record_shared" "$tmp/a.db" >/dev/null || fail "shared build did not run"
 "$tmp/record_static" "$tmp/a.db" | grep -q "0 new, 120 already recorded" || fail "static build did not agree"

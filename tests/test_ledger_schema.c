@@ -177,6 +177,8 @@ static const struct {
      "31a9d54794f676853fb7bd552555e096dddf81334216ad6d24c17ce9f3b4e1b1"},
     {"migrations/0005_shard_files_chunk_events.sql",
      "fda4233c40d6a2dfa6b83c9daa1e09c2b974a4a40a341d38b7d96900c6614478"},
+    {"migrations/0006_shard_filters_locators.sql",
+     "88fb10468a86eda2c3cc51e35c982a822d9246591dd622b86df397d09762c254"},
 };
 
 TEST(released_migrations_are_frozen)

@@ -28,22 +28,30 @@ ordo_status ordo__shard_file_record(ordo_ledger *ledger, const char *path, uint6
                                     int64_t mtime_ns, const unsigned char sha256[ORDO_DIGEST_SIZE],
                                     ordo_error *err);
 
-/* Chunk tables are stored per shard content (path, SHA-256), text field and
- * `chunk_records` (the lines per chunk of a plain .jsonl shard, 0 for other
- * formats). Loading fills shard->chunks (owned by the shard), chunk_count,
- * records and skipped; *found says whether one was stored (one stored
- * without chunk digests counts as none: the shard is indexed again and its
- * digests filled in). */
-ordo_status ordo__chunk_table_load(ordo_ledger *ledger, ordo__shard *shard, const char *text_field,
-                                   int chunk_records, int *found, ordo_error *err);
+/* What a chunk table is made under, besides the shard's content (path,
+ * SHA-256): the text field, the filter's canonical JSON ("" for none) and
+ * `chunk_records` (the lines per chunk of a plain .jsonl shard, 0 for
+ * other formats). */
+typedef struct ordo__shard_key {
+    const char *text_field;
+    const char *filter;
+    int chunk_records;
+} ordo__shard_key;
+
+/* Loading fills shard->chunks (owned by the shard), chunk_count, counts,
+ * records, skipped, aux and aux_size; *found says whether one was stored
+ * (one stored by an older ordo, without chunk digests or locators, counts
+ * as none: the shard is indexed again and the row filled in). */
+ordo_status ordo__chunk_table_load(ordo_ledger *ledger, ordo__shard *shard,
+                                   const ordo__shard_key *key, int *found, ordo_error *err);
 ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shard,
-                                    const char *text_field, int chunk_records, ordo_error *err);
+                                    const ordo__shard_key *key, ordo_error *err);
 
 /* Links the stored chunk table of a shard to position `position` of source
  * `source` of recipe `recipe_id`. */
 ordo_status ordo__chunk_table_link(ordo_ledger *ledger, const char *recipe_id, const char *source,
                                    uint32_t position, const ordo__shard *shard,
-                                   const char *text_field, int chunk_records, ordo_error *err);
+                                   const ordo__shard_key *key, ordo_error *err);
 
 /* A source's token estimate: records, bytes and tokens of its sample. */
 typedef struct ordo__estimate {

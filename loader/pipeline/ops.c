@@ -5,8 +5,9 @@
 #include "pipeline.h"
 #include "shards/shards.h"
 
-static int keep_doc(void *context, const char *text, size_t len)
+static int keep_doc(void *context, const char *text, size_t len, uint64_t record)
 {
+    (void)record;
     ordo__work *w = context;
     uint64_t index = w->seen++; /* documents of a unit's range only */
     if (w->count && (index < w->first || index - w->first >= w->count))
@@ -45,33 +46,19 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     w->doc_count = 0;
     w->seen = 0;
     w->oom = 0;
-    char *path = ordo__shard_path(r, shard), *data = NULL;
-    size_t len = 0;
-    w->status =
-        path ? ordo__chunk_load(path, shard->format, chunk, w->ref.chunk, &data, &len, &w->err)
-             : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
-    uint64_t kept = 0;
-    if (w->status == ORDO_OK) {
-        int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
-        ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset, 0};
-        w->status = ordo__scan_records(shard->format, data, len, src->text_field, &origin, keep_doc,
-                                       w, &kept, NULL, &w->err);
-    }
+    char *path = ordo__shard_path(r, shard);
+    ordo__read_spec spec = {src->text_field, src->filter};
+    w->status = path
+                    ? ordo__chunk_read(path, shard, w->ref.chunk, &spec, keep_doc, w, NULL, &w->err)
+                    : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
     if (w->status == ORDO_OK && w->oom)
         w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
-    if (w->status == ORDO_OK && kept != chunk->records)
-        w->status = ordo__error(&w->err, ORDO_CONFLICT,
-                                "shard '%s': chunk at byte %llu has %llu documents, its index "
-                                "says %u (the file changed)",
-                                path, (unsigned long long)chunk->offset, (unsigned long long)kept,
-                                chunk->records);
     if (w->status == ORDO_OK && w->count && w->doc_count == 0)
         w->status =
             ordo__error(&w->err, ORDO_CONFLICT,
                         "shard '%s': chunk at byte %llu has no documents %u to %u (the "
                         "file changed)",
                         path, (unsigned long long)chunk->offset, w->first, w->first + w->count - 1);
-    free(data);
     free(path);
 }
 

@@ -16,8 +16,9 @@ typedef struct {
     ordo_error *err;
 } count_context;
 
-static int count_doc(void *context, const char *text, size_t len)
+static int count_doc(void *context, const char *text, size_t len, uint64_t record)
 {
+    (void)record;
     count_context *c = context;
     c->tokens.count = 0;
     c->status = ordo__tokenize(c->recipe, text, len, &c->tokens, c->err);
@@ -31,25 +32,18 @@ static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint
     const ordo__chunk_ref ref = source->chunks[index];
     const ordo__shard *shard = &source->shards[ref.shard];
     const ordo__chunk *chunk = &shard->chunks[ref.chunk];
-    char *path = ordo__shard_path(r, shard), *data = NULL;
-    size_t len = 0;
+    char *path = ordo__shard_path(r, shard);
+    ordo__read_spec spec = {source->text_field, source->filter};
+    ordo__counts counts = {0};
     ordo_status status =
-        path ? ordo__chunk_load(path, shard->format, chunk, ref.chunk, &data, &len, err)
+        path ? ordo__chunk_read(path, shard, ref.chunk, &spec, count_doc, counter, &counts, err)
              : ordo__error(err, ORDO_NOMEM, "out of memory");
-    uint64_t kept = 0;
-    ordo__origin origin = {path,
-                           shard->format == ORDO_FORMAT_JSONL_ZST ? chunk->offset : UINT64_MAX,
-                           shard->format == ORDO_FORMAT_JSONL_ZST ? 0 : chunk->offset, 0};
-    if (status == ORDO_OK)
-        status = ordo__scan_records(shard->format, data, len, source->text_field, &origin,
-                                    count_doc, counter, &kept, NULL, err);
     if (status == ORDO_OK)
         status = counter->status;
     if (status == ORDO_OK) {
-        source->sample_records += kept;
-        source->sample_bytes += len;
+        source->sample_records += counts.passed;
+        source->sample_bytes += chunk->raw_length;
     }
-    free(data);
     free(path);
     return status;
 }

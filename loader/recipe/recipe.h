@@ -23,7 +23,9 @@ typedef struct ordo__chunk_ref {
 typedef struct ordo__source {
     char *name;
     double weight;
-    char *text_field;
+    char *text_field;     /* a field name or dotted path */
+    ordo__filter *filter; /* NULL: every non-empty record */
+    char *filter_key;     /* the filter's canonical JSON; NULL without one */
     ordo__shard *shards;
     uint32_t shard_count;
     /* plan: */
@@ -80,6 +82,11 @@ struct ordo_recipe {
 
 /* The most bytes one chunk of the recipe may hold (see ORDO__CHUNK_MAX). */
 uint64_t ordo__chunk_limit(const ordo_recipe *recipe);
+
+/* What a shard of source `src` has its chunk table made under (text
+ * field, filter, lines per chunk); borrowed from the recipe. */
+ordo__shard_key ordo__shard_key_of(const ordo_recipe *r, const ordo__source *src,
+                                   const ordo__shard *shard);
 
 /* Resolves a shard's SHA-256 at open (see shard_known.c). With `recorded`
  * the recipe holds its digest and size: a file of another size is refused,

@@ -5,9 +5,12 @@
 
 #include "estimate.h"
 
-static int chunk_key(const ordo__shard *shard, const ordo_recipe *r)
+/* What a shard's chunk table is made under; see ordo__shard_key. */
+ordo__shard_key ordo__shard_key_of(const ordo_recipe *r, const ordo__source *src,
+                                   const ordo__shard *shard)
 {
-    return shard->format == ORDO_FORMAT_JSONL ? r->chunk_records : 0;
+    return (ordo__shard_key){src->text_field, src->filter_key ? src->filter_key : "",
+                             shard->format == ORDO_FORMAT_JSONL ? r->chunk_records : 0};
 }
 
 /* The chunk limit of a recipe; see recipe.h. */
@@ -49,28 +52,29 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
         for (uint32_t i = 0; i < src->shard_count; i++) {
             ordo__shard *shard = &src->shards[i];
             int found = 0;
-            ordo_status status = ledger ? ordo__chunk_table_load(ledger, shard, src->text_field,
-                                                                 chunk_key(shard, r), &found, err)
-                                        : ORDO_OK;
+            ordo__shard_key key = ordo__shard_key_of(r, src, shard);
+            ordo_status status =
+                ledger ? ordo__chunk_table_load(ledger, shard, &key, &found, err) : ORDO_OK;
             /* An index is made from the file's bytes under its digest. */
             if (status == ORDO_OK && !found)
                 status = ordo__shard_check_whole(r, shard, err);
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
-                status = path ? ordo__shard_index(path, shard, src->text_field, r->chunk_records,
-                                                  ordo__chunk_limit(r), r->lanes, err)
+                ordo__index_spec spec = {.read = {src->text_field, src->filter},
+                                         .per_chunk = r->chunk_records,
+                                         .chunk_limit = ordo__chunk_limit(r),
+                                         .lanes = r->lanes};
+                status = path ? ordo__shard_index(path, shard, &spec, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);
                 r->indexed_shards++;
                 if (status == ORDO_OK && ledger)
-                    status = ordo__chunk_table_store(ledger, shard, src->text_field,
-                                                     chunk_key(shard, r), err);
+                    status = ordo__chunk_table_store(ledger, shard, &key, err);
             }
             if (status == ORDO_OK)
                 status = chunks_fit(r, shard, err);
             if (status == ORDO_OK && ledger)
-                status = ordo__chunk_table_link(ledger, r->id, src->name, i, shard, src->text_field,
-                                                chunk_key(shard, r), err);
+                status = ordo__chunk_table_link(ledger, r->id, src->name, i, shard, &key, err);
             if (status == ORDO_OK && ledger)
                 status = ordo__shard_remember(ledger, r, shard, err);
             if (status != ORDO_OK)

@@ -21,7 +21,8 @@ static const char *const top_keys[] = {
     "name",           "seed",     "seq_len",   "global_batch", "lanes",         "flush_every",
     "shuffle",        "schedule", "tokenizer", "sources",      "chunk_records", "estimate_records",
     "data_algorithm", NULL};
-static const char *const source_keys[] = {"name", "paths", "shards", "weight", "text_field", NULL};
+static const char *const source_keys[] = {"name",       "paths",  "shards", "weight",
+                                          "text_field", "filter", NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
 static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
 
@@ -208,25 +209,6 @@ static json_t *canonical_tokenizer(const ordo_recipe *r)
                      ordo__bpe_encoding(r->bpe)->name, "path", r->tokenizer_path, "sha256", hex);
 }
 
-static int format_of(const char *path, enum ordo__format *format)
-{
-    size_t n = strlen(path);
-    struct {
-        const char *suffix;
-        enum ordo__format format;
-    } known[] = {{".jsonl.zst", ORDO_FORMAT_JSONL_ZST},
-                 {".jsonl", ORDO_FORMAT_JSONL},
-                 {".txt", ORDO_FORMAT_TXT}};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-        size_t m = strlen(known[i].suffix);
-        if (n > m && strcmp(path + n - m, known[i].suffix) == 0) {
-            *format = known[i].format;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Joins the data root and a relative path; absolute paths stay. */
 char *ordo__shard_path(const ordo_recipe *recipe, const ordo__shard *shard)
 {
@@ -251,11 +233,11 @@ static ordo_status add_shard(ordo__source *source, const char *path, ordo_error 
     source->shards = grown;
     ordo__shard *shard = &grown[source->shard_count];
     memset(shard, 0, sizeof *shard);
-    if (format_of(path, &shard->format) != 0)
+    if (ordo__format_of(path, &shard->format) != 0)
         return ordo__error(err, ORDO_INVALID,
                            "recipe: shard '%s' of source '%s' has an unsupported format "
-                           "(expected .jsonl, .jsonl.zst or .txt)",
-                           path, source->name);
+                           "(expected %s)",
+                           path, source->name, ordo__format_list);
     if (!(shard->path = ordo__strdup(path)))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     source->shard_count++;
@@ -388,6 +370,13 @@ static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *sh
     return ORDO_OK;
 }
 
+/* A field name or a dotted path of them: no empty part. */
+static int dotted_path(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 0 && path[0] != '.' && path[n - 1] != '.' && !strstr(path, "..");
+}
+
 static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, unsigned flags,
                                 int scheduled, ordo_error *err)
 {
@@ -410,11 +399,23 @@ static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, uns
     if (!(source->name = ordo__strdup(name)) ||
         !(source->text_field = ordo__strdup(field ? field : "text")))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
-    if (json_object_get(entry, "text_field") && (!field || !*field))
+    if (json_object_get(entry, "text_field") && (!field || !dotted_path(field)))
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: source '%s': 'text_field' must be a "
-                           "non-empty string",
+                           "recipe: source '%s': 'text_field' must be a non-empty string, a "
+                           "field name or a dotted path of them (\"metadata.text\")",
                            name);
+    json_t *filter = json_object_get(entry, "filter");
+    if (filter) {
+        ordo_status compiled = ordo__filter_compile(filter, name, &source->filter, err);
+        if (compiled != ORDO_OK)
+            return compiled;
+        json_t *canonical = ordo__filter_canonical(source->filter);
+        source->filter_key =
+            canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_decref(canonical);
+        if (!source->filter_key)
+            return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
+    }
     source->weight = json_number_value(weight);
     if (scheduled && weight)
         return ordo__error(err, ORDO_INVALID,
@@ -478,6 +479,8 @@ static json_t *canonical_source(const ordo__source *source, int scheduled)
                             source->text_field, "shards", shards);
     if (out && !scheduled)
         json_object_set_new(out, "weight", json_real(source->weight));
+    if (out && source->filter)
+        json_object_set_new(out, "filter", ordo__filter_canonical(source->filter));
     return out;
 }
 
@@ -614,7 +617,10 @@ void ordo_recipe_free(ordo_recipe *r)
         for (uint32_t j = 0; j < source->shard_count; j++) {
             free(source->shards[j].path);
             free(source->shards[j].chunks);
+            free(source->shards[j].aux);
         }
+        ordo__filter_free(source->filter);
+        free(source->filter_key);
         free(source->shards);
         free(source->chunks);
         free(source->name);

@@ -20,9 +20,9 @@ static ordo_status load_plan(ordo_recipe *r, ordo_ledger *ledger, ordo_error *er
         ordo__source *src = &r->sources[s];
         for (uint32_t i = 0; i < src->shard_count; i++) {
             ordo__shard *shard = &src->shards[i];
-            int found = 0, key = shard->format == ORDO_FORMAT_JSONL ? r->chunk_records : 0;
-            ordo_status status =
-                ordo__chunk_table_load(ledger, shard, src->text_field, key, &found, err);
+            int found = 0;
+            ordo__shard_key key = ordo__shard_key_of(r, src, shard);
+            ordo_status status = ordo__chunk_table_load(ledger, shard, &key, &found, err);
             if (status != ORDO_OK)
                 return status;
             if (!found)

@@ -23,9 +23,10 @@ static ordo_status record_error(const ordo__origin *origin, uint64_t offset, uin
                            origin->path, where, (unsigned long long)(origin->base + offset), what,
                            detail);
     return ordo__error(err, ORDO_INVALID,
-                       "shard '%s': %s, zstd frame at byte %llu, record at byte %llu of its "
+                       "shard '%s': %s, %s at byte %llu, record at byte %llu of its "
                        "content: %s%s",
-                       origin->path, where, (unsigned long long)origin->frame,
+                       origin->path, where, origin->kind ? origin->kind : "zstd frame",
+                       (unsigned long long)origin->frame,
                        (unsigned long long)(origin->base + offset), what, detail);
 }
 
@@ -37,14 +38,55 @@ static int blank(const char *line, size_t len)
     return 1;
 }
 
+/* Decides one record; see shards.h. */
+ordo_status ordo__record_decide(const ordo__read_spec *spec, const char *text, size_t len,
+                                ordo__field_fn get, void *context, int *keep, ordo__counts *counts,
+                                ordo_error *err)
+{
+    *keep = 0;
+    counts->read++;
+    if (!text || len == 0) {
+        counts->empty++;
+        return ORDO_OK;
+    }
+    int pass = 1;
+    if (spec->filter) {
+        ordo_status status = ordo__filter_eval(spec->filter, len, get, context, &pass, err);
+        if (status != ORDO_OK)
+            return status;
+    }
+    if (pass)
+        counts->passed++;
+    else
+        counts->filtered++;
+    *keep = pass;
+    return ORDO_OK;
+}
+
+/* A JSON record's fields for the filter. */
+typedef struct {
+    const json_t *record;
+    const ordo__filter *filter;
+} json_fields;
+
+static ordo_status json_field(void *context, uint32_t field, ordo__field_value *out,
+                              ordo_error *err)
+{
+    (void)err;
+    const json_fields *f = context;
+    ordo__json_value(ordo__json_path(f->record, ordo__filter_field(f->filter, field)), out);
+    return ORDO_OK;
+}
+
 /* One JSON line: its text field, or why not. */
 static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint64_t number,
-                             const char *field, const ordo__origin *origin, ordo__doc_fn fn,
-                             void *context, uint64_t *kept, uint64_t *skipped, int *stop,
+                             const ordo__read_spec *spec, const ordo__origin *origin,
+                             ordo__doc_fn fn, void *context, ordo__counts *counts, int *stop,
                              ordo_error *err)
 {
     if (blank(line, len)) {
-        (*skipped)++;
+        counts->read++;
+        counts->empty++;
         return ORDO_OK;
     }
     json_error_t jerr;
@@ -54,27 +96,36 @@ static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint
         snprintf(detail, sizeof detail, " (column %d: %s)", jerr.column, jerr.text);
         return record_error(origin, offset, number, err, "invalid JSON", detail);
     }
-    json_t *text = json_object_get(record, field);
+    const json_t *text = ordo__json_path(record, spec->text_field);
     ordo_status status = ORDO_OK;
     if (!json_is_object(record))
         status = record_error(origin, offset, number, err, "not a JSON object", "");
     else if (!text)
-        status = record_error(origin, offset, number, err, "no text field ", field);
-    else if (!json_is_string(text))
-        status = record_error(origin, offset, number, err, "text field is not a string: ", field);
-    else if (json_string_length(text) == 0)
-        (*skipped)++;
-    else {
-        (*kept)++;
-        *stop = fn && fn(context, json_string_value(text), json_string_length(text));
+        status = record_error(origin, offset, number, err, "no text field ", spec->text_field);
+    else if (!json_is_string(text) && !json_is_null(text))
+        status = record_error(origin, offset, number, err,
+                              "text field is not a string: ", spec->text_field);
+    int keep = 0;
+    json_fields fields = {record, spec->filter};
+    if (status == ORDO_OK) {
+        const char *value = json_is_string(text) ? json_string_value(text) : NULL;
+        size_t bytes = value ? json_string_length(text) : 0;
+        status = ordo__record_decide(spec, value, bytes, json_field, &fields, &keep, counts, err);
+        if (status != ORDO_OK) {
+            char detail[ORDO_ERROR_MESSAGE_SIZE];
+            snprintf(detail, sizeof detail, "%s", err->message);
+            status = record_error(origin, offset, number, err, "filter: ", detail);
+        } else if (keep) {
+            *stop = fn && fn(context, value, bytes, counts->read - 1);
+        }
     }
     json_decref(record);
     return status;
 }
 
-static ordo_status scan_lines(const char *data, size_t len, const char *field,
+static ordo_status scan_lines(const char *data, size_t len, const ordo__read_spec *spec,
                               const ordo__origin *origin, ordo__doc_fn fn, void *context,
-                              uint64_t *kept, uint64_t *skipped, ordo_error *err)
+                              ordo__counts *counts, ordo_error *err)
 {
     size_t start = 0;
     uint64_t number = 0; /* lines before this one in the buffer */
@@ -82,8 +133,8 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
-        ordo_status status = scan_line(data + start, end - start, start, number, field, origin, fn,
-                                       context, kept, skipped, &stop, err);
+        ordo_status status = scan_line(data + start, end - start, start, number, spec, origin, fn,
+                                       context, counts, &stop, err);
         if (status != ORDO_OK)
             return status;
         start = end + 1;
@@ -92,33 +143,42 @@ static ordo_status scan_lines(const char *data, size_t len, const char *field,
     return ORDO_OK;
 }
 
-/* Splits a buffer into documents; see shards.h. */
-ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
-                               const char *text_field, const ordo__origin *origin, ordo__doc_fn fn,
-                               void *context, uint64_t *records, uint64_t *skipped, ordo_error *err)
+static ordo_status no_fields(void *context, uint32_t field, ordo__field_value *out, ordo_error *err)
 {
-    uint64_t kept = 0, dropped = 0;
+    (void)context, (void)field, (void)err;
+    *out = (ordo__field_value){.kind = ORDO__VALUE_MISSING};
+    return ORDO_OK;
+}
+
+/* Splits a buffer into documents; see shards.h. Record numbers passed to
+ * `fn` count from the first record of this call. */
+ordo_status ordo__scan_records(enum ordo__format format, const char *data, size_t len,
+                               const ordo__read_spec *spec, const ordo__origin *origin,
+                               ordo__doc_fn fn, void *context, ordo__counts *counts,
+                               ordo_error *err)
+{
+    ordo__counts here = {0};
     ordo_status status = ORDO_OK;
     if (format != ORDO_FORMAT_TXT) {
-        status = scan_lines(data, len, text_field, origin, fn, context, &kept, &dropped, err);
-    } else if (len == 0) {
-        dropped = 1;
+        status = scan_lines(data, len, spec, origin, fn, context, &here, err);
     } else {
-        json_t *probe = json_stringn(data, len); /* NULL: not valid UTF-8 */
-        if (!probe)
+        json_t *probe = len ? json_stringn(data, len) : NULL; /* NULL: not valid UTF-8 */
+        if (len && !probe)
             status =
                 ordo__error(err, ORDO_INVALID, "shard '%s': not valid UTF-8 text", origin->path);
         json_decref(probe);
-        if (status == ORDO_OK) {
-            kept = 1;
-            if (fn)
-                fn(context, data, len);
-        }
+        int keep = 0;
+        if (status == ORDO_OK)
+            status = ordo__record_decide(spec, data, len, no_fields, NULL, &keep, &here, err);
+        if (status == ORDO_OK && keep && fn)
+            fn(context, data, len, 0);
     }
-    if (records)
-        *records = kept;
-    if (skipped)
-        *skipped = dropped;
+    if (counts) {
+        counts->read += here.read;
+        counts->passed += here.passed;
+        counts->filtered += here.filtered;
+        counts->empty += here.empty;
+    }
     return status;
 }
 
@@ -143,10 +203,12 @@ static ordo_status decompress(const char *path, const ordo__chunk *chunk, const 
 int ordo__verify_chunk_digests = 1;
 
 /* The bytes read must be the bytes indexed (docs/recipe.md, "Shards and
- * chunks"). */
-static ordo_status same_chunk(const char *path, const ordo__chunk *chunk, uint32_t index,
-                              const char *raw, ordo_error *err)
+ * chunks"); see shards.h. */
+ordo_status ordo__chunk_check(const char *path, const ordo__chunk *chunk, uint32_t index,
+                              const unsigned char *raw, ordo_error *err)
 {
+    if (!ordo__verify_chunk_digests)
+        return ORDO_OK;
     unsigned char now[ORDO_DIGEST_SIZE];
     ordo_sha256(raw, (size_t)chunk->length, now);
     if (memcmp(now, chunk->digest, ORDO_DIGEST_SIZE) == 0)
@@ -185,8 +247,8 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format, const o
             got += (size_t)n;
     }
     close(fd);
-    if (status == ORDO_OK && ordo__verify_chunk_digests)
-        status = same_chunk(path, chunk, index, raw, err);
+    if (status == ORDO_OK)
+        status = ordo__chunk_check(path, chunk, index, (const unsigned char *)raw, err);
     if (status == ORDO_OK && format == ORDO_FORMAT_JSONL_ZST) {
         status = decompress(path, chunk, raw, data, len, err);
         free(raw);

@@ -95,6 +95,20 @@ static ordo_status window_fill(window *w, size_t need, ordo_error *err)
     return ORDO_OK;
 }
 
+static void add_counts(ordo__counts *to, const ordo__counts *more)
+{
+    to->read += more->read;
+    to->passed += more->passed;
+    to->filtered += more->filtered;
+    to->empty += more->empty;
+}
+
+static void progress(const window *w, const ordo__index_spec *spec)
+{
+    if (spec->progress)
+        spec->progress(spec->progress_context, w->base + w->start);
+}
+
 static size_t window_avail(const window *w)
 {
     return w->end - w->start;
@@ -129,9 +143,10 @@ static uint64_t lines_in(const char *data, size_t len)
 }
 
 /* Plain .jsonl: every `per_chunk` lines (blank ones included) are a chunk. */
-static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chunk_list *list,
-                               uint64_t *records, uint64_t *skipped, ordo_error *err)
+static ordo_status index_jsonl(window *w, const ordo__index_spec *spec, chunk_list *list,
+                               ordo__counts *counts, ordo_error *err)
 {
+    int per_chunk = spec->per_chunk;
     ordo_status status = window_fill(w, READ_BLOCK, err);
     uint64_t line = 1; /* of the chunk's first line */
     while (status == ORDO_OK && window_avail(w) > 0) {
@@ -164,20 +179,23 @@ static ordo_status index_jsonl(window *w, const char *field, int per_chunk, chun
                      (unsigned long long)(line + lines_in(w->buf + w->start, end) - 1));
             return too_big(w, what, window_offset(w), err);
         }
-        uint64_t offset = window_offset(w), kept = 0, dropped = 0;
-        ordo__origin origin = {w->path, UINT64_MAX, offset, line};
-        status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, field, &origin, NULL,
-                                    NULL, &kept, &dropped, err);
+        uint64_t offset = window_offset(w), first = counts->read;
+        ordo__origin origin = {w->path, UINT64_MAX, offset, line, NULL};
+        ordo__counts here = {0};
+        status = ordo__scan_records(ORDO_FORMAT_JSONL, w->buf + w->start, end, &spec->read, &origin,
+                                    NULL, NULL, &here, err);
         line += lines_in(w->buf + w->start, end);
-        if (status == ORDO_OK && kept > 0)
-            status = push_chunk(
-                w->path, list,
-                (ordo__chunk){
-                    .offset = offset, .length = end, .raw_length = end, .records = (uint32_t)kept},
-                w->buf + w->start, err);
-        *records += kept;
-        *skipped += dropped;
+        if (status == ORDO_OK && here.passed > 0)
+            status = push_chunk(w->path, list,
+                                (ordo__chunk){.offset = offset,
+                                              .length = end,
+                                              .raw_length = end,
+                                              .records = (uint32_t)here.passed,
+                                              .first_record = first},
+                                w->buf + w->start, err);
+        add_counts(counts, &here);
         w->start += end;
+        progress(w, spec);
         if (status == ORDO_OK)
             status = window_fill(w, READ_BLOCK, err);
     }
@@ -252,8 +270,8 @@ static ordo_status next_frame(window *w, size_t *csize, ordo_error *err)
 }
 
 /* .jsonl.zst: every zstd frame is a chunk; skippable frames are passed. */
-static ordo_status index_zst(window *w, const char *field, chunk_list *list, uint64_t *records,
-                             uint64_t *skipped, ordo_error *err)
+static ordo_status index_zst(window *w, const ordo__index_spec *spec, chunk_list *list,
+                             ordo__counts *counts, ordo_error *err)
 {
     ordo_status status = window_fill(w, READ_BLOCK, err);
     uint64_t line = 1; /* in the decompressed records, of this frame's first line */
@@ -270,23 +288,25 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
         char *content = NULL;
         size_t len = 0;
         status = frame_content(w, frame, csize, offset, &content, &len, err);
-        ordo__origin origin = {w->path, offset, 0, line};
-        uint64_t kept = 0, dropped = 0;
+        ordo__origin origin = {w->path, offset, 0, line, NULL};
+        ordo__counts here = {0};
+        uint64_t first = counts->read;
         if (status == ORDO_OK)
-            status = ordo__scan_records(ORDO_FORMAT_JSONL_ZST, content, len, field, &origin, NULL,
-                                        NULL, &kept, &dropped, err);
+            status = ordo__scan_records(ORDO_FORMAT_JSONL_ZST, content, len, &spec->read, &origin,
+                                        NULL, NULL, &here, err);
         if (status == ORDO_OK)
             line += lines_in(content, len);
         free(content);
-        if (status == ORDO_OK && kept > 0)
+        if (status == ORDO_OK && here.passed > 0)
             status = push_chunk(w->path, list,
                                 (ordo__chunk){.offset = offset,
                                               .length = csize,
                                               .raw_length = len,
-                                              .records = (uint32_t)kept},
+                                              .records = (uint32_t)here.passed,
+                                              .first_record = first},
                                 frame, err);
-        *records += kept;
-        *skipped += dropped;
+        add_counts(counts, &here);
+        progress(w, spec);
         if (status == ORDO_OK)
             status = window_fill(w, READ_BLOCK, err);
     }
@@ -294,18 +314,18 @@ static ordo_status index_zst(window *w, const char *field, chunk_list *list, uin
 }
 
 /* .txt: the whole file is one document. */
-static ordo_status index_txt(window *w, const char *field, chunk_list *list, uint64_t *records,
-                             uint64_t *skipped, ordo_error *err)
+static ordo_status index_txt(window *w, const ordo__index_spec *spec, chunk_list *list,
+                             ordo__counts *counts, ordo_error *err)
 {
     ordo_status status = window_fill(w, w->limit + 1, err);
     if (status == ORDO_OK && window_avail(w) > w->limit)
         return too_big(w, "a text file", 0, err);
-    ordo__origin origin = {w->path, UINT64_MAX, 0, 1};
+    ordo__origin origin = {w->path, UINT64_MAX, 0, 1, NULL};
     size_t size = window_avail(w);
     if (status == ORDO_OK)
-        status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, field, &origin, NULL,
-                                    NULL, records, skipped, err);
-    if (status == ORDO_OK && *records)
+        status = ordo__scan_records(ORDO_FORMAT_TXT, w->buf + w->start, size, &spec->read, &origin,
+                                    NULL, NULL, counts, err);
+    if (status == ORDO_OK && counts->passed)
         status = push_chunk(w->path, list,
                             (ordo__chunk){.length = size, .raw_length = size, .records = 1},
                             w->buf + w->start, err);
@@ -313,15 +333,14 @@ static ordo_status index_txt(window *w, const char *field, chunk_list *list, uin
     return status;
 }
 
-static ordo_status index_stream(window *w, enum ordo__format format, const char *field,
-                                int per_chunk, chunk_list *list, uint64_t *records,
-                                uint64_t *skipped, ordo_error *err)
+static ordo_status index_stream(window *w, enum ordo__format format, const ordo__index_spec *spec,
+                                chunk_list *list, ordo__counts *counts, ordo_error *err)
 {
     if (format == ORDO_FORMAT_JSONL)
-        return index_jsonl(w, field, per_chunk, list, records, skipped, err);
+        return index_jsonl(w, spec, list, counts, err);
     if (format == ORDO_FORMAT_JSONL_ZST)
-        return index_zst(w, field, list, records, skipped, err);
-    return index_txt(w, field, list, records, skipped, err);
+        return index_zst(w, spec, list, counts, err);
+    return index_txt(w, spec, list, counts, err);
 }
 
 /* The bytes indexed must be the bytes hashed when the recipe was read. */
@@ -341,10 +360,14 @@ static ordo_status same_bytes(window *w, const ordo__shard *shard, ordo_error *e
 }
 
 /* Indexes a shard file; see shards.h. */
-ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *field,
-                              int per_chunk, uint64_t chunk_limit, int lanes, ordo_error *err)
+ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const ordo__index_spec *spec,
+                              ordo_error *err)
 {
-    window w = {.path = path, .limit = chunk_limit, .lanes = lanes};
+    if (shard->format == ORDO_FORMAT_JSONL_GZ)
+        return ordo__gz_index(path, shard, spec, err);
+    if (shard->format == ORDO_FORMAT_PARQUET)
+        return ordo__parquet_index(path, shard, spec, err);
+    window w = {.path = path, .limit = spec->chunk_limit, .lanes = spec->lanes};
     ordo_status status = ordo__open_regular(path, "shard", &w.fd, err);
     if (status != ORDO_OK)
         return status;
@@ -352,9 +375,9 @@ ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *
     if (!w.sha || !EVP_DigestInit_ex2(w.sha, EVP_sha256(), NULL))
         status = ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", path);
     chunk_list list = {0};
-    uint64_t records = 0, skipped = 0;
+    ordo__counts counts = {0};
     if (status == ORDO_OK)
-        status = index_stream(&w, shard->format, field, per_chunk, &list, &records, &skipped, err);
+        status = index_stream(&w, shard->format, spec, &list, &counts, err);
     if (status == ORDO_OK)
         status = same_bytes(&w, shard, err);
     close(w.fd);
@@ -365,9 +388,13 @@ ordo_status ordo__shard_index(const char *path, ordo__shard *shard, const char *
         return status;
     }
     free(shard->chunks);
+    free(shard->aux);
     shard->chunks = list.chunks;
     shard->chunk_count = list.count;
-    shard->records = records;
-    shard->skipped = skipped;
+    shard->counts = counts;
+    shard->records = counts.passed;
+    shard->skipped = counts.empty;
+    shard->aux = NULL;
+    shard->aux_size = 0;
     return ORDO_OK;
 }

@@ -38,10 +38,12 @@ static json_t *recipe_json(const ordo_recipe *recipe)
         ordo_source_info s;
         ordo_recipe_source(recipe, i, &s, NULL);
         json_array_append_new(
-            sources, json_pack("{s:s, s:f, s:i, s:I, s:I, s:I, s:I, s:f}", "name", s.name, "weight",
-                               s.weight, "shards", s.shards, "bytes", (json_int_t)s.bytes, "chunks",
-                               (json_int_t)s.chunks, "records", (json_int_t)s.records, "skipped",
-                               (json_int_t)s.skipped, "tokens_per_byte", s.tokens_per_byte));
+            sources,
+            json_pack("{s:s, s:f, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "name", s.name,
+                      "weight", s.weight, "shards", s.shards, "bytes", (json_int_t)s.bytes,
+                      "chunks", (json_int_t)s.chunks, "read", (json_int_t)s.read, "records",
+                      (json_int_t)s.records, "filtered", (json_int_t)s.filtered, "skipped",
+                      (json_int_t)s.skipped, "tokens_per_byte", s.tokens_per_byte));
     }
     return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o}", "id", ordo_recipe_id(recipe), "name",
                      info.name, "lanes", info.lanes, "global_batch", info.global_batch, "seq_len",
@@ -64,9 +66,11 @@ static void print_recipe(const ordo_recipe *recipe, int planned)
         printf("  source %-12s weight %-6g %d shards, %llu bytes", s.name, s.weight, s.shards,
                (unsigned long long)s.bytes);
         if (planned)
-            printf(", %llu chunks, %llu documents, %llu empty skipped, %.4f tokens/byte",
+            printf(", %llu chunks, %llu documents, %llu empty skipped, %llu filtered out of "
+                   "%llu records read, %.4f tokens/byte",
                    (unsigned long long)s.chunks, (unsigned long long)s.records,
-                   (unsigned long long)s.skipped, s.tokens_per_byte);
+                   (unsigned long long)s.skipped, (unsigned long long)s.filtered,
+                   (unsigned long long)s.read, s.tokens_per_byte);
         printf("\n");
     }
 }

@@ -6,7 +6,9 @@
 
 /* The help, around the encodings' names (from the library's table). */
 static const char tokens_help_head[] =
-    "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n\n"
+    "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n"
+    "       ordo tokens --encoding NAME [--count [--json]] [--text-field F] [--filter FILE]\n"
+    "                   SHARD\n\n"
     "Prints FILE's token ids (space-separated) under a tiktoken-compatible\n"
     "encoding: ";
 static const char tokens_help[] =
@@ -14,11 +16,19 @@ static const char tokens_help[] =
     "--jsonl every line is a JSON object whose \"text\" is tokenized on its own,\n"
     "one output line per input line. FILE '-' reads standard input. Invalid\n"
     "UTF-8 is read as U+FFFD per maximal ill-formed subsequence.\n\n"
+    "A SHARD (a file ending in .jsonl, .jsonl.zst, .jsonl.gz, .json.gz or\n"
+    ".parquet) is read as a recipe's source reads it: the text at --text-field\n"
+    "of every record, kept when non-empty and passing --filter; one line of ids\n"
+    "per document, or with --count its documents and tokens (end-of-text not\n"
+    "counted) and how many records were read, filtered out and empty.\n\n"
     "  --encoding NAME  the encoding\n"
     "  --path RANKS     its .tiktoken rank file (default: $ORDO_VOCAB/NAME.tiktoken,\n"
     "                   else vocab/NAME.tiktoken; gpt2 uses r50k_base's file)\n"
     "  --count          print the number of tokens instead of the ids\n"
     "  --jsonl          one JSON object per line, its \"text\" tokenized\n"
+    "  --text-field F   a SHARD's text field, a name or dotted path (default text)\n"
+    "  --filter FILE    a SHARD's filter: a JSON file holding a source's \"filter\"\n"
+    "  --json           with --count on a SHARD: the counts as JSON\n"
     "  -h, --help       this help\n";
 
 static const char *default_ranks(const char *encoding, char *buffer, size_t size)
@@ -122,16 +132,105 @@ static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int 
     return EXIT_OK;
 }
 
+/* A shard's documents, tokenized one by one. */
+typedef struct {
+    const ordo_tokenizer *t;
+    int count;
+    uint64_t documents, tokens;
+    ordo_status status;
+    ordo_error err;
+} shard_reader;
+
+static int shard_doc(void *context, const char *text, size_t len, uint64_t record)
+{
+    (void)record;
+    shard_reader *r = context;
+    uint32_t *ids = NULL;
+    size_t n = 0;
+    r->status = ordo_tokenizer_encode(r->t, text, len, &ids, &n, &r->err);
+    if (r->status != ORDO_OK)
+        return 1;
+    r->documents++;
+    r->tokens += n;
+    for (size_t i = 0; !r->count && i < n; i++)
+        printf(i ? " %u" : "%u", ids[i]);
+    if (!r->count)
+        putchar('\n');
+    ordo_free(ids);
+    return 0;
+}
+
+static int is_shard(const char *file)
+{
+    const char *ends[] = {".jsonl", ".jsonl.zst", ".jsonl.gz", ".json.gz", ".parquet"};
+    size_t n = strlen(file);
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        size_t m = strlen(ends[i]);
+        if (n > m && strcmp(file + n - m, ends[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int print_counts(const shard_reader *r, const ordo_read_counts *c, int as_json)
+{
+    if (as_json)
+        return cli_print_json(json_pack("{s:I, s:I, s:{s:I, s:I, s:I, s:I}}", "documents",
+                                        (json_int_t)r->documents, "tokens", (json_int_t)r->tokens,
+                                        "records", "read", (json_int_t)c->read, "passed",
+                                        (json_int_t)c->passed, "filtered", (json_int_t)c->filtered,
+                                        "empty", (json_int_t)c->empty));
+    printf("%llu documents, %llu tokens (%llu records read: %llu passed, %llu filtered out, "
+           "%llu empty)\n",
+           (unsigned long long)r->documents, (unsigned long long)r->tokens,
+           (unsigned long long)c->read, (unsigned long long)c->passed,
+           (unsigned long long)c->filtered, (unsigned long long)c->empty);
+    return EXIT_OK;
+}
+
+/* A shard read as a recipe's source reads it. */
+static int tokens_of_shard(const ordo_tokenizer *t, const char *file, const char *field,
+                           const char *filter_path, int count, int as_json)
+{
+    char *filter = NULL;
+    if (filter_path) {
+        FILE *f = fopen(filter_path, "rb");
+        size_t len = 0;
+        filter = f ? slurp(f, &len) : NULL;
+        if (f)
+            fclose(f);
+        char *text = filter ? realloc(filter, len + 1) : NULL;
+        if (!text) {
+            free(filter);
+            fprintf(stderr, "ordo tokens: cannot read the filter '%s'\n", filter_path);
+            return EXIT_FAILURE_;
+        }
+        filter = text;
+        filter[len] = 0;
+    }
+    shard_reader r = {t, count, 0, 0, ORDO_OK, {0}};
+    ordo_read_counts counts;
+    ordo_error err;
+    ordo_status status = ordo_shard_read(file, field, filter, shard_doc, &r, &counts, &err);
+    free(filter);
+    if (status == ORDO_OK && r.status != ORDO_OK)
+        return cli_fail("tokens", &r.err);
+    if (status != ORDO_OK)
+        return cli_fail("tokens", &err);
+    return count ? print_counts(&r, &counts, as_json) : EXIT_OK;
+}
+
 /* Entry point of `ordo tokens`. */
 int cmd_tokens(int argc, char **argv)
 {
     const char *encoding = NULL, *path = NULL;
-    int count = 0, jsonl = 0;
-    const cli_option options[] = {{"encoding", 1, .text = &encoding},
-                                  {"path", 1, .text = &path},
-                                  {"count", 0, .flag = &count},
-                                  {"jsonl", 0, .flag = &jsonl},
-                                  {0}};
+    const char *field = NULL, *filter = NULL;
+    int count = 0, jsonl = 0, as_json = 0;
+    const cli_option options[] = {
+        {"encoding", 1, .text = &encoding}, {"path", 1, .text = &path},
+        {"count", 0, .flag = &count},       {"jsonl", 0, .flag = &jsonl},
+        {"text-field", 1, .text = &field},  {"filter", 1, .text = &filter},
+        {"json", 0, .flag = &as_json},      {0}};
     char help[sizeof tokens_help_head + 256 + sizeof tokens_help];
     const cli_parser parser = {
         .command = "tokens", .help = help_text(help, sizeof help), .options = options};
@@ -140,10 +239,24 @@ int cmd_tokens(int argc, char **argv)
         return rc;
     if (!encoding || argc - first != 1)
         return cli_usage_error("tokens", "needs --encoding NAME and one FILE");
+    const char *file = argv[first];
+    int shard = !jsonl && is_shard(file);
+    if ((field || filter) && !shard)
+        return cli_usage_error("tokens",
+                               "--text-field and --filter read a SHARD (.jsonl, "
+                               ".jsonl.zst, .jsonl.gz, .json.gz or .parquet), not --jsonl "
+                               "or '%s'",
+                               file);
+    if (as_json && !(shard && count))
+        return cli_usage_error("tokens", "--json goes with --count on a SHARD");
     ordo_tokenizer *t = NULL;
     if (open_tokenizer(encoding, path, &t) != EXIT_OK)
         return EXIT_FAILURE_;
-    const char *file = argv[first];
+    if (shard) {
+        rc = tokens_of_shard(t, file, field, filter, count, as_json);
+        ordo_tokenizer_close(t);
+        return rc;
+    }
     FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
     size_t len = 0;
     char *data = in ? slurp(in, &len) : NULL;

@@ -315,12 +315,21 @@ void ordo_recipe_describe(const ordo_recipe *recipe, ordo_recipe_info *info);
 const char *ordo_recipe_source_name(const ordo_recipe *recipe, int index);
 
 /* What a recipe source holds (plan fields are 0 before indexing). */
+/* Records as counted when read (a shard by ordo_shard_read, a source's
+ * shards by indexing): every record read (a line, blank ones included; a
+ * Parquet row; a .txt file) is empty, filtered out, or passed. */
+typedef struct ordo_read_counts {
+    uint64_t read, passed, filtered, empty;
+} ordo_read_counts;
+
 typedef struct ordo_source_info {
     const char *name; /* owned by the recipe */
     double weight;    /* as written */
     int shards;
     uint64_t bytes; /* shard file bytes */
     uint64_t chunks, records, skipped;
+    uint64_t read;          /* records read: records (passed) + skipped (empty) + filtered */
+    uint64_t filtered;      /* records the source's filter left out */
     double tokens_per_byte; /* measured on sample_records documents */
     uint64_t sample_records;
 } ordo_source_info;
@@ -402,6 +411,7 @@ typedef struct ordo_source_plan {
      * gets 1/L of the source's samples (0: past the horizon). */
     uint64_t lane_bytes_min, lane_bytes_max;
     int64_t lane_pass2_first, lane_pass2_last;
+    ordo_read_counts records; /* its shards' records as indexed (filter applied) */
 } ordo_source_plan;
 
 /* The passes of every source of an indexed recipe over steps 1 .. `steps`
@@ -1073,6 +1083,24 @@ typedef struct ordo_shard_summary {
  * once in one process (they take turns). */
 ordo_status ordo_shard_write(const ordo_shard_options *options, const char *const *inputs,
                              size_t count, ordo_shard_summary *summary, ordo_error *err);
+
+/* ---- reading a shard file ---------------------------------------------- */
+
+/* Called for every document kept, in file order; `record` is its 0-based
+ * physical index in the file (blank, empty and filtered-out records
+ * count). Non-zero stops the read (not an error). */
+typedef int (*ordo_document_fn)(void *context, const char *text, size_t len, uint64_t record);
+
+/* Reads every document of the shard file at `path`, in any format a
+ * recipe reads (.jsonl, .jsonl.zst, .jsonl.gz, .json.gz, .parquet, .txt:
+ * by its name's ending), through the same readers a loader uses: the text
+ * at `text_field` (a dotted path; NULL: "text"), kept when non-empty and
+ * passing `filter_json` (a source's "filter" object as JSON text; NULL:
+ * none). *counts (may be NULL) gets the counts. A malformed record names
+ * the file and the record. */
+ordo_status ordo_shard_read(const char *path, const char *text_field, const char *filter_json,
+                            ordo_document_fn fn, void *context, ordo_read_counts *counts,
+                            ordo_error *err);
 
 /* ---- recovery manifests ------------------------------------------------ */
 

@@ -427,11 +427,15 @@ function passesSection(passes) {
   if (!passes) return null;
   const title = el('h2', {}, `How often each source repeats (${fmt(passes.horizon)} steps, the longest run)`);
   if (!passes.sources) return el('section', { 'data-testid': 'passes' }, title, el('p', { class: 'muted' }, 'Not planned: ' + passes.why));
-  const rows = passes.sources.map((p) => [p.source, p.tokens_per_byte.toFixed(4), fmt(p.tokens_per_pass),
+  const records = (p) => p.records
+    ? el('span', { 'data-testid': 'records-' + p.source },
+      `${fmt(p.records.read)} read: ${fmt(p.records.passed)} kept, ${fmt(p.records.filtered)} filtered out, ${fmt(p.records.empty)} empty`)
+    : '';
+  const rows = passes.sources.map((p) => [p.source, records(p), p.tokens_per_byte.toFixed(4), fmt(p.tokens_per_pass),
     fmt(Math.round(p.samples_per_pass)), el('span', { 'data-testid': 'passes-' + p.source }, p.passes.toFixed(2)),
     passStarts(p)]);
   return el('section', { 'data-testid': 'passes' }, title,
-    table(['source', 'tokens/byte', 'tokens a pass', 'samples a pass', 'passes', 'next passes start'], rows));
+    table(['source', 'records', 'tokens/byte', 'tokens a pass', 'samples a pass', 'passes', 'next passes start'], rows));
 }
 
 // ---- Recovery: the manifest for a run, step and world size

@@ -19,6 +19,13 @@ static void pass_size(const ordo_recipe *r, uint32_t s, ordo_source_plan *plan)
         plan->bytes += chunk->raw_length;
         plan->documents += chunk->records;
     }
+    for (uint32_t i = 0; i < src->shard_count; i++) {
+        const ordo__counts *counts = &src->shards[i].counts;
+        plan->records.read += counts->read;
+        plan->records.passed += counts->passed;
+        plan->records.filtered += counts->filtered;
+        plan->records.empty += counts->empty;
+    }
     uint64_t text_tokens =
         src->sample_tokens > src->sample_records ? src->sample_tokens - src->sample_records : 0;
     uint64_t sample_bytes = src->sample_bytes ? src->sample_bytes : 1;

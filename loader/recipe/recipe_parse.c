@@ -690,7 +690,9 @@ ordo_status ordo_recipe_source(const ordo_recipe *r, int index, ordo_source_info
         info->chunks += src->shards[i].chunk_count;
         info->records += src->shards[i].records;
         info->skipped += src->shards[i].skipped;
+        info->filtered += src->shards[i].counts.filtered;
     }
+    info->read = info->records + info->skipped + info->filtered;
     info->sample_records = src->sample_records;
     info->tokens_per_byte =
         src->sample_bytes ? (double)src->sample_tokens / (double)src->sample_bytes : 0;

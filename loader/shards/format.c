@@ -90,15 +90,15 @@ ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_
 }
 
 /* Reads a whole file without a chunk table; see shards.h. The file is
- * hashed, indexed in memory (one chunk may be as large as the file) and
+ * hashed, indexed in memory (chunks as a one-lane recipe cuts them) and
  * its chunks read in order. */
 ordo_status ordo__file_scan(const char *path, enum ordo__format format, const ordo__read_spec *spec,
                             ordo__doc_fn fn, void *context, ordo__counts *counts, ordo_error *err)
 {
     ordo__shard shard = {.path = (char *)path, .format = format};
     ordo_status status = ordo__sha256_file(path, shard.sha256, &shard.size, err);
-    ordo__index_spec index = {.read = *spec, .per_chunk = 1 << 16, .lanes = 1};
-    index.chunk_limit = shard.size > ORDO__CHUNK_MAX ? shard.size : ORDO__CHUNK_MAX;
+    ordo__index_spec index = {
+        .read = *spec, .per_chunk = 1 << 16, .chunk_limit = ORDO__CHUNK_MAX, .lanes = 1};
     if (status == ORDO_OK)
         status = ordo__shard_index(path, &shard, &index, err);
     counting c = {fn, context, 0, 0, 0};

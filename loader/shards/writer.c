@@ -1,6 +1,6 @@
-/* Writing shards (`ordo shard`): .txt and .jsonl inputs to multi-frame
- * .jsonl.zst shards, each zstd frame a chunk the readers of this module can
- * read on its own (docs/recipe.md). */
+/* Writing shards (`ordo shard`): .txt, .jsonl, .jsonl.gz / .json.gz and
+ * .parquet inputs to multi-frame .jsonl.zst shards, each zstd frame a
+ * chunk the readers of this module can read on its own (docs/recipe.md). */
 #define _XOPEN_SOURCE 700 /* nftw */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "shards.h"
@@ -43,11 +44,12 @@ static ordo_error *walk_err;
  * one chunk (256 MiB). */
 #define MAX_DOC_BYTES ((uint64_t)256 << 20)
 
+/* Inputs are the formats a recipe reads, except shards already zstd
+ * compressed (.jsonl.zst: give them to a recipe as they are). */
 static int is_input(const char *path)
 {
-    size_t n = strlen(path);
-    return (n > 4 && strcmp(path + n - 4, ".txt") == 0) ||
-           (n > 6 && strcmp(path + n - 6, ".jsonl") == 0);
+    enum ordo__format format;
+    return ordo__format_of(path, &format) == 0 && format != ORDO_FORMAT_JSONL_ZST;
 }
 
 static int add_path(const char *path)
@@ -130,8 +132,9 @@ static int collect(const char *const *argv, size_t argc)
                    -1;
         if (S_ISDIR(st.st_mode) ? nftw(argv[i], visit, 32, FTW_PHYS) != 0
                                 : (!is_input(argv[i]) ? (ordo__error(walk_err, ORDO_INVALID,
-                                                                     "'%s' is "
-                                                                     "neither .txt nor .jsonl",
+                                                                     "'%s' is not "
+                                                                     ".txt, .jsonl, .jsonl.gz, "
+                                                                     ".json.gz or .parquet",
                                                                      argv[i]),
                                                          1)
                                                       : add_path(argv[i]) != 0))
@@ -223,13 +226,14 @@ static int add_record(sharder *s, const char *path, const char *line, size_t len
 {
     json_error_t jerr;
     json_t *doc = json_loadb(line, len, 0, &jerr);
-    json_t *text = json_object_get(doc, s->text_field);
+    const json_t *text = ordo__json_path(doc, s->text_field);
     const char *problem = !doc                    ? jerr.text
                           : !json_is_object(doc)  ? "not a JSON object"
                           : !text                 ? "no text field"
+                          : json_is_null(text)    ? NULL
                           : !json_is_string(text) ? "its text field is not a string"
                                                   : NULL;
-    int empty = !problem && json_string_length(text) == 0;
+    int empty = !problem && (json_is_null(text) || json_string_length(text) == 0);
     json_decref(doc);
     if (problem)
         return ordo__error(s->err, ORDO_INVALID, "'%s': line at byte %llu: %s%s%s%s", path,
@@ -241,6 +245,118 @@ static int add_record(sharder *s, const char *path, const char *line, size_t len
     return add_line(s, line, len);
 }
 
+/* One line of a .jsonl input (offset: of its first byte in the records). */
+static int add_jsonl_line(sharder *s, const char *path, char *line, size_t n, uint64_t offset)
+{
+    size_t stop = n;
+    while (stop > 0 && (line[stop - 1] == '\n' || line[stop - 1] == '\r' || line[stop - 1] == ' ' ||
+                        line[stop - 1] == '\t'))
+        stop--;
+    if ((uint64_t)stop > MAX_DOC_BYTES)
+        return ordo__error(s->err, ORDO_INVALID,
+                           "'%s': line at byte %llu is longer than %llu bytes", path,
+                           (unsigned long long)offset, (unsigned long long)MAX_DOC_BYTES),
+               -1;
+    if (stop > 0)
+        return add_record(s, path, line, stop, offset);
+    s->skipped++;
+    return 0;
+}
+
+/* .jsonl.gz / .json.gz: the decompressed lines (every member in turn),
+ * with memory bounded by the longest line allowed. */
+static int add_gzip(sharder *s, const char *path, FILE *f)
+{
+    gzFile gz = gzdopen(dup(fileno(f)), "rb");
+    if (!gz)
+        return ordo__error(s->err, ORDO_NOMEM, "out of memory reading '%s'", path), -1;
+    gzbuffer(gz, 1 << 17);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    uint64_t offset = 0; /* of buf[0] in the decompressed records */
+    int rc = buf ? 0 : (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1), eof = 0;
+    while (rc == 0 && !eof) {
+        if (len == cap) {
+            if ((uint64_t)cap > MAX_DOC_BYTES + 2) {
+                rc = (ordo__error(s->err, ORDO_INVALID,
+                                  "'%s': line at byte %llu of its content is longer than %llu "
+                                  "bytes",
+                                  path, (unsigned long long)offset,
+                                  (unsigned long long)MAX_DOC_BYTES),
+                      -1);
+                break;
+            }
+            char *grown = realloc(buf, cap *= 2);
+            if (!grown) {
+                rc = (ordo__error(s->err, ORDO_NOMEM, "out of memory"), -1);
+                break;
+            }
+            buf = grown;
+        }
+        int got = gzread(gz, buf + len, (unsigned)(cap - len > (1u << 30) ? 1u << 30 : cap - len));
+        int zerr = Z_OK;
+        const char *why = gzerror(gz, &zerr);
+        if (got < 0 || zerr != Z_OK || (got == 0 && !gzeof(gz))) {
+            rc = (ordo__error(s->err, ORDO_INVALID,
+                              "'%s': corrupt gzip data near byte %lld of the file (%s)", path,
+                              (long long)gzoffset(gz), why ? why : "truncated"),
+                  -1);
+            break;
+        }
+        eof = got == 0;
+        len += (size_t)(got > 0 ? got : 0);
+        size_t start = 0;
+        for (;;) {
+            char *nl = memchr(buf + start, '\n', len - start);
+            if (!nl && !(eof && start < len))
+                break;
+            size_t end = nl ? (size_t)(nl - buf) + 1 : len;
+            rc = add_jsonl_line(s, path, buf + start, end - start, offset + start);
+            start = end;
+            if (rc != 0 || start == len)
+                break;
+        }
+        memmove(buf, buf + start, len - start);
+        len -= start;
+        offset += start;
+    }
+    free(buf);
+    gzclose(gz);
+    return rc;
+}
+
+/* .parquet: every row's text (at the text field, a dotted path) is a
+ * document, written as {"text": ...}; null and empty texts are counted
+ * and left out. */
+typedef struct {
+    sharder *s;
+    const char *path;
+    int rc;
+} parquet_rows;
+
+static int add_parquet_doc(void *context, const char *text, size_t len, uint64_t record)
+{
+    (void)record;
+    parquet_rows *p = context;
+    p->rc = add_text(p->s, p->path, text, len);
+    return p->rc != 0;
+}
+
+static int add_parquet(sharder *s, const char *path)
+{
+    parquet_rows rows = {s, path, 0};
+    ordo__read_spec spec = {s->text_field, NULL};
+    ordo__counts counts = {0};
+    ordo_status status =
+        ordo__file_scan(path, ORDO_FORMAT_PARQUET, &spec, add_parquet_doc, &rows, &counts, s->err);
+    if (rows.rc != 0)
+        return -1;
+    if (status != ORDO_OK)
+        return -1;
+    s->skipped += (long)counts.empty;
+    return 0;
+}
+
 /* .jsonl, a line at a time. */
 static int add_jsonl(sharder *s, const char *path, FILE *f)
 {
@@ -250,20 +366,7 @@ static int add_jsonl(sharder *s, const char *path, FILE *f)
     ssize_t n;
     int rc = 0;
     while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
-        size_t stop = (size_t)n;
-        while (stop > 0 && (line[stop - 1] == '\n' || line[stop - 1] == '\r' ||
-                            line[stop - 1] == ' ' || line[stop - 1] == '\t'))
-            stop--;
-        if ((uint64_t)stop > MAX_DOC_BYTES)
-            rc = (ordo__error(s->err, ORDO_INVALID,
-                              "'%s': line at byte %llu is longer than %llu "
-                              "bytes",
-                              path, (unsigned long long)offset, (unsigned long long)MAX_DOC_BYTES),
-                  -1);
-        else if (stop > 0)
-            rc = add_record(s, path, line, stop, offset);
-        else
-            s->skipped++;
+        rc = add_jsonl_line(s, path, line, (size_t)n, offset);
         offset += (uint64_t)n;
     }
     free(line);
@@ -298,9 +401,12 @@ static int add_file(sharder *s, const char *path)
     FILE *f = fdopen(fd, "rb");
     if (!f)
         return close(fd), ordo__error(s->err, ORDO_IO, "cannot read '%s'", path), -1;
-    size_t plen = strlen(path);
-    int txt = plen > 4 && strcmp(path + plen - 4, ".txt") == 0;
-    int rc = txt ? add_txt(s, path, f) : add_jsonl(s, path, f);
+    enum ordo__format format = ORDO_FORMAT_JSONL;
+    ordo__format_of(path, &format);
+    int rc = format == ORDO_FORMAT_TXT        ? add_txt(s, path, f)
+             : format == ORDO_FORMAT_JSONL_GZ ? add_gzip(s, path, f)
+             : format == ORDO_FORMAT_PARQUET  ? add_parquet(s, path)
+                                              : add_jsonl(s, path, f);
     if (rc == 0 && ferror(f))
         rc = (ordo__error(s->err, ORDO_IO, "cannot read '%s'", path), -1);
     fclose(f);
@@ -351,7 +457,9 @@ static ordo_status write_all(sharder *s, const char *const *paths, size_t count,
 {
     int rc = collect(paths, count);
     if (rc == 0 && inputs.count == 0)
-        rc = (ordo__error(s->err, ORDO_INVALID, "no .txt or .jsonl files in the inputs"), -1);
+        rc = (ordo__error(s->err, ORDO_INVALID,
+                          "no .txt, .jsonl, .jsonl.gz, .json.gz or .parquet files in the inputs"),
+              -1);
     for (size_t i = 0; rc == 0 && i < inputs.count; i++)
         rc = add_file(s, inputs.paths[i]);
     if (rc == 0)

@@ -26,6 +26,12 @@ char *ordo_source_plan_json(const ordo_source_plan *p)
         "lane_bytes_min", (json_int_t)p->lane_bytes_min, "lane_bytes_max",
         (json_int_t)p->lane_bytes_max, "lane_pass2_first", step_or_null(p->lane_pass2_first),
         "lane_pass2_last", step_or_null(p->lane_pass2_last));
+    if (value)
+        json_object_set_new(value, "records",
+                            json_pack("{s:I, s:I, s:I, s:I}", "read", (json_int_t)p->records.read,
+                                      "passed", (json_int_t)p->records.passed, "filtered",
+                                      (json_int_t)p->records.filtered, "empty",
+                                      (json_int_t)p->records.empty));
     char *text = value ? json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(value);
     return text;

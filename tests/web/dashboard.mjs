@@ -120,6 +120,12 @@ check('audit: passes over the longest run', audit.passes && audit.passes.horizon
 for (const p of (audit.passes && audit.passes.sources) || []) {
   const shown = await page.textContent(`[data-testid="passes-${p.source}"]`);
   check(`audit: passes of ${p.source} shown as the API's`, shown === p.passes.toFixed(2), `page ${shown}, API ${p.passes}`);
+  const records = await page.textContent(`[data-testid="records-${p.source}"]`);
+  check(`audit: records of ${p.source} shown as counted`, p.records &&
+        p.records.read === p.records.passed + p.records.filtered + p.records.empty &&
+        p.records.passed === p.documents &&
+        records.startsWith(`${p.records.read.toLocaleString('en-US')} read: ${p.records.passed.toLocaleString('en-US')} kept`),
+        `page ${records}, API ${JSON.stringify(p.records)}`);
   check(`audit: passes of ${p.source} add up`, Math.abs(p.passes - p.samples / p.samples_per_pass) < 1e-9 &&
         p.pass_count === Math.ceil(p.samples / p.samples_per_pass - 1e-9), JSON.stringify(p));
 }

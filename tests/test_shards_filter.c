@@ -761,8 +761,9 @@ TEST(filter_type_error_found_where_the_reference_finds_it)
 /* Two .jsonl files whose documents either pass {"all": [meta.keep is true,
  * $bytes >= 30]} and hold only "abcdefgh " bytes, or do not and hold an
  * 'X'. */
-static void marked_corpus(void)
+static json_t *marked_corpus(void)
 {
+    json_t *passing = json_object(); /* the passing texts, as keys */
     mkdir(test_path("marked"), 0755);
     unsigned state = 99;
     for (int f = 0; f < 2; f++) {
@@ -781,6 +782,8 @@ static void marked_corpus(void)
             if (!pass)
                 text[next_random(&state) % len] = 'X';
             text[len] = '\0';
+            if (pass)
+                json_object_set_new(passing, text, json_true());
             if (k == 5)
                 fprintf(out, "{\"text\": \"%s\", \"meta\": {}}\n", text);
             else if (k == 3 || k == 4)
@@ -790,6 +793,7 @@ static void marked_corpus(void)
         }
         ASSERT(fclose(out) == 0);
     }
+    return passing;
 }
 
 /* The tokens of `steps` batches of the loader for `world` ranks, rank by
@@ -822,9 +826,9 @@ static void run_world(const ordo_recipe *r, int world, int steps, uint32_t *toke
 
 TEST(filtered_recipe_delivers_only_passing_documents_at_any_world_size)
 {
-    marked_corpus();
+    json_t *passing = marked_corpus();
     const char text[] =
-        "{\"seed\": 7, \"seq_len\": 32, \"global_batch\": 8, \"lanes\": 4, \"flush_every\": 2, "
+        "{\"seed\": 7, \"seq_len\": 256, \"global_batch\": 8, \"lanes\": 4, \"flush_every\": 2, "
         "\"chunk_records\": 16, \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": "
         "\"web\", \"paths\": [\"marked/*.jsonl\"], \"weight\": 1, \"filter\": {\"all\": "
         "[{\"field\": \"meta.keep\", \"eq\": true}, {\"field\": \"$bytes\", \"ge\": 30}]}}]}";
@@ -834,20 +838,40 @@ TEST(filtered_recipe_delivers_only_passing_documents_at_any_world_size)
     ordo_error err;
     ASSERT_OK(ordo_recipe_parse(text, sizeof text - 1, root, 0, &r, &err), &err);
     ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
-    enum { STEPS = 40, PER_STEP = 8 * 32 };
+    enum { STEPS = 30, SEQ = 256, PER_STEP = 8 * SEQ };
     static uint32_t one[STEPS * PER_STEP], four[STEPS * PER_STEP];
     run_world(r, 1, STEPS, one, PER_STEP);
     run_world(r, 4, STEPS, four, PER_STEP);
     ASSERT(memcmp(one, four, sizeof one) == 0);
     /* every byte delivered is of a passing document: never an 'X'; and
-     * many documents went by (end-of-text between them) */
-    size_t ends = 0;
-    for (size_t i = 0; i < sizeof one / sizeof *one; i++) {
-        if (one[i] == 'X')
-            test_fail(__FILE__, __LINE__, "token %zu is 'X': a filtered-out document was read", i);
-        ASSERT(one[i] == 256 || strchr("abcdefgh ", (int)one[i]) != NULL);
-        ends += one[i] == 256;
+     * every document whole within a sample, decoded, is a passing one */
+    size_t whole = 0;
+    for (size_t row = 0; row < sizeof one / sizeof *one / SEQ; row++) {
+        const uint32_t *t = one + row * SEQ;
+        int last_end = -1;
+        for (int i = 0; i < SEQ; i++) {
+            if (t[i] == 'X')
+                test_fail(__FILE__, __LINE__,
+                          "row %zu token %d is 'X': a filtered-out document "
+                          "was read",
+                          row, i);
+            ASSERT(t[i] == 256 || (t[i] != 0 && strchr("abcdefgh ", (int)t[i]) != NULL));
+            if (t[i] != 256)
+                continue;
+            if (last_end >= 0) {
+                char doc[SEQ + 1];
+                int n = 0;
+                for (int j = last_end + 1; j < i; j++)
+                    doc[n++] = (char)t[j];
+                doc[n] = '\0';
+                if (!json_object_get(passing, doc))
+                    test_fail(__FILE__, __LINE__, "document \"%s\" is not a passing one", doc);
+                whole++;
+            }
+            last_end = i;
+        }
     }
-    ASSERT(ends > 100);
+    ASSERT(whole > 100);
+    json_decref(passing);
     ordo_recipe_free(r);
 }

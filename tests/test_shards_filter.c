@@ -4,6 +4,7 @@
  * against an independent reference (tests/filter_reference.py), and a
  * filtered recipe run end to end at two world sizes. */
 #include <jansson.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -874,4 +875,38 @@ TEST(filtered_recipe_delivers_only_passing_documents_at_any_world_size)
     ASSERT(whole > 100);
     json_decref(passing);
     ordo_recipe_free(r);
+}
+
+static ordo_status nan_field(void *context, uint32_t field, ordo__field_value *out, ordo_error *err)
+{
+    (void)context, (void)field, (void)err;
+    *out = (ordo__field_value){.kind = ORDO__VALUE_DOUBLE, .d = NAN};
+    return ORDO_OK;
+}
+
+TEST(filter_nan_equals_nothing_and_is_ordered_with_nothing)
+{
+    static const struct {
+        const char *filter;
+        int expect;
+    } cases[] = {
+        {"{\"field\": \"x\", \"eq\": 1}", 0},
+        {"{\"field\": \"x\", \"ne\": 1}", 1},
+        {"{\"field\": \"x\", \"lt\": 1}", 0},
+        {"{\"field\": \"x\", \"le\": 1.5}", 0},
+        {"{\"field\": \"x\", \"gt\": 1}", 0},
+        {"{\"field\": \"x\", \"ge\": -1e300}", 0},
+        {"{\"field\": \"x\", \"in\": [1, 2.5]}", 0},
+        {"{\"field\": \"x\", \"not_in\": [1, 2.5]}", 1},
+        {"{\"field\": \"x\", \"exists\": true}", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ordo__filter *filter = compile(cases[i].filter);
+        ordo_error err;
+        int pass = -1;
+        ASSERT_OK(ordo__filter_eval(filter, 1, nan_field, NULL, &pass, &err), &err);
+        if (pass != cases[i].expect)
+            test_fail(__FILE__, __LINE__, "%s on NaN: %d", cases[i].filter, pass);
+        ordo__filter_free(filter);
+    }
 }

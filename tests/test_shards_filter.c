@@ -431,6 +431,41 @@ TEST(filter_limits_are_recipe_errors)
             ASSERT_CONTAINS(err.message, "more than 64 different fields");
         }
     }
+    /* 1,024 conditions are fine, 1,025 are not; lists of 65,536 values
+     * likewise */
+    for (int extra = 0; extra <= 1; extra++) {
+        char *many = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&many, &size);
+        fprintf(f, "{\"any\": [");
+        for (int i = 0; i < 1022 + extra; i++)
+            fprintf(f, "%s{\"field\": \"a\", \"eq\": %d}", i ? ", " : "", i);
+        fprintf(f, ", {\"field\": \"b\", \"in\": [");
+        for (int i = 0; i < 65536 + extra; i++)
+            fprintf(f, "%s%d", i ? ", " : "", i);
+        fprintf(f, "]}]}");
+        fclose(f);
+        ordo_status status = parse_with_filter(many, &r, &err);
+        free(many);
+        if (!extra) {
+            ASSERT_OK(status, &err);
+            ordo_recipe_free(r);
+        } else {
+            ASSERT_EQ_INT(status, ORDO_INVALID);
+            ASSERT_CONTAINS(err.message, "sources.web.filter.any[1023]: more than 1024 conditions");
+        }
+    }
+    char *list = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&list, &size);
+    fprintf(f, "{\"field\": \"b\", \"not_in\": [");
+    for (int i = 0; i <= 65536; i++)
+        fprintf(f, "%s\"v%d\"", i ? ", " : "", i);
+    fprintf(f, "]}");
+    fclose(f);
+    ASSERT_STATUS(parse_with_filter(list, &r, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "sources.web.filter.not_in: has more than 65536 values");
+    free(list);
 }
 
 static char *recipe_id_of(const char *filter)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "corpus.h"
+#include "fixtures.h"
 #include "testing.h"
 
 static ordo__filter *compile(const char *text)
@@ -311,7 +312,8 @@ static ordo_status parse_with_filter(const char *filter, ordo_recipe **recipe, o
 {
     mkdir(test_path("data"), 0755);
     const char line[] = "{\"text\": \"a document\"}\n";
-    test_write_file(test_path("data/a.jsonl"), line, sizeof line - 1);
+    if (access(test_path("data/a.jsonl"), F_OK) != 0) /* else the test's own */
+        test_write_file(test_path("data/a.jsonl"), line, sizeof line - 1);
     char *text = NULL;
     size_t size = 0;
     FILE *f = open_memstream(&text, &size);
@@ -944,4 +946,41 @@ TEST(filter_nan_equals_nothing_and_is_ordered_with_nothing)
             test_fail(__FILE__, __LINE__, "%s on NaN: %d", cases[i].filter, pass);
         ordo__filter_free(filter);
     }
+}
+
+/* Parses a recipe over data/a.jsonl with `filter` and indexes it into the
+ * ledger; the documents it keeps. */
+static uint64_t index_into(ordo_ledger *ledger, const char *filter)
+{
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(parse_with_filter(filter, &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, ledger, NULL, NULL, &err), &err);
+    ordo_source_info info;
+    ASSERT_OK(ordo_recipe_source(r, 0, &info, &err), &err);
+    ordo_recipe_free(r);
+    return info.records;
+}
+
+TEST(filter_keys_the_ledgers_chunk_tables)
+{
+    mkdir(test_path("data"), 0755);
+    ordo_ledger *ledger = fixture_open("l.db");
+    FILE *f = fopen(test_path("data/a.jsonl"), "w");
+    for (int n = 0; n < 100; n++)
+        fprintf(f, "{\"text\": \"doc %d\", \"n\": %d%s}\n", n, n, n % 2 ? ".0" : "");
+    fclose(f);
+    const char *db = corpus_kept(test_path("l.db"));
+    ASSERT_EQ_INT(index_into(ledger, "{\"field\": \"n\", \"ge\": 50}"), 50);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM shards"), 1);
+    /* written otherwise: the same chunk table */
+    ASSERT_EQ_INT(index_into(ledger, "{\"all\": [{\"ge\": 5e1, \"field\": \"n\"}]}"), 50);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM shards"), 1);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM shards WHERE filter = "
+                                  "'{\"field\":\"n\",\"ge\":50}' AND filtered = 50"),
+                  1);
+    /* another threshold: another chunk table */
+    ASSERT_EQ_INT(index_into(ledger, "{\"field\": \"n\", \"ge\": 50.5}"), 49);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM shards"), 2);
+    ordo_ledger_close(ledger);
 }

@@ -111,6 +111,8 @@ $(BUILD)/bench_loader: $(BUILD)/bench/bench_loader.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_mixing: $(BUILD)/bench/bench_mixing.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_filter: $(BUILD)/bench/bench_filter.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
@@ -136,7 +138,7 @@ tsan:
 # the real demo corpus too once `make demo` has built it.
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
-       $(BUILD)/bench_server $(BUILD)/ordo
+       $(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
@@ -144,6 +146,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	$(BUILD)/bench_mixing --recipe-extra '$(MIXING_EXTRA)' \
 	  $(if $(wildcard $(BUILD)/demo/sotu/.done),--demo-dir $(BUILD)/demo)
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
+	$(BUILD)/bench_filter --rounds 7
 	BUILD=$(BUILD) bench/dashboard.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a

@@ -13,7 +13,7 @@
 
 #define PROGRESS_TERMINAL_EVERY 0.25 /* seconds between a bar's redraws */
 #define PROGRESS_PLAIN_EVERY 5.0     /* seconds between plain lines */
-#define PROGRESS_LINE_MAX 256
+#define PROGRESS_LINE_MAX 512
 
 typedef enum { PROGRESS_BYTES, PROGRESS_STEPS } progress_unit;
 

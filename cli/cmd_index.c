@@ -188,8 +188,11 @@ int cmd_index(int argc, char **argv)
     progress_start(&bar, "index", PROGRESS_BYTES, isatty(STDERR_FILENO), quiet, progress_clock());
     if (rc == EXIT_OK && ordo_recipe_index(recipe, ledger, index_progress, &bar, &err) != ORDO_OK)
         rc = (progress_end(&bar, PROGRESS_FAILED), cli_fail("index", &err));
-    else if (rc == EXIT_OK)
+    else if (rc == EXIT_OK) {
+        if (ordo_recipe_indexed_shards(recipe) == 0)
+            bar.note = "all from the ledger";
         progress_end(&bar, PROGRESS_DONE);
+    }
     if (rc == EXIT_OK && ordo_recipe_passes(recipe, steps, plans, &err) != ORDO_OK)
         rc = cli_fail("index", &err);
     if (rc == EXIT_OK && json)

@@ -152,7 +152,10 @@ int progress_final(progress *p, double now, char *line, size_t size)
                  p->done == 1 ? "" : "s");
     duration(elapsed, 1, took, sizeof took);
     rate(p, elapsed, r, sizeof r);
-    snprintf(text, sizeof text, "%s: %s in %s%s%s", p->what, what, took, *r ? ", " : "", r);
+    if (p->note)
+        snprintf(text, sizeof text, "%s: %s in %s (%s)", p->what, what, took, p->note);
+    else
+        snprintf(text, sizeof text, "%s: %s in %s%s%s", p->what, what, took, *r ? ", " : "", r);
     if (p->terminal)
         as_bar(p, text, line, size);
     else

@@ -28,6 +28,7 @@ typedef struct progress {
     int open;                     /* a bar is on the terminal's line (no newline after it yet) */
     size_t shown;                 /* characters of the bar last drawn, blanked by the next */
     uint64_t done, total, tokens; /* as last given */
+    const char *note; /* NULL, or said in parentheses by the final line instead of a rate */
 } progress;
 
 /* Starts `p` at clock `now`; `terminal`: stderr is one; `quiet`: silent. */
@@ -43,7 +44,8 @@ int progress_line(progress *p, uint64_t done, uint64_t total, uint64_t tokens, d
                   char *line, size_t size);
 
 /* The final line at clock `now` into line[size] ("index: 4.0 GB in 47 s,
- * 85 MB/s"; a bar's starts with '\r' and blanks it), no newline; 0 when
+ * 85 MB/s", or with a note "index: 4.0 GB in 0.0 s (all from the
+ * ledger)"; a bar's starts with '\r' and blanks it), no newline; 0 when
  * quiet. */
 int progress_final(progress *p, double now, char *line, size_t size);
 

@@ -39,6 +39,12 @@ TEST(progress_plain_lines_give_bytes_rate_and_eta)
     progress_line(&p, 4000000000u, 4000000000u, 0, then + 5.5, line, sizeof line);
     ASSERT_EQ_INT(progress_final(&p, 100.0 + 4e9 / 85e6, line, sizeof line), 1);
     ASSERT_EQ_STR(line, "index: 4.0 GB in 47 s, 85 MB/s");
+    /* nothing read: the final line says why, and no rate */
+    progress_start(&p, "index", PROGRESS_BYTES, 0, 0, 0.0);
+    progress_line(&p, 6100, 6100, 0, 0.001, line, sizeof line);
+    p.note = "all from the ledger";
+    ASSERT_EQ_INT(progress_final(&p, 0.002, line, sizeof line), 1);
+    ASSERT_EQ_STR(line, "index: 6.1 kB in 0.0 s (all from the ledger)");
 }
 
 TEST(progress_lines_of_steps_give_steps_and_tokens_per_second)
@@ -158,7 +164,7 @@ static const char *last_line(const char *text)
 
 #define INDEX_LINE                                                                                 \
     "^index: [0-9.]+ [kMGT]?B (of [0-9.]+ [kMGT]?B \\([0-9]+%\\)(, [0-9.]+ [kMGT]?B/s, ETA .+)?|"  \
-    "in [0-9.]+ s(, [0-9.]+ [kMGT]?B/s)?)$"
+    "in [0-9.]+ s(, [0-9.]+ [kMGT]?B/s| \\(all from the ledger\\))?)$"
 #define RUN_LINE                                                                                   \
     "^run: (step [0-9]+ of [0-9]+ \\([0-9]+%\\)(, [0-9.]+ steps/s, [0-9.]+[kMGT]? tokens/s, ETA "  \
     ".+)?|[0-9]+ steps in [0-9.]+ s(, [0-9.]+ steps/s, [0-9.]+[kMGT]? tokens/s)?)$"
@@ -176,6 +182,11 @@ TEST(progress_of_index_and_run_not_on_a_terminal)
     ASSERT(lines_match(r.err, INDEX_LINE) >= 1);
     ASSERT_CONTAINS(last_line(r.err), "index: ");
     ASSERT_CONTAINS(last_line(r.err), " in ");
+    cli_result_free(&r);
+    r = run_ordo(NULL, A("index", recipe, "--db", db)); /* again: nothing to read */
+    ASSERT_EQ_INT(r.code, 0);
+    ASSERT(lines_match(r.err, INDEX_LINE) >= 1);
+    ASSERT_CONTAINS(last_line(r.err), " (all from the ledger)");
     cli_result_free(&r);
     r = run_ordo(NULL,
                  A("run", recipe, "--db", db, "--name", "a", "--world-size", "2", "--steps", "12"));

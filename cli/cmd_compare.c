@@ -1,4 +1,7 @@
 /* ordo compare A B: step-by-step agreement of two runs. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 
 static const char compare_help[] =
@@ -6,7 +9,9 @@ static const char compare_help[] =
     "Compares runs A and B over the steps both recorded: steps compared,\n"
     "matched, diverged, the first divergent step, divergent step ranges and\n"
     "the lanes that differ, and the steps either run reported twice with\n"
-    "different digests (conflicts: its own history disagrees with itself).\n"
+    "different digests (conflicts: its own history disagrees with itself),\n"
+    "and how their recipes differ, value by value (\"recipe differs:\", and\n"
+    "recipe_diff in --json).\n"
     "Exit code 0 when they agree on every common step and neither has\n"
     "conflicts, 3 otherwise, 1 on failure, 2 on a usage error.\n\n"
     "  --db PATH   the ledger (default: $ORDO_DB, else ./ordo.db)\n"
@@ -24,10 +29,57 @@ static void print_conflicts(const char *a, const char *b, const ordo_compare_res
                (long long)r->first_conflict_step);
 }
 
+#define DIFF_LINES 20     /* entries shown; --json has them all */
+#define DIFF_VALUE_MAX 60 /* characters of a value shown */
+
+/* A value of a recipe diff entry as compact JSON, "(none)" for an absent
+ * one, cut at DIFF_VALUE_MAX characters. */
+static void print_value(json_t *value)
+{
+    if (json_is_null(value)) {
+        fputs("(none)", stdout);
+        return;
+    }
+    char *text = NULL; /* reals in the fewest digits that read back the same: 0.7 */
+    for (int digits = 15; digits <= 17 && !text; digits++) {
+        text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(digits));
+        json_t *back = text && digits < 17 ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+        if (back && !json_equal(back, value))
+            free(text), text = NULL;
+        json_decref(back);
+    }
+    if (text && strlen(text) > DIFF_VALUE_MAX)
+        printf("%.*s…", DIFF_VALUE_MAX, text);
+    else
+        fputs(text ? text : "?", stdout);
+    free(text);
+}
+
+/* "recipe differs:" and one line per entry of the library's recipe diff. */
+static void print_recipe_diff(const ordo_compare_result *r)
+{
+    json_t *diff = r->recipe_diff ? json_loads(r->recipe_diff, 0, NULL) : NULL;
+    size_t n = json_array_size(diff);
+    if (n)
+        printf("  recipe differs: %s and %s\n", r->recipe_a, r->recipe_b);
+    for (size_t i = 0; i < n && i < DIFF_LINES; i++) {
+        json_t *e = json_array_get(diff, i);
+        printf("    %s: ", json_string_value(json_object_get(e, "key")));
+        print_value(json_object_get(e, "a"));
+        fputs(" -> ", stdout);
+        print_value(json_object_get(e, "b"));
+        fputc('\n', stdout);
+    }
+    if (n > DIFF_LINES)
+        printf("    … %zu more (--json lists them all)\n", n - DIFF_LINES);
+    json_decref(diff);
+}
+
 static void print_text(const char *a, const char *b, const ordo_compare_result *r)
 {
     print_body(a, b, r);
     print_conflicts(a, b, r);
+    print_recipe_diff(r);
 }
 
 static void print_body(const char *a, const char *b, const ordo_compare_result *r)

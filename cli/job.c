@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "progress.h"
 
 #define RECORD_BATCH 256
 
@@ -18,19 +19,9 @@ typedef struct {
     int64_t *sources;       /* RECORD_BATCH × source_count */
     size_t pending;
     int64_t checkpoint_bytes;
+    progress bar;    /* steps done, on stderr */
+    uint64_t tokens; /* delivered since the first step played */
 } player;
-
-/* Progress on stderr, only for a terminal. */
-void job_progress(const char *what, uint64_t done, uint64_t total)
-{
-    if (!isatty(2) || total == 0)
-        return;
-    int width = 30, filled = (int)((double)done / (double)total * width);
-    fprintf(stderr, "\r%-10s [%.*s%*s] %llu/%llu", what, filled, "##############################",
-            width - filled, "", (unsigned long long)done, (unsigned long long)total);
-    if (done >= total)
-        fputc('\n', stderr);
-}
 
 int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers)
 {
@@ -66,7 +57,9 @@ static int flush_records(const char *command, player *p)
     ordo_status status =
         ordo_steps_record(p->j->ledger, p->j->run_id, p->steps, p->pending, &result, &err);
     if (status != ORDO_OK && status != ORDO_CONFLICT)
-        return cli_fail(command, &err);
+        return progress_break(&p->bar), cli_fail(command, &err);
+    if (result.conflicts || result.diverged)
+        progress_break(&p->bar);
     if (result.conflicts)
         fprintf(stderr,
                 "ordo %s: %zu steps differ from what run '%s' recorded before "
@@ -104,8 +97,10 @@ static int checkpoint(const char *command, player *p, int64_t step)
     free(sizes);
     ordo_free(merged);
     p->checkpoint_bytes = (int64_t)size;
-    if (rc == EXIT_OK && status != ORDO_OK)
+    if (rc == EXIT_OK && status != ORDO_OK) {
+        progress_break(&p->bar);
         rc = err.message[0] ? cli_fail(command, &err) : EXIT_FAILURE_;
+    }
     return rc;
 }
 
@@ -133,7 +128,7 @@ static int play_step(const char *command, player *p, int64_t number)
         ordo_batch b;
         ordo_error err;
         if (ordo_loader_next(p->loaders[r], &b, &err) != ORDO_OK)
-            return stopped(command, p->j, number, &err);
+            return progress_break(&p->bar), stopped(command, p->j, number, &err);
         for (int i = 0; i < b.lane_count; i++)
             memcpy(digests + (size_t)b.lanes[i] * ORDO_DIGEST_SIZE,
                    b.lane_digests + (size_t)i * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
@@ -152,6 +147,7 @@ static int play_step(const char *command, player *p, int64_t number)
     s->source_tokens = sources;
     s->source_count = p->source_count;
     p->pending++;
+    p->tokens += (uint64_t)tokens;
     return EXIT_OK;
 }
 
@@ -189,6 +185,7 @@ static int check_expected(const char *command, player *p)
     ordo_digest_to_hex(s->batch_digest, got);
     ordo_digest_to_hex(j->expected + (size_t)at * ORDO_DIGEST_SIZE, want);
     int rc = flush_records(command, p); /* the evidence goes into the ledger */
+    progress_break(&p->bar);
     snprintf(detail, sizeof detail, "{\"digest\":\"%s\",\"expected\":\"%s\"}", got, want);
     ordo_error err;
     ordo_event_record(j->ledger, j->run_id, s->step, ORDO_EVENT_REPLAY_MISMATCH, detail, &err);
@@ -214,9 +211,9 @@ static int play(const char *command, player *p, int64_t first)
         int due = j->checkpoint_every > 0 && step % j->checkpoint_every == 0;
         if (rc == EXIT_OK && (due || step == j->last_step))
             rc = checkpoint(command, p, step);
-        if (!j->quiet)
-            job_progress("steps", (uint64_t)(step - first + 1),
-                         (uint64_t)(j->last_step - first + 1));
+        if (rc == EXIT_OK)
+            progress_update(&p->bar, (uint64_t)(step - first + 1),
+                            (uint64_t)(j->last_step - first + 1), p->tokens);
     }
     if (rc == EXIT_OK)
         rc = flush_records(command, p);
@@ -233,21 +230,19 @@ int job_play(const char *command, job *j)
         ordo_checkpoint_describe(j->resume, j->resume_size, NULL, &first, &err) != ORDO_OK)
         return cli_fail(command, &err);
     first = j->resume ? first + 1 : 1;
-    player p = {j,
-                calloc((size_t)j->world_size, sizeof(ordo_loader *)),
-                j->rank_bound ? j->world_size : info.lanes,
-                info.source_count,
-                NULL,
-                NULL,
-                NULL,
-                0,
-                0};
+    player p = {.j = j,
+                .loaders = calloc((size_t)j->world_size, sizeof(ordo_loader *)),
+                .lanes = j->rank_bound ? j->world_size : info.lanes,
+                .source_count = info.source_count};
     p.steps = calloc(RECORD_BATCH, sizeof *p.steps);
     p.digests = malloc(RECORD_BATCH * (size_t)p.lanes * ORDO_DIGEST_SIZE);
     p.sources =
         malloc(RECORD_BATCH * (size_t)(p.source_count ? p.source_count : 1) * sizeof *p.sources);
+    progress_start(&p.bar, command, PROGRESS_STEPS, isatty(STDERR_FILENO), j->quiet,
+                   progress_clock());
     int rc =
         p.loaders && p.steps && p.digests && p.sources ? play(command, &p, first) : EXIT_FAILURE_;
+    progress_end(&p.bar, rc == EXIT_OK ? PROGRESS_DONE : PROGRESS_FAILED);
     for (int r = 0; p.loaders && r < j->world_size; r++)
         ordo_loader_close(p.loaders[r]);
     free(p.loaders);

@@ -58,7 +58,4 @@ int job_play(const char *command, job *j);
 /* Parses "read=2,tokenize=2" (either may be left out). 0 on success. */
 int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers);
 
-/* A progress bar on stderr when it is a terminal. */
-void job_progress(const char *what, uint64_t done, uint64_t total);
-
 #endif

@@ -809,6 +809,10 @@ typedef struct ordo_compare_result {
      * history disagrees with itself there. */
     int64_t conflicts_a, conflicts_b;
     int64_t first_conflict_step; /* in either run; 0 when none */
+    /* The runs' recipes: their ids, and how they differ (ordo_recipe_diff's
+     * JSON array, owned; "[]" for the same recipe). */
+    char recipe_a[ORDO_DIGEST_HEX_SIZE], recipe_b[ORDO_DIGEST_HEX_SIZE];
+    char *recipe_diff;
 } ordo_compare_result;
 
 /* Compares runs `a` and `b` (run ids) step by step by batch digest (and, where both
@@ -820,6 +824,19 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, int64_t a, int64_t b,
 
 /* Frees what a compare result owns (the struct is the caller's). */
 void ordo_compare_result_free(ordo_compare_result *result);
+
+/* How two recipes differ, from their canonical JSON texts (ordo_recipe_get;
+ * any two JSON objects, NUL-terminated): *diff receives a JSON array of
+ * {"key", "a", "b"}, one entry per value that differs, in key order, each
+ * side's value as JSON (null: absent on that side). Keys are dotted paths
+ * with array indexes in brackets ("schedule[1].weights.web"); sources are
+ * matched by name and shards by path ("sources.web.filter.all[1].ge",
+ * "sources.web.shards[\"web/0.jsonl\"].sha256"); a key that is not a plain
+ * word is a JSON string in brackets; an object or array present on one side
+ * only is one entry with the whole value. "[]" when they are equal. The
+ * rules are those of views/recipe_diff.c. *diff is owned by the caller
+ * (ordo_free); ORDO_INVALID naming the side that is not a JSON object. */
+ordo_status ordo_recipe_diff(const char *a, const char *b, char **diff, ordo_error *err);
 
 /* One bucket of consecutive steps of a comparison (for display). */
 typedef struct ordo_compare_bucket {
@@ -1238,7 +1255,9 @@ char *ordo_mixture_json(const ordo_mixture *mixture);
 /* {"a", "b", "comparable", "steps_compared", "matched", "diverged",
  * "first_divergent_step", "only_a", "only_b", "divergent_ranges" ([from,
  * to] pairs), "lanes_differ", "conflicts_a", "conflicts_b",
- * "first_conflict_step"} for the comparison of runs `a` and `b`. */
+ * "first_conflict_step", "recipes" ({"a", "b": the recipe ids, "same"}),
+ * "recipe_diff" (ordo_recipe_diff's entries)} for the comparison of runs
+ * `a` and `b`. */
 char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_result *result);
 
 /* {"source", "tokens_per_byte", "bytes", "documents", "tokens_per_pass",

@@ -6,39 +6,6 @@
 
 #include "server.h"
 
-/* How two recipes differ: their top-level keys with different values. */
-static json_t *recipe_diff(ordo_ledger *ledger, const char *a, const char *b)
-{
-    json_t *out = json_pack("{s:s, s:s, s:b}", "a", a, "b", b, "same", strcmp(a, b) == 0);
-    if (strcmp(a, b) == 0)
-        return out;
-    char *ta = NULL, *tb = NULL;
-    ordo_error err;
-    json_t *ra = NULL, *rb = NULL, *diff = json_array();
-    if (ordo_recipe_get(ledger, a, &ta, &err) == ORDO_OK &&
-        ordo_recipe_get(ledger, b, &tb, &err) == ORDO_OK) {
-        ra = json_loads(ta, 0, NULL);
-        rb = json_loads(tb, 0, NULL);
-    }
-    const char *key;
-    json_t *value;
-    json_object_foreach(ra, key, value)
-    {
-        json_t *other = json_object_get(rb, key);
-        if (!json_equal(value, other))
-            json_array_append_new(diff, json_pack("{s:s, s:O, s:O}", "key", key, "a", value, "b",
-                                                  other ? other : json_null()));
-    }
-    json_object_foreach(rb, key, value) if (!json_object_get(ra, key))
-        json_array_append_new(diff, json_pack("{s:s, s:n, s:O}", "key", key, "a", "b", value));
-    json_object_set_new(out, "differences", diff);
-    json_decref(ra);
-    json_decref(rb);
-    ordo_free(ta);
-    ordo_free(tb);
-    return out;
-}
-
 /* GET /api/compare?a=RUN&b=RUN */
 response api_compare(request *req)
 {
@@ -53,9 +20,9 @@ response api_compare(request *req)
         ordo_run_get(ledger, b, &rb, &err) != ORDO_OK ||
         ordo_compare_runs(ledger, ra.id, rb.id, &r, &err) != ORDO_OK)
         return status_error(&err);
+    /* the library's view holds how the recipes differ (recipe_diff) */
     json_t *body = view_json(ordo_compare_result_json(a, b, &r));
     ordo_compare_result_free(&r);
-    json_object_set_new(body, "recipes", recipe_diff(ledger, ra.recipe_id, rb.recipe_id));
     return json_ok(200, body);
 }
 

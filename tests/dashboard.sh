@@ -3,7 +3,8 @@
 # playwright-core from npm) against a real `ordo serve` whose ledger was
 # filled by ordo run / ordo resume (the demo's: elastic resumes at W = 8
 # and 2, a rank-bound resume) and a run of a schedule that ramps the two
-# sources' shares (80/20 to 20/80 from step 21 to step 41). Screenshots of
+# sources' shares (80/20 to 20/80 from step 21 to step 41), and one of the
+# same recipe starting at 70/30 (the recipe diff). Screenshots of
 # every view go to build/screenshots/.
 set -uo pipefail
 build=${BUILD:-build}
@@ -27,6 +28,11 @@ cat > "$tmp/ramp.json" <<JSON
 JSON
 "$build/ordo" run "$tmp/ramp.json" --db "$tmp/ordo.db" --name ramp --world-size 2 --steps 60 \
   --quiet >&2 || fail "ordo run of the ramping schedule failed"
+# The same recipe with the first schedule entry at 70/30: the compare view
+# of ramp and ramp-b must list how the recipes differ.
+sed 's/"moby-dick": 0.8, "sotu": 0.2/"moby-dick": 0.7, "sotu": 0.3/' "$tmp/ramp.json" > "$tmp/ramp-b.json"
+"$build/ordo" run "$tmp/ramp-b.json" --db "$tmp/ordo.db" --name ramp-b --world-size 2 --steps 20 \
+  --quiet >&2 || fail "ordo run of the second ramp failed"
 mkfifo "$tmp/ready"
 "$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/log" &
 server=$!

@@ -152,7 +152,8 @@ TEST(server_endpoints_answer)
     r = http(&s, "GET", "/api/compare?a=base&b=job", NULL, NULL);
     expect(&r, 200, NULL, "\"recipes\"");
     ASSERT_EQ_INT(num(r.json, "steps_compared"), 12);
-    ASSERT(json_array_size(json_object_get(json_object_get(r.json, "recipes"), "differences")) > 0);
+    ASSERT(json_array_size(json_object_get(r.json, "recipe_diff")) > 0);
+    ASSERT(json_is_false(json_object_get(json_object_get(r.json, "recipes"), "same")));
     http_free(&r);
     snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
     call(&s, "GET", path, NULL, NULL, 200, NULL, "\"world_sizes\"");

@@ -377,18 +377,30 @@ function laneMap(box, strip) {
   }, [xs, xs.map(() => 0)], box);
 }
 
+// How each run's recipe differs from the first's: the entries of the
+// API's recipe_diff (the library's ordo_recipe_diff), one row each.
 function recipeTable(names, compares) {
   const first = compares[0].recipes;
   if (compares.every((c) => c.recipes.same))
-    return el('p', {}, badge('match', 'same recipe'), ' ', el('code', {}, first.a));
+    return el('p', { 'data-testid': 'recipe-same' }, badge('match', 'same recipe'), ' ', el('code', {}, first.a));
+  const value = (v) => {
+    if (v === null) return el('em', { class: 'muted' }, '(none)');
+    const text = JSON.stringify(v);
+    return el('code', { class: 'diff', title: text }, text.length > 80 ? text.slice(0, 80) + '…' : text);
+  };
   const rows = [];
   compares.forEach((c, i) => {
-    if (c.recipes.same) { rows.push([names[i + 1], el('em', {}, 'same recipe as ' + names[0]), '', '']); return; }
-    for (const d of c.recipes.differences)
-      rows.push([names[i + 1], el('code', {}, d.key),
-                 el('code', { class: 'diff' }, JSON.stringify(d.a)), el('code', { class: 'diff' }, JSON.stringify(d.b))]);
+    if (c.recipes.same) {
+      rows.push(el('tr', {}, el('td', {}, names[i + 1]), el('td', { colspan: 3 }, el('em', {}, 'same recipe as ' + names[0]))));
+      return;
+    }
+    for (const d of c.recipe_diff)
+      rows.push(el('tr', { 'data-testid': 'recipe-diff-row' }, el('td', {}, names[i + 1]),
+        el('td', {}, el('code', {}, d.key)), el('td', {}, value(d.a)), el('td', {}, value(d.b))));
   });
-  return table(['run', 'field', names[0], 'this run'], rows);
+  return el('table', { 'data-testid': 'recipe-diff' },
+    el('thead', {}, el('tr', {}, ['run', 'key', names[0], 'this run'].map((h) => el('th', { scope: 'col' }, h)))),
+    el('tbody', {}, rows));
 }
 
 // ---- Audit: per recipe, all runs against their baselines

@@ -39,6 +39,20 @@ static ordo_status chunks_fit(const ordo_recipe *r, const ordo__shard *shard, or
     return ORDO_OK;
 }
 
+/* A shard indexer's bytes done within its shard, as the recipe's bytes
+ * done of all its shards. */
+typedef struct {
+    ordo_progress_fn progress;
+    void *context;
+    uint64_t before, size, total; /* bytes of the shards before this one; its own */
+} shard_progress;
+
+static void within_shard(void *context, uint64_t bytes_done)
+{
+    const shard_progress *p = context;
+    p->progress(p->before + (bytes_done < p->size ? bytes_done : p->size), p->total, p->context);
+}
+
 static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progress_fn progress,
                                 void *context, ordo_error *err)
 {
@@ -60,10 +74,13 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
                 status = ordo__shard_check_whole(r, shard, err);
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
+                shard_progress within = {progress, context, done, shard->size, total};
                 ordo__index_spec spec = {.read = {src->text_field, src->filter},
                                          .per_chunk = r->chunk_records,
                                          .chunk_limit = ordo__chunk_limit(r),
-                                         .lanes = r->lanes};
+                                         .lanes = r->lanes,
+                                         .progress = progress ? within_shard : NULL,
+                                         .progress_context = &within};
                 status = path ? ordo__shard_index(path, shard, &spec, err)
                               : ordo__error(err, ORDO_NOMEM, "out of memory");
                 free(path);

@@ -245,6 +245,28 @@ static ordo_status count_conflicts(ordo_ledger *ledger, int64_t run, int64_t *co
     return ORDO_OK;
 }
 
+/* The runs' recipe ids and how the recipes differ. */
+static ordo_status diff_recipes(ordo_ledger *ledger, const ordo_run_info *a, const ordo_run_info *b,
+                                ordo_compare_result *result, ordo_error *err)
+{
+    ordo__copy(result->recipe_a, sizeof result->recipe_a, a->recipe_id);
+    ordo__copy(result->recipe_b, sizeof result->recipe_b, b->recipe_id);
+    if (strcmp(a->recipe_id, b->recipe_id) == 0) {
+        result->recipe_diff = ordo__strdup("[]");
+        return result->recipe_diff ? ORDO_OK
+                                   : ordo__error(err, ORDO_NOMEM, "out of memory comparing runs");
+    }
+    char *ta = NULL, *tb = NULL;
+    ordo_status status = ordo_recipe_get(ledger, a->recipe_id, &ta, err);
+    if (status == ORDO_OK)
+        status = ordo_recipe_get(ledger, b->recipe_id, &tb, err);
+    if (status == ORDO_OK)
+        status = ordo_recipe_diff(ta, tb, &result->recipe_diff, err);
+    ordo_free(ta);
+    ordo_free(tb);
+    return status;
+}
+
 static ordo_status compare_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b,
                                        ordo_compare_result *result, ordo_error *err)
 {
@@ -260,6 +282,8 @@ static ordo_status compare_in_snapshot(ordo_ledger *ledger, int64_t a, int64_t b
         status = scan(ledger, run_a.id, run_b.id, &c, err);
     if (status == ORDO_OK)
         status = collect_lanes(&c, err);
+    if (status == ORDO_OK)
+        status = diff_recipes(ledger, &run_a, &run_b, result, err);
     if (status == ORDO_OK)
         status = count_conflicts(ledger, run_a.id, &result->conflicts_a,
                                  &result->first_conflict_step, err);
@@ -288,14 +312,16 @@ ordo_status ordo_compare_runs(ordo_ledger *ledger, int64_t a, int64_t b,
     return status;
 }
 
-/* Frees ranges and lanes. */
+/* Frees ranges, lanes and the recipe diff. */
 void ordo_compare_result_free(ordo_compare_result *result)
 {
     if (!result)
         return;
     free(result->ranges);
     free(result->lanes);
+    ordo_free(result->recipe_diff);
     result->ranges = NULL;
     result->lanes = NULL;
+    result->recipe_diff = NULL;
     result->range_count = result->lane_count = 0;
 }

@@ -3,8 +3,10 @@
  * `ordo compare --json` and the service's API all print. */
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/core.h"
+#include "recipe_diff.h"
 
 /* Compact, non-ASCII escaped: the text can be embedded in any JSON
  * document, and parsing it back yields the same values. */
@@ -114,13 +116,23 @@ char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_
             ranges, json_pack("[I, I]", (json_int_t)r->ranges[i][0], (json_int_t)r->ranges[i][1]));
     for (size_t i = 0; i < r->lane_count; i++)
         json_array_append_new(lanes, json_integer(r->lanes[i]));
-    return render(json_pack(
-        "{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o}", "a", a, "b", b,
-        "comparable", r->comparable, "steps_compared", (json_int_t)r->steps_compared, "matched",
-        (json_int_t)r->matched, "diverged", (json_int_t)r->diverged, "first_divergent_step",
+    json_t *diff = r->recipe_diff ? json_loads(r->recipe_diff, 0, NULL) : NULL;
+    json_t *recipes = json_pack("{s:o, s:o, s:b}", "a", string_or_null(r->recipe_a), "b",
+                                string_or_null(r->recipe_b), "same",
+                                r->recipe_a[0] && strcmp(r->recipe_a, r->recipe_b) == 0);
+    json_t *view = json_pack(
+        "{s:s, s:s, s:b, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:o, s:o}", "a", a,
+        "b", b, "comparable", r->comparable, "steps_compared", (json_int_t)r->steps_compared,
+        "matched", (json_int_t)r->matched, "diverged", (json_int_t)r->diverged,
+        "first_divergent_step",
         r->first_divergent_step ? json_integer(r->first_divergent_step) : json_null(), "only_a",
         (json_int_t)r->only_a, "only_b", (json_int_t)r->only_b, "divergent_ranges", ranges,
         "lanes_differ", lanes, "conflicts_a", (json_int_t)r->conflicts_a, "conflicts_b",
         (json_int_t)r->conflicts_b, "first_conflict_step",
-        r->first_conflict_step ? json_integer(r->first_conflict_step) : json_null()));
+        r->first_conflict_step ? json_integer(r->first_conflict_step) : json_null(), "recipes",
+        recipes ? recipes : json_null(), "recipe_diff", diff ? diff : json_null());
+    char *text =
+        view ? ordo__json_dumps_shortest(view) : NULL; /* the recipe's numbers as written */
+    json_decref(view);
+    return text;
 }

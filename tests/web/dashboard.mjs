@@ -66,6 +66,25 @@ check('compare: lane detail told', (await page.textContent('main')).includes('La
       (await page.$$('main .uplot')).length >= 2);
 check('compare: divergence told in text too', (await page.textContent('main')).includes('✕ diverged'));
 
+// Compare: two runs whose recipes differ in the first schedule entry's
+// weights; the table lists the API's recipe_diff, entry by entry.
+const rampCompare = await api('/api/compare?a=ramp&b=ramp-b');
+await view('compare-recipes', '#/compare?runs=ramp,ramp-b', '[data-testid=recipe-diff]');
+const diffRows = await page.$$eval('[data-testid=recipe-diff-row]',
+  (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+const wantRows = rampCompare.recipe_diff.map((d) => ['ramp-b', d.key, JSON.stringify(d.a), JSON.stringify(d.b)]);
+check('compare: recipe diff names the changed weights',
+      JSON.stringify(rampCompare.recipe_diff.map((d) => d.key)) ===
+        JSON.stringify(['schedule[0].weights.moby-dick', 'schedule[0].weights.sotu']) &&
+      rampCompare.recipe_diff[0].a === 0.8 && rampCompare.recipe_diff[0].b === 0.7,
+      JSON.stringify(rampCompare.recipe_diff));
+check('compare: recipe diff table shows the API\'s entries', JSON.stringify(diffRows) === JSON.stringify(wantRows),
+      `page ${JSON.stringify(diffRows)}, API ${JSON.stringify(wantRows)}`);
+await view('compare-same-recipe', '#/compare?runs=baseline,elastic-w8', '[data-testid=recipe-same]');
+check('compare: the same recipe says so, with no diff rows',
+      (await page.$$('[data-testid=recipe-diff-row]')).length === 0 &&
+      (await page.textContent('[data-testid=recipe-same]')).includes('same recipe'));
+
 // Three runs at once
 await view('compare-four', '#/compare?runs=baseline,elastic-w8,elastic-w32,elastic-w64', '.uplot');
 check('compare: four runs give three comparisons', (await page.$$('[data-testid=compare-summary]')).length === 3);

@@ -524,6 +524,38 @@ static long long settled(const coverage *c, int source, int world, int flush_eve
     return lowest;
 }
 
+/* Tiles text[from, end) with unused short pieces, trying the longest
+ * first and backtracking; marks the pieces used and returns how many, or
+ * -1 (nothing marked) when no tiling exists. */
+static int fill_gap(coverage *c, const char *text, int from, int end, int depth)
+{
+    if (from == end)
+        return 0;
+    if (depth > 64)
+        return -1;
+    int tried[MAX_SHORT], n = 0;
+    for (int k = 0; k < c->short_count; k++)
+        if (c->short_len[k] > 0 && c->short_len[k] <= end - from &&
+            memcmp(c->shorts[k], text + from, (size_t)c->short_len[k]) == 0)
+            tried[n++] = k;
+    for (int a = 0; a < n; a++) /* longest first */
+        for (int b = a + 1; b < n; b++)
+            if (c->short_len[tried[b]] > c->short_len[tried[a]]) {
+                int t = tried[a];
+                tried[a] = tried[b];
+                tried[b] = t;
+            }
+    for (int a = 0; a < n; a++) {
+        int k = tried[a], len = c->short_len[k];
+        c->short_len[k] = -len; /* used, for now */
+        int rest = fill_gap(c, text, from + len, end, depth + 1);
+        if (rest >= 0)
+            return rest + 1;
+        c->short_len[k] = len;
+    }
+    return -1;
+}
+
 TEST(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once)
 {
     const char *path = write_corpus(5);
@@ -559,25 +591,14 @@ TEST(rank_bound_resume_with_a_shuffle_window_delivers_each_token_once)
                     int end = i; /* a gap: one short piece must fill it */
                     while (end < c->len[s][d] && !c->cover[s][d][end])
                         end++;
-                    int from = i;
-                    while (from < end) { /* short pieces that fill it, longest first */
-                        int best = -1;
-                        for (int k = 0; k < c->short_count; k++)
-                            if (c->short_len[k] > 0 && c->short_len[k] <= end - from &&
-                                memcmp(c->shorts[k], c->text[s][d] + from,
-                                       (size_t)c->short_len[k]) == 0 &&
-                                (best < 0 || c->short_len[k] > c->short_len[best]))
-                                best = k;
-                        if (best < 0)
-                            break;
-                        from += c->short_len[best];
-                        c->short_len[best] = -1; /* used */
-                        filled++;
-                    }
-                    if (from < end) {
-                        i = from;
+                    /* short pieces that tile it exactly (searched with
+                     * backtracking: a greedy choice can take a piece another
+                     * tiling needs, e.g. "s0d"+"14" for "s"+"0d14") */
+                    int used = fill_gap(c, c->text[s][d], i, end, 0);
+                    if (used < 0)
                         missing += end - i;
-                    }
+                    else
+                        filled += used;
                     i = end - 1;
                 }
             }

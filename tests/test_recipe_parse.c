@@ -166,3 +166,31 @@ TEST(recipe_canonical_form_holds_the_mixture)
     ordo_recipe_free(r);
     ordo_recipe_free(again);
 }
+
+/* The seed written is the seed used: it is in the canonical recipe, so two
+ * recipes that differ only in their seed have different ids (and the
+ * data-algorithm field read after it does not overwrite it). */
+TEST(recipe_keeps_the_seed_it_was_given)
+{
+    const char *ids[3];
+    const char *seeds[] = {"1234", "0", "9223372036854775807"};
+    ordo_recipe *r[3] = {0};
+    ordo_error err;
+    for (int i = 0; i < 3; i++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"seed\": %s, \"seq_len\": 8, \"global_batch\": 8, \"lanes\": 2, "
+                 "\"data_algorithm\": 2, \"sources\": [{\"name\": \"web\", \"weight\": 1, " SHARD
+                 "}]}",
+                 seeds[i]);
+        ASSERT_OK(ordo_recipe_parse(json, strlen(json), "/", 0, &r[i], &err), &err);
+        char want[64];
+        snprintf(want, sizeof want, "\"seed\":%s", seeds[i]);
+        ASSERT_CONTAINS(ordo_recipe_canonical(r[i]), want);
+        ids[i] = ordo_recipe_id(r[i]);
+    }
+    ASSERT(strcmp(ids[0], ids[1]) != 0 && strcmp(ids[0], ids[2]) != 0 &&
+           strcmp(ids[1], ids[2]) != 0);
+    for (int i = 0; i < 3; i++)
+        ordo_recipe_free(r[i]);
+}

@@ -71,7 +71,7 @@ static const char *chunked_recipe(int lanes, int global_batch)
 {
     char text[512];
     int n = snprintf(text, sizeof text,
-                     "{\"seed\": 3, \"seq_len\": 16, \"global_batch\": %d, \"lanes\": %d, "
+                     "{\"seed\": 2, \"seq_len\": 16, \"global_batch\": %d, \"lanes\": %d, "
                      "\"flush_every\": 2, \"shuffle\": false, \"chunk_records\": 8, "
                      "\"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"a\", "
                      "\"paths\": [\"data/*.jsonl\"], \"weight\": 1}]}",

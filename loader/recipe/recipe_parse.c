@@ -89,13 +89,14 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
     if (status == ORDO_OK && shuffle && !json_is_boolean(shuffle))
         status = ordo__error(err, ORDO_INVALID, "recipe: 'shuffle' must be true or false");
     v[5] = !shuffle || json_is_true(shuffle);
+    long long algorithm = 0;
     if (status == ORDO_OK)
-        status = get_int(root, "data_algorithm", 1, 1 << 24, ORDO__DATA_ALGORITHM, &v[0], err);
-    if (status == ORDO_OK && v[0] != ORDO__DATA_ALGORITHM)
+        status = get_int(root, "data_algorithm", 1, 1 << 24, ORDO__DATA_ALGORITHM, &algorithm, err);
+    if (status == ORDO_OK && algorithm != ORDO__DATA_ALGORITHM)
         status = ordo__error(err, ORDO_INVALID,
                              "recipe: it is of data algorithm %lld, and this ordo cuts batches "
                              "with data algorithm %d: its batches cannot be reproduced here",
-                             v[0], ORDO__DATA_ALGORITHM);
+                             algorithm, ORDO__DATA_ALGORITHM);
     if (status == ORDO_OK)
         status = get_int(root, "chunk_records", 1, 1 << 24, 256, &v[6], err);
     if (status == ORDO_OK)

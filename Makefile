@@ -117,6 +117,9 @@ $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+# What ordo reads from a Parquet file, for tests/parquet_conformance.sh.
+$(BUILD)/parquet_dump: $(BUILD)/tests/tools/parquet_dump.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
 test: all $(BUILD)/test_ordo

@@ -192,6 +192,7 @@ static int read_group(ordo__pq_thrift *t, const ordo__pq_meta *meta, ordo__pq_gr
             for (size_t i = 0; i < n; i++)
                 if (read_chunk(t, &g->columns[i]) != 0)
                     return -1;
+            r = 0;
         } else if (id == 3) {
             r = ordo__pq_i64(t, type, &g->num_rows);
         } else {

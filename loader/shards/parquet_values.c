@@ -249,8 +249,6 @@ ordo_status ordo__pq_decode_dictionary(ordo__pq_reader *r, const unsigned char *
 {
     if (r->type == ORDO__PQ_BYTE_ARRAY) {
         ordo_status status = plain_bytes(r, &r->dict_bytes, in, len, count, what, err);
-        if (status == ORDO_OK && count == 0)
-            status = ordo__error(err, ORDO_INVALID, "%s: an empty dictionary", what);
         r->dict_count = status == ORDO_OK ? count : 0;
         return status;
     }

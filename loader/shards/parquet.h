@@ -14,12 +14,15 @@
 
 /* Byte-array values: value i is data[offset[i], offset[i + 1]), count
  * values (count + 1 offsets). Grown by ordo__pq_bytes_push; freed by
- * ordo__pq_bytes_free. */
+ * ordo__pq_bytes_free. When `limit` is not 0, data never grows past it
+ * (a push beyond is ORDO_INVALID): DELTA_BYTE_ARRAY's values can be far
+ * larger than the page holding them. */
 typedef struct ordo__pq_bytes {
     char *data;
     size_t size, cap;
     size_t *offset;
     size_t count, offset_cap;
+    size_t limit;
 } ordo__pq_bytes;
 
 ordo_status ordo__pq_bytes_push(ordo__pq_bytes *values, const void *bytes, size_t len,

@@ -282,6 +282,7 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
              (unsigned long long)offset);
     if (page->type == ORDO__PQ_INDEX_PAGE)
         return ORDO_OK;
+    r->bytes.limit = r->dict_bytes.limit = (size_t)r->limit; /* DELTA_BYTE_ARRAY's too */
     if ((uint64_t)page->uncompressed > r->limit || (uint64_t)page->compressed > r->limit)
         return ordo__error(err, ORDO_INVALID,
                            "%s: %d bytes (%d compressed), more than the %llu a chunk may hold",

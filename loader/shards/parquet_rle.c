@@ -1,5 +1,5 @@
 /* Parquet's RLE / bit-packed hybrid (levels, dictionary indices,
- * booleans), byte-array value lists, UTF-8 checks and the names of the
+ * booleans), UTF-8 checks and the names of the
  * format's numbers. */
 #include <stdlib.h>
 #include <string.h>
@@ -89,48 +89,6 @@ ordo_status ordo__pq_rle_hybrid(const unsigned char *in, size_t len, int bit_wid
     if (used)
         *used = at;
     return ORDO_OK;
-}
-
-/* Appends one byte array; see parquet.h. */
-ordo_status ordo__pq_bytes_push(ordo__pq_bytes *values, const void *bytes, size_t len,
-                                ordo_error *err)
-{
-    if (values->count + 2 > values->offset_cap) {
-        size_t cap = values->offset_cap ? 2 * values->offset_cap : 64;
-        size_t *grown = realloc(values->offset, cap * sizeof *grown);
-        if (!grown)
-            return ordo__error(err, ORDO_NOMEM, "out of memory decoding byte arrays");
-        if (!values->offset)
-            grown[0] = 0;
-        values->offset = grown;
-        values->offset_cap = cap;
-    }
-    if (len > values->cap - values->size) {
-        size_t cap = values->cap ? values->cap : 256;
-        while (cap - values->size < len) {
-            if (cap > SIZE_MAX / 2)
-                return ordo__error(err, ORDO_NOMEM, "out of memory decoding byte arrays");
-            cap *= 2;
-        }
-        char *grown = realloc(values->data, cap);
-        if (!grown)
-            return ordo__error(err, ORDO_NOMEM, "out of memory decoding byte arrays");
-        values->data = grown;
-        values->cap = cap;
-    }
-    if (len)
-        memcpy(values->data + values->size, bytes, len);
-    values->size += len;
-    values->offset[++values->count] = values->size;
-    return ORDO_OK;
-}
-
-/* Frees a byte-array list and empties it; see parquet.h. */
-void ordo__pq_bytes_free(ordo__pq_bytes *values)
-{
-    free(values->data);
-    free(values->offset);
-    *values = (ordo__pq_bytes){0};
 }
 
 /* Whether bytes are UTF-8; see parquet.h. */

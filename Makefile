@@ -122,7 +122,7 @@ $(BUILD)/parquet_dump: $(BUILD)/tests/tools/parquet_dump.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
-test: all $(BUILD)/test_ordo
+test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh

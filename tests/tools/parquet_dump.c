@@ -6,7 +6,8 @@
  *       dotted leaf columns (ordo__pq_scan_columns); null for a null,
  *       "$missing" for a column the file does not have
  *   parquet_dump docs FILE TEXT_FIELD     every kept document:
- *       {"record": N, "text": "..."} (ordo__file_scan), then
+ *       {"record": N, "text": "..."} (ordo__file_scan; the format by the
+ *       file's name, so a .jsonl of the same rows can be compared), then
  *       {"read": R, "passed": P, "filtered": F, "empty": E}
  *   parquet_dump chunks FILE TEXT_FIELD LIMIT
  *       the same through the chunk table: indexed with chunks of at most
@@ -61,10 +62,12 @@ static int print_row(void *context, uint64_t row, const ordo__field_value *value
     return 0;
 }
 
+/* context: NULL, or the record number of the chunk's first record (a
+ * chunk read numbers its records from its first) */
 static int print_doc(void *context, const char *text, size_t len, uint64_t record)
 {
-    (void)context;
-    printf("{\"record\": %llu, \"text\": ", (unsigned long long)record);
+    uint64_t base = context ? *(const uint64_t *)context : 0;
+    printf("{\"record\": %llu, \"text\": ", (unsigned long long)(base + record));
     print_string(text, len);
     fputs("}\n", stdout);
     return 0;
@@ -87,7 +90,8 @@ static ordo_status chunks(const char *path, const char *field, uint64_t limit, o
         status = ordo__shard_index(path, &shard, &index, err);
     for (uint32_t c = 0; status == ORDO_OK && c < shard.chunk_count; c++) {
         ordo__counts counts = {0};
-        status = ordo__chunk_read(path, &shard, c, &spec, print_doc, NULL, &counts, err);
+        uint64_t base = shard.chunks[c].first_record;
+        status = ordo__chunk_read(path, &shard, c, &spec, print_doc, &base, &counts, err);
     }
     if (status == ORDO_OK) {
         print_counts(&shard.counts);
@@ -109,8 +113,10 @@ int main(int argc, char **argv)
     } else if (argc == 4 && !strcmp(argv[1], "docs")) {
         ordo__read_spec spec = {argv[3], NULL};
         ordo__counts counts = {0};
-        status =
-            ordo__file_scan(argv[2], ORDO_FORMAT_PARQUET, &spec, print_doc, NULL, &counts, &err);
+        enum ordo__format format = ORDO_FORMAT_PARQUET;
+        if (ordo__format_of(argv[2], &format) != 0)
+            format = ORDO_FORMAT_PARQUET;
+        status = ordo__file_scan(argv[2], format, &spec, print_doc, NULL, &counts, &err);
         if (status == ORDO_OK)
             print_counts(&counts);
     } else if (argc == 5 && !strcmp(argv[1], "chunks")) {

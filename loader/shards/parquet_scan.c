@@ -37,8 +37,11 @@ static ordo_status read_column(scan *s, const ordo__pq_group *g, size_t asked, o
                              s->path, l->path, (unsigned long long)(end - start));
     if (status != ORDO_OK)
         return status;
-    *r = (ordo__pq_reader){.path = s->path, .column = l->path, .type = l->type,
-                           .codec = g->columns[leaf].codec, .max_def = l->max_def,
+    *r = (ordo__pq_reader){.path = s->path,
+                           .column = l->path,
+                           .type = l->type,
+                           .codec = g->columns[leaf].codec,
+                           .max_def = l->max_def,
                            .limit = ORDO__CHUNK_MAX};
     unsigned char *bytes = malloc(end - start ? (size_t)(end - start) : 1);
     if (!bytes)
@@ -49,8 +52,8 @@ static ordo_status read_column(scan *s, const ordo__pq_group *g, size_t asked, o
     free(bytes);
     if (status == ORDO_OK && r->rows != (size_t)g->num_rows)
         status = ordo__error(err, ORDO_INVALID,
-                             "shard '%s': column '%s' has %zu rows in a row group of %lld",
-                             s->path, l->path, r->rows, (long long)g->num_rows);
+                             "shard '%s': column '%s' has %zu rows in a row group of %lld", s->path,
+                             l->path, r->rows, (long long)g->num_rows);
     s->cursor[asked] = 0;
     return status;
 }

@@ -8,10 +8,12 @@
 #include <jansson.h>
 #include <limits.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "corpus.h"
+#include "ordo.h"
 #include "testing.h"
 
 extern char **environ;
@@ -316,5 +318,67 @@ TEST(parquet_large_row_group_is_cut_at_its_pages)
     }
     json_decref(spec);
     json_decref(repeated);
+    json_decref(rows);
+}
+
+/* The batches of a recipe of one source over `glob` (in the test folder),
+ * read for `steps` steps: their tokens, concatenated (caller frees). */
+static uint32_t *recipe_tokens(const char *glob, int steps, size_t *count)
+{
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"name\": \"pq\", \"seed\": 7, \"seq_len\": 64, \"global_batch\": 2, \"lanes\": 1,"
+             " \"flush_every\": 1, \"shuffle\": false, \"tokenizer\": {\"kind\": \"bytes\"},"
+             " \"sources\": [{\"name\": \"web\", \"paths\": [\"%s\"], \"weight\": 1}]}",
+             glob);
+    ordo_recipe *r = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_parse(json, strlen(json), test_path(""), 0, &r, &err), &err);
+    ASSERT_OK(ordo_recipe_index(r, NULL, NULL, NULL, &err), &err);
+    ordo_loader_options o = {.world_size = 1, .read_workers = 2, .tokenize_workers = 1};
+    ordo_loader *l = NULL;
+    ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+    uint32_t *all = malloc((size_t)steps * 2 * 64 * sizeof *all);
+    *count = 0;
+    for (int s = 0; s < steps; s++) {
+        ordo_batch b;
+        ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+        memcpy(all + *count, b.tokens, (size_t)b.rows * 64 * sizeof *all);
+        *count += (size_t)b.rows * 64;
+    }
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
+    return all;
+}
+
+TEST(parquet_recipe_delivers_the_same_tokens_as_its_jsonl)
+{
+    json_t *rows = make_rows(150, 200);
+    json_t *f = json_pack("{s:s,s:s,s:b,s:i,s:i}", "path", test_path("data/web.parquet"), "codec",
+                          "ZSTD", "dictionary", 1, "page_version", 2, "row_group_rows", 1000);
+    json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
+    ASSERT(mkdir(test_path("data"), 0755) == 0 && mkdir(test_path("lines"), 0755) == 0);
+    pq_write(spec);
+    FILE *out = fopen(test_path("lines/web.jsonl"), "w");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *line = json_pack("{s:O}", "text", json_object_get(json_array_get(rows, i), "text"));
+        char *text = json_dumps(line, JSON_COMPACT);
+        fprintf(out, "%s\n", text);
+        free(text);
+        json_decref(line);
+    }
+    ASSERT(fclose(out) == 0);
+    size_t n = 0, m = 0;
+    uint32_t *parquet = recipe_tokens("data/*.parquet", 40, &n);
+    uint32_t *jsonl = recipe_tokens("lines/*.jsonl", 40, &m);
+    ASSERT_EQ_INT(n, m);
+    ASSERT(memcmp(parquet, jsonl, n * sizeof *parquet) == 0);
+    size_t letters = 0; /* the documents' bytes, not padding */
+    for (size_t i = 0; i < n; i++)
+        letters += parquet[i] == 'w' || parquet[i] == 'd';
+    ASSERT(letters > n / 20);
+    free(parquet);
+    free(jsonl);
+    json_decref(spec);
     json_decref(rows);
 }

@@ -382,3 +382,106 @@ TEST(parquet_recipe_delivers_the_same_tokens_as_its_jsonl)
     json_decref(spec);
     json_decref(rows);
 }
+
+/* Counts and documents of a shard indexed and read with `read`. */
+typedef struct {
+    ordo__counts counts;
+    char *docs; /* "row:text\n" of each kept document */
+    size_t len;
+    uint64_t base; /* the chunk's first record */
+    uint32_t chunks;
+} kept;
+
+static int keep_doc(void *context, const char *text, size_t len, uint64_t record)
+{
+    kept *k = context;
+    k->docs = realloc(k->docs, k->len + len + 32);
+    k->len += (size_t)sprintf(k->docs + k->len, "%llu:", (unsigned long long)(k->base + record));
+    memcpy(k->docs + k->len, text, len);
+    k->len += len;
+    k->docs[k->len++] = '\n';
+    return 0;
+}
+
+static kept index_kept(const char *path, enum ordo__format format, const ordo__read_spec *read)
+{
+    ordo_error err;
+    ordo__shard shard = {.path = (char *)path, .format = format};
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    ordo__index_spec spec = {.read = *read, .per_chunk = 16, .lanes = 1};
+    spec.chunk_limit = format == ORDO_FORMAT_PARQUET ? 8192 : 1 << 20; /* Parquet: cut at pages */
+    ASSERT_OK(ordo__shard_index(path, &shard, &spec, &err), &err);
+    kept k = {shard.counts, NULL, 0, 0, shard.chunk_count};
+    for (uint32_t c = 0; c < shard.chunk_count; c++) {
+        k.base = shard.chunks[c].first_record;
+        ASSERT_OK(ordo__chunk_read(path, &shard, c, read, keep_doc, &k, NULL, &err), &err);
+    }
+    free(shard.chunks);
+    free(shard.aux);
+    return k;
+}
+
+/* A filter over Parquet columns (struct leaves, int32, float32, float64,
+ * strings, booleans; nulls and a column the file lacks) keeps exactly the
+ * rows it keeps over the same records as JSON lines. */
+TEST(parquet_filter_reads_its_columns_for_the_same_rows)
+{
+    json_t *rows = make_rows(400, 300);
+    json_t *f =
+        json_pack("{s:s,s:s,s:b,s:i,s:i,s:i}", "path", test_path("f.parquet"), "codec", "SNAPPY",
+                  "dictionary", 0, "page_version", 1, "row_group_rows", 300, "page_bytes", 1024);
+    json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
+    pq_write(spec);
+    FILE *out = fopen(test_path("f.jsonl"), "w");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        char *line = json_dumps(json_array_get(rows, i), JSON_COMPACT);
+        fprintf(out, "%s\n", line);
+        free(line);
+    }
+    ASSERT(fclose(out) == 0);
+    const char *filters[] = {
+        "{\"field\": \"meta.quality.score\", \"ge\": 2}",
+        "{\"all\": [{\"field\": \"meta.lang\", \"eq\": \"en\"}, {\"field\": \"n\", \"lt\": 50}]}",
+        "{\"any\": [{\"field\": \"ok\", \"eq\": true}, {\"field\": \"score\", \"gt\": 100},"
+        " {\"field\": \"nope\", \"exists\": true}]}",
+        "{\"not\": {\"field\": \"w\", \"le\": 7000}}",
+        "{\"field\": \"id\", \"in\": [999503, 1999506, 4999515, 99]}",
+    };
+    for (size_t i = 0; i < sizeof filters / sizeof *filters; i++) {
+        json_t *json = json_loads(filters[i], 0, NULL);
+        ordo__filter *filter = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo__filter_compile(json, "web", &filter, &err), &err);
+        ordo__read_spec read = {"text", filter};
+        kept a = index_kept(test_path("f.parquet"), ORDO_FORMAT_PARQUET, &read);
+        kept b = index_kept(test_path("f.jsonl"), ORDO_FORMAT_JSONL, &read);
+        ASSERT(a.counts.filtered > 0 && a.counts.passed > 0);
+        ASSERT(i > 0 || a.chunks > 4); /* filter columns read for each chunk's rows */
+        ASSERT_EQ_INT(a.counts.read, b.counts.read);
+        ASSERT_EQ_INT(a.counts.passed, b.counts.passed);
+        ASSERT_EQ_INT(a.counts.filtered, b.counts.filtered);
+        ASSERT_EQ_INT(a.counts.empty, b.counts.empty);
+        ASSERT(a.len == b.len && memcmp(a.docs, b.docs, a.len) == 0);
+        free(a.docs);
+        free(b.docs);
+        ordo__filter_free(filter);
+        json_decref(json);
+    }
+    /* a string column compared with a number: the row that shows it is named */
+    json_t *json = json_loads("{\"field\": \"meta.lang\", \"gt\": 3}", 0, NULL);
+    ordo__filter *filter = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo__filter_compile(json, "web", &filter, &err), &err);
+    const char *path = test_path("f.parquet");
+    ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    ordo__index_spec index = {.read = {"text", filter}, .chunk_limit = 8192, .lanes = 1};
+    ASSERT_STATUS(ordo__shard_index(path, &shard, &index, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, path);
+    ASSERT_CONTAINS(err.message, "row 1: filter: ");
+    ASSERT(shard.chunks == NULL);
+    ordo__filter_free(filter);
+    json_decref(json);
+    json_decref(spec);
+    json_decref(rows);
+}

@@ -50,7 +50,7 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
     *out = (ordo__field_value){.kind = ORDO__VALUE_NULL};
     if (!r->present[row])
         return ORDO_OK;
-    const unsigned char *v = r->fixed + k * (size_t)ordo__pq_width(r->type);
+    const unsigned char *v = r->fixed ? r->fixed + k * (size_t)ordo__pq_width(r->type) : NULL;
     int32_t i32 = 0;
     float f = 0;
     switch (r->type) {
@@ -73,7 +73,7 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
         break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data + r->bytes.offset[k];
+        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
         out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
         if (!ordo__pq_utf8((const unsigned char *)out->s, out->len))
             return ordo__error(err, ORDO_INVALID,

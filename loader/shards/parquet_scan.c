@@ -65,7 +65,7 @@ static void row_value(scan *s, size_t asked, size_t row, ordo__field_value *out)
     if (!r->column || !r->present[row])
         return;
     size_t k = s->cursor[asked]++;
-    const unsigned char *v = r->fixed + k * (size_t)ordo__pq_width(r->type);
+    const unsigned char *v = r->fixed ? r->fixed + k * (size_t)ordo__pq_width(r->type) : NULL;
     int32_t i32 = 0;
     float f = 0;
     switch (r->type) {
@@ -82,7 +82,7 @@ static void row_value(scan *s, size_t asked, size_t row, ordo__field_value *out)
     case ORDO__PQ_DOUBLE: out->kind = ORDO__VALUE_DOUBLE, memcpy(&out->d, v, 8); break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data + r->bytes.offset[k];
+        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
         out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
     }
 }

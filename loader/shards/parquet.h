@@ -237,8 +237,8 @@ typedef struct ordo__pq_reader {
     /* decoded rows: present[r] 1 when row r has a value; values in order */
     unsigned char *present;
     size_t rows, rows_cap;
-    ordo__pq_bytes bytes;  /* BYTE_ARRAY values */
-    unsigned char *fixed;  /* other types' values, width bytes each (BOOLEAN: 1) */
+    ordo__pq_bytes bytes; /* BYTE_ARRAY values */
+    unsigned char *fixed; /* other types' values, width bytes each (BOOLEAN: 1) */
     size_t fixed_count, fixed_cap;
     unsigned char *scratch; /* a decompressed page */
     size_t scratch_cap;
@@ -271,9 +271,8 @@ ordo_status ordo__pq_decode_values(ordo__pq_reader *reader, int encoding, const 
                                    size_t len, size_t count, const char *what, ordo_error *err);
 
 /* Decodes a dictionary page's PLAIN values into the reader's dictionary. */
-ordo_status ordo__pq_decode_dictionary(ordo__pq_reader *reader, const unsigned char *in,
-                                       size_t len, size_t count, const char *what,
-                                       ordo_error *err);
+ordo_status ordo__pq_decode_dictionary(ordo__pq_reader *reader, const unsigned char *in, size_t len,
+                                       size_t count, const char *what, ordo_error *err);
 
 /* Whether [s, s + len) is valid UTF-8 (no overlongs, surrogates or code
  * points beyond U+10FFFF). */
@@ -357,10 +356,11 @@ typedef struct ordo__pq_pages {
  * column, type, codec, levels and limit set), reading one header at a
  * time; with `decode`, decodes each page too (its text_bytes). *w is the
  * caller's, freed with ordo__pq_walk_free (also after an error). */
-ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end,
-                          int decode, ordo__pq_pages *w, ordo_error *err);
+ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end, int decode,
+                          ordo__pq_pages *w, ordo_error *err);
 /* The span of the pages holding rows [first, first + rows). */
-void ordo__pq_walk_span(const ordo__pq_pages *w, uint64_t first, uint64_t rows, ordo__pq_span *span);
+void ordo__pq_walk_span(const ordo__pq_pages *w, uint64_t first, uint64_t rows,
+                        ordo__pq_span *span);
 void ordo__pq_walk_free(ordo__pq_pages *w);
 
 #endif

@@ -52,8 +52,8 @@ static ordo_status unsnappy(const unsigned char *in, size_t len, unsigned char *
     if (snappy_uncompressed_length((const char *)in, len, &n) != SNAPPY_OK)
         return ordo__error(err, ORDO_INVALID, "%s: SNAPPY data is corrupt", what);
     if (n != expect)
-        return wrong_size(what, "SNAPPY", n > expect ? "says it holds more bytes"
-                                                     : "says it holds fewer bytes",
+        return wrong_size(what, "SNAPPY",
+                          n > expect ? "says it holds more bytes" : "says it holds fewer bytes",
                           expect, err);
     size_t got = expect;
     char spare;

@@ -128,10 +128,9 @@ ordo_status ordo__pq_column_range(const char *path, const ordo__pq_leaf *leaf,
                            "read",
                            path, leaf->path);
     if (column->type != leaf->type)
-        return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': column '%s' has a chunk of type %s, its schema says %s",
-                           path, leaf->path, ordo__pq_type_name(column->type),
-                           ordo__pq_type_name(leaf->type));
+        return ordo__error(
+            err, ORDO_INVALID, "shard '%s': column '%s' has a chunk of type %s, its schema says %s",
+            path, leaf->path, ordo__pq_type_name(column->type), ordo__pq_type_name(leaf->type));
     if (column->codec != ORDO__PQ_UNCOMPRESSED && column->codec != ORDO__PQ_SNAPPY &&
         column->codec != ORDO__PQ_GZIP && column->codec != ORDO__PQ_ZSTD)
         return ordo__error(err, ORDO_INVALID,
@@ -146,8 +145,8 @@ ordo_status ordo__pq_column_range(const char *path, const ordo__pq_leaf *leaf,
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': column '%s' has a chunk of %lld bytes at byte %lld, "
                            "beyond the file's %llu bytes",
-                           path, leaf->path, (long long)column->total_compressed,
-                           (long long)first, (unsigned long long)size);
+                           path, leaf->path, (long long)column->total_compressed, (long long)first,
+                           (unsigned long long)size);
     *start = (uint64_t)first;
     *end = (uint64_t)first + (uint64_t)column->total_compressed;
     return ORDO_OK;

@@ -88,8 +88,8 @@ static ordo_status walk_column(const indexer *x, size_t leaf, const ordo__pq_gro
     if (status == ORDO_OK)
         status = ordo__pq_walk(x->fd, &r, start, end, decode, w, err);
     ordo__pq_reader_free(&r);
-    if (status == ORDO_OK && (w->rows != (uint64_t)g->num_rows ||
-                              w->values != (uint64_t)c->num_values))
+    if (status == ORDO_OK &&
+        (w->rows != (uint64_t)g->num_rows || w->values != (uint64_t)c->num_values))
         status = ordo__error(err, ORDO_INVALID,
                              "shard '%s': column '%s', chunk at byte %llu: its pages hold %llu "
                              "rows and %llu values, the footer says %lld and %lld",
@@ -204,8 +204,7 @@ static ordo_status cut_group(indexer *x, const ordo__pq_group *g, const ordo__pq
         total += t->pages[p].text_bytes;
     }
     if (total <= x->limit)
-        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, total, err)
-                           : ORDO_OK;
+        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, total, err) : ORDO_OK;
     uint64_t start = 0, bytes = 0;
     ordo_status status = ORDO_OK;
     for (size_t p = 0; status == ORDO_OK && p < t->count; p++) {
@@ -285,8 +284,7 @@ static ordo_status index_file(indexer *x, const ordo__shard *shard, ordo_error *
     if (status == ORDO_OK && x->size != shard->size)
         status = ordo__error(err, ORDO_CONFLICT,
                              "shard '%s' changed since it was hashed (%llu bytes, was %llu)",
-                             x->path, (unsigned long long)x->size,
-                             (unsigned long long)shard->size);
+                             x->path, (unsigned long long)x->size, (unsigned long long)shard->size);
     if (status == ORDO_OK)
         status = find_columns(x, err);
     for (size_t g = 0; status == ORDO_OK && g < x->meta.group_count; g++) {

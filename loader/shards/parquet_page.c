@@ -102,18 +102,19 @@ int ordo__pq_page_header(const char *path, uint64_t offset, const unsigned char 
         if (page->uncompressed < 0 || page->compressed < 0 || page->num_values < 0 ||
             page->num_rows < 0 || page->num_nulls < 0 || page->def_length < 0 ||
             page->rep_length < 0) {
-            ordo__error(err, ORDO_INVALID, "shard '%s': Parquet page header at byte %llu: %s",
-                        path, (unsigned long long)offset, "a negative size or count");
+            ordo__error(err, ORDO_INVALID, "shard '%s': Parquet page header at byte %llu: %s", path,
+                        (unsigned long long)offset, "a negative size or count");
             return -1;
         }
         return 0;
     }
     if (t.short_input)
         return 1;
-    ordo__error(err, ORDO_INVALID, "shard '%s': Parquet page header at byte %llu is corrupt at "
-                                   "byte %llu: %s",
-                path, (unsigned long long)offset, (unsigned long long)(offset + (size_t)(t.at - in)),
-                t.problem);
+    ordo__error(err, ORDO_INVALID,
+                "shard '%s': Parquet page header at byte %llu is corrupt at "
+                "byte %llu: %s",
+                path, (unsigned long long)offset,
+                (unsigned long long)(offset + (size_t)(t.at - in)), t.problem);
     return -1;
 }
 
@@ -284,10 +285,9 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
         return ORDO_OK;
     r->bytes.limit = r->dict_bytes.limit = (size_t)r->limit; /* DELTA_BYTE_ARRAY's too */
     if ((uint64_t)page->uncompressed > r->limit || (uint64_t)page->compressed > r->limit)
-        return ordo__error(err, ORDO_INVALID,
-                           "%s: %d bytes (%d compressed), more than the %llu a chunk may hold",
-                           what, page->uncompressed, page->compressed,
-                           (unsigned long long)r->limit);
+        return ordo__error(
+            err, ORDO_INVALID, "%s: %d bytes (%d compressed), more than the %llu a chunk may hold",
+            what, page->uncompressed, page->compressed, (unsigned long long)r->limit);
     if (page->type == ORDO__PQ_DICTIONARY_PAGE)
         return dictionary(r, page, body, what, err);
     if (page->type == ORDO__PQ_DATA_PAGE)

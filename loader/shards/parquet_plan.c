@@ -23,8 +23,8 @@ ordo_status ordo__pq_read_pages(ordo__pq_reader *reader, const unsigned char *by
                                "chunk's end at byte %llu",
                                reader->path, reader->column, (unsigned long long)(base + at),
                                (unsigned long long)(base + len));
-        ordo_status status = ordo__pq_read_page(reader, &page, bytes + at + page.header_length,
-                                                base + at, err);
+        ordo_status status =
+            ordo__pq_read_page(reader, &page, bytes + at + page.header_length, base + at, err);
         if (status != ORDO_OK)
             return status;
         at += page.header_length + (size_t)page.compressed;
@@ -37,7 +37,7 @@ typedef struct {
     const char *path;
     const ordo__pq_plan *plan;
     ordo__pq_reader *readers;
-    size_t *cursor; /* per span: the value index of the current row */
+    size_t *cursor;  /* per span: the value index of the current row */
     int *field_span; /* per filter field: its span, or -1 */
     uint64_t row;    /* in the chunk */
     uint64_t first_row;
@@ -50,7 +50,7 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
     *out = (ordo__field_value){.kind = ORDO__VALUE_NULL};
     if (!r->present[row])
         return ORDO_OK;
-    const unsigned char *v = r->fixed + k * (size_t)ordo__pq_width(r->type);
+    const unsigned char *v = r->fixed ? r->fixed + k * (size_t)ordo__pq_width(r->type) : NULL;
     int32_t i32 = 0;
     float f = 0;
     switch (r->type) {
@@ -73,7 +73,7 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
         break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data + r->bytes.offset[k];
+        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
         out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
         if (!ordo__pq_utf8((const unsigned char *)out->s, out->len))
             return ordo__error(err, ORDO_INVALID,
@@ -94,8 +94,8 @@ static ordo_status field_value(void *context, uint32_t field, ordo__field_value 
     return value_at(w, (size_t)w->field_span[field], out, err);
 }
 
-static ordo_status decide_rows(rows *w, const ordo__read_spec *spec, ordo__doc_fn fn,
-                               void *context, ordo__counts *counts, ordo_error *err)
+static ordo_status decide_rows(rows *w, const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
+                               ordo__counts *counts, ordo_error *err)
 {
     int stop = 0;
     for (w->row = 0; w->row < w->plan->rows && !stop; w->row++) {
@@ -130,8 +130,12 @@ static ordo_status decode_spans(const char *path, const ordo__pq_plan *plan,
     for (size_t i = 0; i < plan->span_count; i++) {
         const ordo__pq_span *s = &plan->spans[i];
         ordo__pq_reader *r = &readers[i];
-        *r = (ordo__pq_reader){.path = path, .column = s->path, .type = s->type,
-                               .codec = s->codec, .max_def = s->max_def, .limit = plan->limit};
+        *r = (ordo__pq_reader){.path = path,
+                               .column = s->path,
+                               .type = s->type,
+                               .codec = s->codec,
+                               .max_def = s->max_def,
+                               .limit = plan->limit};
         ordo_status status =
             ordo__pq_read_pages(r, bytes + at, (size_t)s->dict_length, s->dict_offset, err);
         at += (size_t)s->dict_length;

@@ -138,15 +138,9 @@ const char *ordo__pq_codec_name(int codec)
 
 const char *ordo__pq_encoding_name(int encoding)
 {
-    static const char *const names[] = {"PLAIN",
-                                        "GROUP_VAR_INT",
-                                        "PLAIN_DICTIONARY",
-                                        "RLE",
-                                        "BIT_PACKED",
-                                        "DELTA_BINARY_PACKED",
-                                        "DELTA_LENGTH_BYTE_ARRAY",
-                                        "DELTA_BYTE_ARRAY",
-                                        "RLE_DICTIONARY",
-                                        "BYTE_STREAM_SPLIT"};
+    static const char *const names[] = {
+        "PLAIN",          "GROUP_VAR_INT",       "PLAIN_DICTIONARY",        "RLE",
+        "BIT_PACKED",     "DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY",
+        "RLE_DICTIONARY", "BYTE_STREAM_SPLIT"};
     return name_of(names, sizeof names / sizeof *names, encoding);
 }

@@ -37,8 +37,11 @@ static ordo_status read_column(scan *s, const ordo__pq_group *g, size_t asked, o
                              s->path, l->path, (unsigned long long)(end - start));
     if (status != ORDO_OK)
         return status;
-    *r = (ordo__pq_reader){.path = s->path, .column = l->path, .type = l->type,
-                           .codec = g->columns[leaf].codec, .max_def = l->max_def,
+    *r = (ordo__pq_reader){.path = s->path,
+                           .column = l->path,
+                           .type = l->type,
+                           .codec = g->columns[leaf].codec,
+                           .max_def = l->max_def,
                            .limit = ORDO__CHUNK_MAX};
     unsigned char *bytes = malloc(end - start ? (size_t)(end - start) : 1);
     if (!bytes)
@@ -49,8 +52,8 @@ static ordo_status read_column(scan *s, const ordo__pq_group *g, size_t asked, o
     free(bytes);
     if (status == ORDO_OK && r->rows != (size_t)g->num_rows)
         status = ordo__error(err, ORDO_INVALID,
-                             "shard '%s': column '%s' has %zu rows in a row group of %lld",
-                             s->path, l->path, r->rows, (long long)g->num_rows);
+                             "shard '%s': column '%s' has %zu rows in a row group of %lld", s->path,
+                             l->path, r->rows, (long long)g->num_rows);
     s->cursor[asked] = 0;
     return status;
 }
@@ -62,7 +65,7 @@ static void row_value(scan *s, size_t asked, size_t row, ordo__field_value *out)
     if (!r->column || !r->present[row])
         return;
     size_t k = s->cursor[asked]++;
-    const unsigned char *v = r->fixed + k * (size_t)ordo__pq_width(r->type);
+    const unsigned char *v = r->fixed ? r->fixed + k * (size_t)ordo__pq_width(r->type) : NULL;
     int32_t i32 = 0;
     float f = 0;
     switch (r->type) {
@@ -79,7 +82,7 @@ static void row_value(scan *s, size_t asked, size_t row, ordo__field_value *out)
     case ORDO__PQ_DOUBLE: out->kind = ORDO__VALUE_DOUBLE, memcpy(&out->d, v, 8); break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data + r->bytes.offset[k];
+        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
         out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
     }
 }

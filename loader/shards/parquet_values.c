@@ -157,8 +157,8 @@ static ordo_status rle_booleans(ordo__pq_reader *r, const unsigned char *in, siz
     return status;
 }
 
-static ordo_status delta_ints(ordo__pq_reader *r, const unsigned char *in, size_t len,
-                              size_t count, const char *what, ordo_error *err)
+static ordo_status delta_ints(ordo__pq_reader *r, const unsigned char *in, size_t len, size_t count,
+                              const char *what, ordo_error *err)
 {
     size_t width = (size_t)ordo__pq_width(r->type);
     ordo_status status = fixed_room(r, count, 8, what, err); /* the int64s, then narrowed */
@@ -167,9 +167,9 @@ static ordo_status delta_ints(ordo__pq_reader *r, const unsigned char *in, size_
         status = ordo__error(err, ORDO_NOMEM, "%s: out of memory", what);
     size_t used = 0;
     if (status == ORDO_OK)
-        status = with_context(ordo__pq_delta_binary(in, len, count, r->type == ORDO__PQ_INT32,
-                                                    values, &used, err),
-                              what, "DELTA_BINARY_PACKED", err);
+        status = with_context(
+            ordo__pq_delta_binary(in, len, count, r->type == ORDO__PQ_INT32, values, &used, err),
+            what, "DELTA_BINARY_PACKED", err);
     for (size_t i = 0; status == ORDO_OK && i < count; i++) {
         unsigned char *at = r->fixed + (r->fixed_count + i) * width;
         uint64_t v = (uint64_t)values[i];
@@ -226,16 +226,16 @@ ordo_status ordo__pq_decode_values(ordo__pq_reader *r, int encoding, const unsig
     if (encoding == ORDO__PQ_DELTA_BINARY_PACKED &&
         (r->type == ORDO__PQ_INT32 || r->type == ORDO__PQ_INT64))
         return delta_ints(r, in, len, count, what, err);
-    if (bytes && (encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY ||
-                  encoding == ORDO__PQ_DELTA_BYTE_ARRAY))
+    if (bytes &&
+        (encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY || encoding == ORDO__PQ_DELTA_BYTE_ARRAY))
         return delta_bytes(r, encoding, in, len, count, what, err);
     if (encoding == ORDO__PQ_BYTE_STREAM_SPLIT && !bytes && r->type != ORDO__PQ_BOOLEAN) {
         ordo_status status = fixed_room(r, count, width, what, err);
         if (status == ORDO_OK)
-            status = with_context(ordo__pq_byte_stream_split(in, len, count, (int)width,
-                                                             r->fixed + r->fixed_count * width,
-                                                             err),
-                                  what, "BYTE_STREAM_SPLIT", err);
+            status =
+                with_context(ordo__pq_byte_stream_split(in, len, count, (int)width,
+                                                        r->fixed + r->fixed_count * width, err),
+                             what, "BYTE_STREAM_SPLIT", err);
         if (status == ORDO_OK)
             r->fixed_count += count;
         return status;

@@ -77,8 +77,8 @@ static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_pa
 }
 
 /* Walks a column chunk's pages; see parquet_walk.h. */
-ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end,
-                          int decode, ordo__pq_pages *w, ordo_error *err)
+ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end, int decode,
+                          ordo__pq_pages *w, ordo_error *err)
 {
     *w = (ordo__pq_pages){.start = start, .end = end};
     uint64_t at = start, row = 0, values = 0;

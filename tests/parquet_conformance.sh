@@ -116,7 +116,8 @@ for f in spec['files']:
         for how in ('docs', 'chunks'):
             try:
                 got = lines('%s.%s.%s' % (name, field, how))
-                chunks = got.pop()['chunks'] if how == 'chunks' else None
+                table = got.pop() if how == 'chunks' else {}
+                chunks = table.get('chunks')
                 got_counts = got.pop()
                 problem = None
                 if got_counts != counts: problem = 'counts %r, %r written' % (got_counts, counts)
@@ -127,6 +128,7 @@ for f in spec['files']:
                 if not problem and how == 'chunks':
                     text_bytes = sum(len(t.encode()) for t in texts if t)
                     if chunks < text_bytes // small: problem = '%d chunks for %d bytes of text' % (chunks, text_bytes)
+                    elif table['largest'] > small: problem = 'a chunk of %d bytes, the limit %d' % (table['largest'], small)
             except Exception as e: problem = 'unreadable: %s' % e
             what = '%s %s of %s' % (len(docs), 'documents' if how == 'docs' else 'documents through %s chunks' % chunks, field)
             print(('FAIL %s: %s: %s' % (name, how, problem)) if problem else 'ok   %s: %s' % (name, what))

@@ -12,7 +12,8 @@
  *   parquet_dump chunks FILE TEXT_FIELD LIMIT
  *       the same through the chunk table: indexed with chunks of at most
  *       LIMIT bytes, then every chunk read (ordo__chunk_read), documents
- *       in chunk order, then the index's counts and {"chunks": N}
+ *       in chunk order, then the index's counts and {"chunks": N,
+ *       "largest": the most text bytes (raw_length) of one chunk}
  *
  * An error prints "parquet_dump: <message>" on stderr and exits 1. */
 #include <jansson.h>
@@ -94,8 +95,13 @@ static ordo_status chunks(const char *path, const char *field, uint64_t limit, o
         status = ordo__chunk_read(path, &shard, c, &spec, print_doc, &base, &counts, err);
     }
     if (status == ORDO_OK) {
+        uint64_t largest = 0;
+        for (uint32_t c = 0; c < shard.chunk_count; c++)
+            if (shard.chunks[c].raw_length > largest)
+                largest = shard.chunks[c].raw_length;
         print_counts(&shard.counts);
-        printf("{\"chunks\": %u}\n", shard.chunk_count);
+        printf("{\"chunks\": %u, \"largest\": %llu}\n", shard.chunk_count,
+               (unsigned long long)largest);
     }
     free(shard.chunks);
     free(shard.aux);

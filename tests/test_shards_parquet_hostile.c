@@ -526,3 +526,36 @@ TEST(parquet_index_notices_a_file_unlike_its_hash)
     free(sentinel);
     free(file);
 }
+
+TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
+{
+    unsigned char body[64];
+    hand h = plain_hand(body);
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo__shard shard;
+    ordo_error err;
+    ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
+    ordo__read_spec read = {"text", NULL};
+    char got[256] = "";
+    shard.aux[0] = 9; /* another version */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "chunk 0's Parquet locator is corrupt");
+    shard.aux[0] = 1;
+    shard.chunks[0].aux_length += 1; /* beyond the shard's aux */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "index the shard again");
+    shard.chunks[0].aux_length -= 1;
+    ordo__read_spec other = {"body", NULL}; /* indexed for another text field */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &other, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "indexed for another text field");
+    ASSERT_EQ_STR(got, "");
+    ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:alpha;1:beta;");
+    free(shard.chunks);
+    free(shard.aux);
+    free(file);
+}

@@ -121,7 +121,7 @@ static const char *name_of(const char *const *names, size_t n, int value)
     return value >= 0 && (size_t)value < n && names[value] ? names[value] : "unknown";
 }
 
-/* The names of physical types, codecs and encodings; see parquet.h. */
+/* A physical type's name ("BYTE_ARRAY"); see parquet.h. */
 const char *ordo__pq_type_name(int type)
 {
     static const char *const names[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
@@ -129,6 +129,7 @@ const char *ordo__pq_type_name(int type)
     return name_of(names, sizeof names / sizeof *names, type);
 }
 
+/* A codec's name ("ZSTD"); see parquet.h. */
 const char *ordo__pq_codec_name(int codec)
 {
     static const char *const names[] = {"UNCOMPRESSED", "SNAPPY", "GZIP", "LZO",
@@ -136,6 +137,7 @@ const char *ordo__pq_codec_name(int codec)
     return name_of(names, sizeof names / sizeof *names, codec);
 }
 
+/* An encoding's name ("RLE_DICTIONARY"); see parquet.h. */
 const char *ordo__pq_encoding_name(int encoding)
 {
     static const char *const names[] = {

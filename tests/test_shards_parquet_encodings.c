@@ -524,3 +524,19 @@ TEST(parquet_bytes_grow_and_free)
     ordo__pq_bytes_free(&out);
     ASSERT(!out.data && !out.offset && out.count == 0);
 }
+
+/* No values in no bytes (a page of nulls) is an empty list whose offsets
+ * are there: offset[0] == 0 (found by the fuzz target). */
+TEST(parquet_delta_byte_arrays_of_no_values_have_offsets)
+{
+    ordo_error err;
+    ordo__pq_bytes out = {0};
+    ASSERT_OK(ordo__pq_delta_length(NULL, 0, 0, &out, &err), &err);
+    ASSERT(out.offset && out.offset[out.count] == 0);
+    ordo__pq_bytes_free(&out);
+    ASSERT_OK(ordo__pq_delta_byte_array(NULL, 0, 0, &out, &err), &err);
+    ASSERT(out.offset && out.offset[out.count] == 0);
+    ordo__pq_bytes_free(&out);
+    ASSERT_STATUS(ordo__pq_delta_length(NULL, 0, 1, &out, &err), ORDO_INVALID, &err);
+    ordo__pq_bytes_free(&out);
+}

@@ -383,7 +383,8 @@ static ordo_status length_close(const length_run *run, const char *encoding, ord
 }
 
 /* DELTA_LENGTH_BYTE_ARRAY: see parquet.h (the lengths, then the bytes,
- * which must end where `in + len` does). */
+ * which must end where `in + len` does). Afterwards out->offset holds
+ * out->count + 1 entries, also when there were no values. */
 ordo_status ordo__pq_delta_length(const unsigned char *in, size_t len, size_t count,
                                   ordo__pq_bytes *out, ordo_error *err)
 {
@@ -391,7 +392,9 @@ ordo_status ordo__pq_delta_length(const unsigned char *in, size_t len, size_t co
     length_run *run = malloc(sizeof *run);
     if (!run)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
-    ordo_status status = in_lengths(length_open(run, in, len, count, err), name, "lengths", err);
+    ordo_status status = bytes_reserve(out, 0, err); /* offset[0] is there even for no values */
+    if (status == ORDO_OK)
+        status = in_lengths(length_open(run, in, len, count, err), name, "lengths", err);
     for (size_t i = 0; status == ORDO_OK && i < count; i++) {
         size_t n = 0;
         const unsigned char *bytes = NULL;
@@ -423,7 +426,8 @@ static ordo_status push_prefixed(ordo__pq_bytes *out, size_t previous, size_t pr
 }
 
 /* DELTA_BYTE_ARRAY: see parquet.h (prefix lengths, then the suffixes as
- * DELTA_LENGTH_BYTE_ARRAY; the first value's prefix is empty). */
+ * DELTA_LENGTH_BYTE_ARRAY; the first value's prefix is empty). out->offset
+ * is there afterwards as for DELTA_LENGTH_BYTE_ARRAY. */
 ordo_status ordo__pq_delta_byte_array(const unsigned char *in, size_t len, size_t count,
                                       ordo__pq_bytes *out, ordo_error *err)
 {
@@ -432,6 +436,8 @@ ordo_status ordo__pq_delta_byte_array(const unsigned char *in, size_t len, size_
     ordo_status status = ORDO_OK;
     if (!prefixes || !suffixes)
         status = ordo__error(err, ORDO_NOMEM, "out of memory");
+    if (status == ORDO_OK)
+        status = bytes_reserve(out, 0, err); /* offset[0] is there even for no values */
     if (status == ORDO_OK)
         status =
             in_lengths(length_open(prefixes, in, len, count, err), name, "prefix lengths", err);

@@ -7,6 +7,9 @@
 //                                              a JSON-lines file as Parquet
 //   node parquet_write.mjs read FILE.parquet COLUMN...
 //                                              hyparquet's rows as JSON lines
+//                                              ([value, ...] of dotted leaves)
+//   node parquet_write.mjs read-each COLUMN,COLUMN FILE.parquet...
+//                                              the same into each FILE.hyparquet
 //
 // A spec: {"columns": [COLUMN...], "rows": [ROW...], "files": [FILE...]}.
 // A column is {"name", "type"}, type one of utf8, int32, int64, float32,
@@ -17,6 +20,7 @@
 // numbers float64, booleans bool, objects structs). A file is {"path",
 // "codec": UNCOMPRESSED|SNAPPY|GZIP|ZSTD, "dictionary": bool,
 // "page_version": 1|2, "row_group_rows", "page_bytes", "batch_rows",
+// "dictionary_page_bytes",
 // "encoding": ENCODING for every column, "encodings": {"top_level_column":
 // ENCODING}} with ENCODING one of PLAIN, DELTA_BINARY_PACKED,
 // DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT (parquet-wasm
@@ -124,6 +128,9 @@ function writerProperties(file) {
   b = b.setWriterVersion((file.page_version ?? 1) === 2 ? pq.WriterVersion.V2 : pq.WriterVersion.V1);
   if (file.row_group_rows) b = b.setMaxRowGroupSize(file.row_group_rows);
   if (file.page_bytes) b = b.setDataPageSizeLimit(file.page_bytes);
+  // A small dictionary page limit makes the writer fall back to the
+  // column's plain encoding within a column chunk.
+  if (file.dictionary_page_bytes) b = b.setDictionaryPageSizeLimit(file.dictionary_page_bytes);
   // Pages are cut where a batch ends: small batches let small page limits hold.
   if (file.batch_rows) b = b.setWriteBatchSize(file.batch_rows);
   b = b.setStatisticsEnabled(pq.EnabledStatistics.None);
@@ -237,7 +244,20 @@ async function jsonl(input, output, optionsPath) {
   await writeOne({ codec: 'SNAPPY', ...options, path: output }, options.columns ?? inferColumns(rows), rows);
 }
 
+// Many files in one run: each FILE.parquet's rows into FILE.hyparquet.
+async function readEach(columnList, files) {
+  const columns = columnList.split(',');
+  for (const file of files) {
+    const lines = await rowsAsJson(file, columns);
+    fs.writeFileSync(file.replace(/\.parquet$/, '.hyparquet'), lines);
+  }
+}
+
 async function read(path, columns) {
+  process.stdout.write(await rowsAsJson(path, columns));
+}
+
+async function rowsAsJson(path, columns) {
   const rows = await readRows(new Uint8Array(fs.readFileSync(path)));
   const buffer = fs.readFileSync(path);
   const meta = parquetMetadata(buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength));
@@ -248,11 +268,12 @@ async function read(path, columns) {
       types[chunk.meta_data.path_in_schema.join('.')] = typeOf[chunk.meta_data.type] ?? 'utf8';
     }
   }
+  // int64 values as exact decimal numbers (JSON.stringify cannot write a BigInt)
+  const json = (type, v) => (v === null || v === undefined ? 'null'
+    : type === 'int64' ? BigInt(v).toString() : JSON.stringify(normal(type, v)));
   const out = [];
-  for (const row of rows) {
-    out.push(JSON.stringify(columns.map((c) => normal(types[c], at(row, c)))));
-  }
-  process.stdout.write(out.length ? `${out.join('\n')}\n` : '');
+  for (const row of rows) out.push(`[${columns.map((c) => json(types[c], at(row, c))).join(',')}]`);
+  return out.length ? `${out.join('\n')}\n` : '';
 }
 
 const [mode, ...args] = process.argv.slice(2);
@@ -260,7 +281,8 @@ try {
   if (mode === 'write' && args.length === 1) await write(args[0]);
   else if (mode === 'jsonl' && (args.length === 2 || args.length === 3)) await jsonl(...args);
   else if (mode === 'read' && args.length >= 2) await read(args[0], args.slice(1));
-  else fail('usage: parquet_write.mjs write SPEC.json | jsonl IN.jsonl OUT.parquet [OPTIONS.json] | read FILE COLUMN...');
+  else if (mode === 'read-each' && args.length >= 2) await readEach(args[0], args.slice(1));
+  else fail('usage: parquet_write.mjs write SPEC.json | jsonl IN.jsonl OUT.parquet [OPTIONS.json] | read FILE COLUMN... | read-each COLUMNS FILE...');
 } catch (e) {
   fail(e.stack || String(e));
 }

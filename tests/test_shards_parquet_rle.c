@@ -71,3 +71,26 @@ TEST(parquet_rle_hybrid_refuses_short_or_wrong_bytes)
     ASSERT_STATUS(ordo__pq_rle_hybrid(short_run, 2, 1, 3, out, &used, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "at its byte 2");
 }
+
+/* Text is checked as UTF-8 eight ASCII bytes at a time, one sequence at a
+ * time elsewhere: a bad byte anywhere in a long ASCII run is still seen. */
+TEST(parquet_text_utf8_check_takes_exactly_utf8)
+{
+    const char *good[] = {"", "plain ascii text, longer than eight bytes", "é✓ 日本語 𝄞",
+                          "\xf4\x8f\xbf\xbf", "\xed\x9f\xbf"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        ASSERT(ordo__pq_utf8((const unsigned char *)good[i], strlen(good[i])));
+    const char *bad[] = {
+        "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xc3",
+        "\xe2\x9c", "\x80",         "\xff"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ASSERT(!ordo__pq_utf8((const unsigned char *)bad[i], strlen(bad[i])));
+    char text[64];
+    for (size_t at = 0; at < 40; at++) {
+        memset(text, 'a', 40);
+        text[at] = (char)0xff;
+        ASSERT(!ordo__pq_utf8((const unsigned char *)text, 40));
+        memcpy(text + at, "\xc3\xa9", 2); /* é, its second byte past the 40 when at is 39 */
+        ASSERT(ordo__pq_utf8((const unsigned char *)text, 40) == (at < 39));
+    }
+}

@@ -96,6 +96,11 @@ int ordo__pq_utf8(const unsigned char *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
+        uint64_t word;
+        if (len - i >= 8 && (memcpy(&word, s + i, 8), (word & 0x8080808080808080u) == 0)) {
+            i += 8; /* eight ASCII bytes at once */
+            continue;
+        }
         unsigned char c = s[i];
         if (c < 0x80) {
             i++;

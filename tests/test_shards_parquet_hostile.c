@@ -105,6 +105,7 @@ typedef struct {
     int64_t compressed;   /* -1: body_len */
     int64_t chunk_extra;  /* added to the column chunk's total_compressed_size */
     int rows;
+    size_t stats; /* bytes of a max_value statistic in the page header (0: none) */
 } hand;
 
 static void schema(tw *w, const hand *h)
@@ -148,6 +149,13 @@ static unsigned char *hand_file(const hand *h, size_t *size, size_t *footer)
     f_i32(&page, 3, h->compressed >= 0 ? h->compressed : (int64_t)h->body_len);
     field(&page, 5, 12), begin(&page);
     f_i32(&page, 1, h->rows), f_i32(&page, 2, h->encoding), f_i32(&page, 3, 3), f_i32(&page, 4, 3);
+    if (h->stats) {
+        char *value = malloc(h->stats + 1);
+        memset(value, 'z', h->stats);
+        value[h->stats] = 0;
+        field(&page, 5, 12), begin(&page), f_str(&page, 5, value), end(&page);
+        free(value);
+    }
     end(&page);
     end(&page);
     put(&w, page.b, page.n);
@@ -254,6 +262,25 @@ TEST(parquet_hand_made_file_reads)
     ordo_error err;
     ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
     ASSERT_EQ_INT(shard.chunk_count, 1);
+    char got[256] = "";
+    ordo__read_spec read = {"text", NULL};
+    ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:alpha;1:beta;");
+    free(shard.chunks);
+    free(shard.aux);
+    free(file);
+}
+
+TEST(parquet_long_page_header_is_read_in_pieces)
+{
+    unsigned char body[64];
+    hand h = plain_hand(body);
+    h.stats = 5000; /* a statistic longer than the first read of a header */
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo__shard shard;
+    ordo_error err;
+    ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
     char got[256] = "";
     ordo__read_spec read = {"text", NULL};
     ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
@@ -524,5 +551,38 @@ TEST(parquet_index_notices_a_file_unlike_its_hash)
     ASSERT_CONTAINS(err.message, "changed while being indexed");
     ASSERT(shard.chunks == sentinel);
     free(sentinel);
+    free(file);
+}
+
+TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
+{
+    unsigned char body[64];
+    hand h = plain_hand(body);
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo__shard shard;
+    ordo_error err;
+    ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
+    ordo__read_spec read = {"text", NULL};
+    char got[256] = "";
+    shard.aux[0] = 9; /* another version */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "chunk 0's Parquet locator is corrupt");
+    shard.aux[0] = 1;
+    shard.chunks[0].aux_length += 1; /* beyond the shard's aux */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "index the shard again");
+    shard.chunks[0].aux_length -= 1;
+    ordo__read_spec other = {"body", NULL}; /* indexed for another text field */
+    ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &other, collect, got, NULL, &err),
+                  ORDO_CONFLICT, &err);
+    ASSERT_CONTAINS(err.message, "indexed for another text field");
+    ASSERT_EQ_STR(got, "");
+    ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:alpha;1:beta;");
+    free(shard.chunks);
+    free(shard.aux);
     free(file);
 }

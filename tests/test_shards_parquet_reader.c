@@ -485,3 +485,54 @@ TEST(parquet_filter_reads_its_columns_for_the_same_rows)
     json_decref(spec);
     json_decref(rows);
 }
+
+TEST(parquet_page_of_more_text_than_a_chunk_is_refused_naming_it)
+{
+    json_t *rows = make_rows(200, 600);
+    json_t *f = json_pack("{s:s,s:s,s:b,s:i,s:i}", "path", test_path("wide.parquet"), "codec",
+                          "SNAPPY", "dictionary", 0, "page_version", 1, "page_bytes", 1 << 20);
+    json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
+    pq_write(spec);
+    const char *path = test_path("wide.parquet");
+    ordo_error err;
+    ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    ordo__index_spec index = {.read = {"text", NULL}, .chunk_limit = 16384, .lanes = 1};
+    ASSERT_STATUS(ordo__shard_index(path, &shard, &index, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, path);
+    ASSERT_CONTAINS(err.message, "column 'text', page at byte 4");
+    ASSERT_CONTAINS(err.message, "more than the 16384 a chunk may hold");
+    ASSERT(shard.chunks == NULL && shard.chunk_count == 0);
+    json_decref(spec);
+    json_decref(rows);
+}
+
+static int count_doc(void *context, const char *text, size_t len, uint64_t record)
+{
+    (void)text, (void)record;
+    *(uint64_t *)context += len;
+    return 0;
+}
+
+/* A whole file without a chunk table ('ordo tokens --count' and 'ordo
+ * shard' inputs): every document, the counts of the index. */
+TEST(parquet_file_scan_reads_every_document)
+{
+    json_t *rows = make_rows(250, 400);
+    json_t *f = file("scan.parquet", "GZIP", 1, 2);
+    json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
+    pq_write(spec);
+    ordo__read_spec read = {"text", NULL};
+    ordo__counts counts;
+    uint64_t bytes = 0, want_bytes = 0;
+    ordo_error err;
+    ASSERT_OK(ordo__file_scan(test_path("scan.parquet"), ORDO_FORMAT_PARQUET, &read, count_doc,
+                              &bytes, &counts, &err),
+              &err);
+    uint64_t want = texts(rows, "text", &want_bytes);
+    ASSERT_EQ_INT(counts.passed, want);
+    ASSERT_EQ_INT(counts.read, 250);
+    ASSERT_EQ_INT(bytes, want_bytes);
+    json_decref(spec);
+    json_decref(rows);
+}

@@ -191,18 +191,8 @@ static ordo_status cut_group(indexer *x, const ordo__pq_group *g, const ordo__pq
 {
     const ordo__pq_pages *t = &walks[0];
     uint64_t total = 0;
-    for (size_t p = 0; p < t->count; p++) {
-        if (t->pages[p].text_bytes > x->limit)
-            return ordo__error(err, ORDO_INVALID,
-                               "shard '%s': column '%s', page at byte %llu holds %llu bytes of "
-                               "text, more than the %llu a chunk may hold with %d lanes (256 "
-                               "MiB / lanes, at least 4 MiB); write smaller pages",
-                               x->path, x->meta.leaves[x->text].path,
-                               (unsigned long long)t->pages[p].offset,
-                               (unsigned long long)t->pages[p].text_bytes,
-                               (unsigned long long)x->limit, x->spec->lanes);
+    for (size_t p = 0; p < t->count; p++) /* each at most the limit: the walk checks */
         total += t->pages[p].text_bytes;
-    }
     if (total <= x->limit)
         return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, total, err) : ORDO_OK;
     uint64_t start = 0, bytes = 0;

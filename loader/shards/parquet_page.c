@@ -162,6 +162,9 @@ static ordo_status levels(ordo__pq_reader *r, const unsigned char *in, size_t le
                            "%s: %zu rows, more than a chunk of %llu bytes may hold (a quarter "
                            "of its bytes)",
                            what, r->rows + rows, (unsigned long long)r->limit);
+    *values = 0;
+    if (rows == 0)
+        return ORDO_OK;
     if (r->rows + rows > r->rows_cap) {
         size_t cap = r->rows_cap ? r->rows_cap : 1024;
         while (cap < r->rows + rows)

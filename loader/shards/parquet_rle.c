@@ -96,6 +96,11 @@ int ordo__pq_utf8(const unsigned char *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
+        uint64_t word;
+        if (len - i >= 8 && (memcpy(&word, s + i, 8), (word & 0x8080808080808080u) == 0)) {
+            i += 8; /* eight ASCII bytes at once */
+            continue;
+        }
         unsigned char c = s[i];
         if (c < 0x80) {
             i++;
@@ -121,7 +126,7 @@ static const char *name_of(const char *const *names, size_t n, int value)
     return value >= 0 && (size_t)value < n && names[value] ? names[value] : "unknown";
 }
 
-/* The names of physical types, codecs and encodings; see parquet.h. */
+/* A physical type's name ("BYTE_ARRAY"); see parquet.h. */
 const char *ordo__pq_type_name(int type)
 {
     static const char *const names[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
@@ -129,6 +134,7 @@ const char *ordo__pq_type_name(int type)
     return name_of(names, sizeof names / sizeof *names, type);
 }
 
+/* A codec's name ("ZSTD"); see parquet.h. */
 const char *ordo__pq_codec_name(int codec)
 {
     static const char *const names[] = {"UNCOMPRESSED", "SNAPPY", "GZIP", "LZO",
@@ -136,6 +142,7 @@ const char *ordo__pq_codec_name(int codec)
     return name_of(names, sizeof names / sizeof *names, codec);
 }
 
+/* An encoding's name ("RLE_DICTIONARY"); see parquet.h. */
 const char *ordo__pq_encoding_name(int encoding)
 {
     static const char *const names[] = {

@@ -179,9 +179,7 @@ static int list_header(ordo__pq_thrift *t, int *elem, size_t *size)
     if (*elem < ORDO__TT_TRUE || *elem > ORDO__TT_STRUCT)
         return fail(t, "a list of an unknown element type");
     if (n > (uint64_t)(t->end - t->at)) {
-        /* fewer bytes than elements: a list can never fit */
-        if (t->end - t->at < 16)
-            t->short_input = 1;
+        t->short_input = 1; /* more bytes may hold it: page headers are read piece by piece */
         return fail(t, "a list longer than the bytes left");
     }
     *size = (size_t)n;
@@ -232,7 +230,7 @@ static int skip_container(ordo__pq_thrift *t, int type)
         unsigned char kinds = 0;
         if (varint(t, &n) == 0) {
             if (n > (uint64_t)(t->end - t->at))
-                r = fail(t, "a map longer than the bytes left");
+                r = (t->short_input = 1, fail(t, "a map longer than the bytes left"));
             else if (n == 0)
                 r = 0;
             else if (byte(t, &kinds) == 0)

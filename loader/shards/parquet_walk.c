@@ -141,6 +141,7 @@ void ordo__pq_walk_span(const ordo__pq_pages *w, uint64_t first, uint64_t rows, 
     span->skip = first - w->pages[a].first_row;
 }
 
+/* Frees a walk's page list and empties it; see parquet.h. */
 void ordo__pq_walk_free(ordo__pq_pages *w)
 {
     free(w->pages);

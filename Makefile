@@ -117,11 +117,16 @@ $(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_parquet: $(BUILD)/bench/bench_parquet.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+# What ordo reads from a Parquet file, for tests/parquet_conformance.sh.
+$(BUILD)/parquet_dump: $(BUILD)/tests/tools/parquet_dump.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
-test: all $(BUILD)/test_ordo
+test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh
@@ -138,7 +143,7 @@ tsan:
 # the real demo corpus too once `make demo` has built it.
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
-       $(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/ordo
+	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
@@ -148,6 +153,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
 	$(BUILD)/bench_filter --rounds 7
 	BUILD=$(BUILD) bench/dashboard.sh
+	BUILD=$(BUILD) PARQUET_BENCH_BYTES=$(or $(PARQUET_BENCH_BYTES),1000000000) bench/parquet.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
 # 5-second smoke run of each is part of `make test`.

@@ -1076,7 +1076,7 @@ void ordo_event_list_free(ordo_event_list *list);
 /* How ordo_shard_write writes shards; zero fields take the defaults. */
 typedef struct ordo_shard_options {
     const char *out_dir;    /* output folder: created if missing, must hold no shard-* file */
-    const char *text_field; /* the JSON lines' text field; NULL: "text" */
+    const char *text_field; /* the records' text field (a dotted path); NULL: "text" */
     long docs_per_frame;    /* documents per zstd frame (a chunk), 1 to 2^24; 0: 64 */
     long docs_per_shard;    /* documents per shard file, 1 to 2^40; 0: 65536 */
     int level;              /* zstd level, 1 to 19; 0: 3 */
@@ -1089,8 +1089,11 @@ typedef struct ordo_shard_summary {
     long shards, frames; /* shard files and frames written */
 } ordo_shard_summary;
 
-/* Reads .txt files (one document each) and .jsonl files (one JSON object
- * per line, whose text field must be a string) from `inputs` (files, and
+/* Reads .txt files (one document each), .jsonl, .jsonl.gz and .json.gz
+ * files (one JSON object per line, whose text field — a name or dotted
+ * path — must be a string or null; every gzip member in turn) and .parquet
+ * files (each row a JSON object of its columns, struct columns nested)
+ * from `inputs` (files, and
  * folders walked recursively without following links), in bytewise order
  * of their resolved paths, and writes out_dir/shard-00000.jsonl.zst, ...:
  * every zstd frame holds docs_per_frame documents as JSON lines. A file

@@ -16,6 +16,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "parquet.h"
 #include "shards.h"
 
 typedef struct {
@@ -325,36 +326,119 @@ static int add_gzip(sharder *s, const char *path, FILE *f)
     return rc;
 }
 
-/* .parquet: every row's text (at the text field, a dotted path) is a
- * document, written as {"text": ...}; null and empty texts are counted
- * and left out. */
+/* .parquet: every row becomes a JSON line holding all its columns that
+ * JSON can hold (not under a repeated field), struct columns as nested
+ * objects, nulls as null; a row whose text (at the text field) is null
+ * or empty is counted and left out. */
 typedef struct {
     sharder *s;
     const char *path;
+    const char *const *columns;
+    size_t count;
     int rc;
 } parquet_rows;
 
-static int add_parquet_doc(void *context, const char *text, size_t len, uint64_t record)
+static int parquet_fail(parquet_rows *p, uint64_t row, const char *column, const char *what)
 {
-    (void)record;
+    ordo__error(p->s->err, ORDO_INVALID, "'%s': row %llu, column '%s': %s", p->path,
+                (unsigned long long)row, column, what);
+    return p->rc = -1;
+}
+
+/* Sets `value` (stolen) at a dotted path of `object`, making the objects
+ * on the way. */
+static int set_path(json_t *object, const char *path, json_t *value)
+{
+    const char *dot;
+    while ((dot = strchr(path, '.'))) {
+        json_t *inner = json_object_getn(object, path, (size_t)(dot - path));
+        if (!inner) {
+            inner = json_object();
+            if (!inner || json_object_setn_new(object, path, (size_t)(dot - path), inner) != 0)
+                return json_decref(value), -1;
+        }
+        if (!json_is_object(inner))
+            return json_decref(value), -1;
+        object = inner;
+        path = dot + 1;
+    }
+    return json_object_set_new(object, path, value);
+}
+
+static json_t *value_json(const ordo__field_value *v)
+{
+    switch (v->kind) {
+    case ORDO__VALUE_BOOL: return json_boolean(v->b);
+    case ORDO__VALUE_INT: return json_integer((json_int_t)v->i);
+    case ORDO__VALUE_DOUBLE:
+        return json_real(v->d); /* NULL for NaN and infinities: JSON has none */
+    case ORDO__VALUE_STRING:
+        return json_stringn(v->s, v->len); /* NULL for bytes that are not UTF-8 */
+    default: return json_null();
+    }
+}
+
+static int add_parquet_row(void *context, uint64_t row, const ordo__field_value *values)
+{
     parquet_rows *p = context;
-    p->rc = add_text(p->s, p->path, text, len);
+    json_t *record = json_object();
+    if (!record)
+        return parquet_fail(p, row, p->columns[0], "out of memory");
+    for (size_t c = 0; c < p->count; c++) {
+        json_t *value = value_json(&values[c]);
+        if (!value || set_path(record, p->columns[c], value) != 0) {
+            json_decref(record);
+            return parquet_fail(p, row, p->columns[c],
+                                values[c].kind == ORDO__VALUE_STRING ? "not valid UTF-8"
+                                : values[c].kind == ORDO__VALUE_DOUBLE
+                                    ? "a NaN or an infinity, which JSON cannot hold"
+                                    : "cannot be written as JSON");
+        }
+    }
+    const json_t *text = ordo__json_path(record, p->s->text_field);
+    if (!json_is_string(text) || json_string_length(text) == 0) {
+        json_decref(record);
+        p->s->skipped++;
+        return 0;
+    }
+    char *line = json_dumps(record, JSON_COMPACT);
+    json_decref(record);
+    p->rc = line ? add_line(p->s, line, strlen(line))
+                 : parquet_fail(p, row, p->columns[0], "out of memory");
+    free(line);
     return p->rc != 0;
 }
 
 static int add_parquet(sharder *s, const char *path)
 {
-    parquet_rows rows = {s, path, 0};
-    ordo__read_spec spec = {s->text_field, NULL};
-    ordo__counts counts = {0};
-    ordo_status status =
-        ordo__file_scan(path, ORDO_FORMAT_PARQUET, &spec, add_parquet_doc, &rows, &counts, s->err);
-    if (rows.rc != 0)
-        return -1;
-    if (status != ORDO_OK)
-        return -1;
-    s->skipped += (long)counts.empty;
-    return 0;
+    int fd = -1;
+    uint64_t size = 0;
+    ordo__pq_meta meta = {0};
+    ordo_status status = ordo__pq_open(path, &fd, &size, &meta, s->err);
+    if (fd >= 0)
+        close(fd);
+    const char **columns = status == ORDO_OK ? calloc(meta.leaf_count + 1, sizeof *columns) : NULL;
+    size_t count = 0;
+    int has_text = 0;
+    for (size_t i = 0; columns && i < meta.leaf_count; i++) {
+        const ordo__pq_leaf *leaf = &meta.leaves[i];
+        if (leaf->repeated || leaf->type == ORDO__PQ_INT96 ||
+            leaf->type == ORDO__PQ_FIXED_LEN_BYTE_ARRAY)
+            continue;
+        has_text |= strcmp(leaf->path, s->text_field) == 0;
+        columns[count++] = leaf->path;
+    }
+    if (status == ORDO_OK && !columns)
+        status = ordo__error(s->err, ORDO_NOMEM, "out of memory");
+    else if (status == ORDO_OK && !has_text)
+        status =
+            ordo__error(s->err, ORDO_INVALID, "'%s' has no text column '%s'", path, s->text_field);
+    parquet_rows rows = {s, path, columns, count, 0};
+    if (status == ORDO_OK)
+        status = ordo__pq_scan_columns(path, columns, count, add_parquet_row, &rows, s->err);
+    free(columns);
+    ordo__pq_meta_free(&meta);
+    return status == ORDO_OK && rows.rc == 0 ? 0 : -1;
 }
 
 /* .jsonl, a line at a time. */

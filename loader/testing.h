@@ -8,6 +8,7 @@
 #include "ledger/sql.h"
 #include "pipeline/pipeline.h"
 #include "recipe/recipe.h"
+#include "shards/gzip.h"
 #include "shards/shards.h"
 #include "tokenizer/tokenizer.h"
 

@@ -91,9 +91,13 @@ static ordo_status finalize(gz_index *ix, gz_pending *p, uint64_t pos, ordo_erro
 static uint64_t newlines(const char *data, size_t len)
 {
     uint64_t lines = 0;
-    for (const char *at = data, *end = data + len; (at = memchr(at, '\n', (size_t)(end - at)));
-         at++)
+    for (size_t at = 0; at < len; at++) {
+        const char *newline = memchr(data + at, '\n', len - at);
+        if (!newline)
+            break;
         lines++;
+        at = (size_t)(newline - data);
+    }
     return lines;
 }
 
@@ -176,7 +180,8 @@ static ordo_status append(gz_index *ix, gz_pending *p, const unsigned char *data
         p->buf = grown;
         p->cap = cap;
     }
-    memcpy(p->buf + p->len, data, fits);
+    if (fits)
+        memcpy(p->buf + p->len, data, fits);
     p->len += fits;
     return fits < n ? too_big(ix, p, err) : ORDO_OK;
 }

@@ -115,6 +115,8 @@ $(BUILD)/bench_tokenizer: $(BUILD)/bench/bench_tokenizer.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_gzip: $(BUILD)/bench/bench_gzip.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
@@ -136,7 +138,7 @@ tsan:
 # the real demo corpus too once `make demo` has built it.
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
-       $(BUILD)/bench_server $(BUILD)/ordo
+       $(BUILD)/bench_server $(BUILD)/bench_gzip $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
@@ -144,6 +146,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	$(BUILD)/bench_mixing --recipe-extra '$(MIXING_EXTRA)' \
 	  $(if $(wildcard $(BUILD)/demo/sotu/.done),--demo-dir $(BUILD)/demo)
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
+	ORDO_BENCH_GZIP_MB=$(or $(ORDO_BENCH_GZIP_MB),1024) $(BUILD)/bench_gzip --rounds 3 --dir $(BUILD)/bench-data
 	BUILD=$(BUILD) bench/dashboard.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a

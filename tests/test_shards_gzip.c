@@ -265,7 +265,7 @@ TEST(gzip_chunks_span_several_access_points)
 {
     ordo__gz_span = 8192;
     size_t len = 0;
-    char *records = make_records(300, 100, 60000, &len);
+    char *records = make_records(160, 100, 40000, &len);
     const char *gz = corpus_kept(test_path("long.jsonl.gz"));
     write_gz(gz, records, len, 0, 1);
     ordo__shard shard = index_gz(gz, 0);

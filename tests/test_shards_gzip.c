@@ -451,6 +451,40 @@ TEST(gzip_long_lines_and_bombs_are_bounded_errors)
     free(bomb);
 }
 
+/* Compressed bytes padding a few records (a flush after every byte) are
+ * bounded too: a chunk may take at most twice the limit in the file. */
+TEST(gzip_padded_chunks_are_bounded_errors)
+{
+    const char *gz = corpus_kept(test_path("pad.jsonl.gz"));
+    char line[30000];
+    int n = snprintf(line, sizeof line, "{\"text\": \"");
+    memset(line + n, 'a', sizeof line - (size_t)n - 3);
+    memcpy(line + sizeof line - 3, "\"}\n", 3);
+    z_stream z = {0};
+    ASSERT(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    size_t cap = 16 * sizeof line;
+    unsigned char *out = malloc(cap);
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    z.next_in = (unsigned char *)line;
+    for (size_t i = 0; i < sizeof line; i++) {
+        z.avail_in = 1;
+        ASSERT(deflate(&z, Z_SYNC_FLUSH) == Z_OK);
+    }
+    ASSERT(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    test_write_file(gz, out, cap - z.avail_out);
+    ASSERT(cap - z.avail_out > 4 * 32768);
+    deflateEnd(&z);
+    free(out);
+    expect_refused(
+        gz, 32768 + 1024, ORDO_INVALID,
+        N("pad.jsonl.gz", "(gzip access point at byte 0) takes ",
+          "compressed bytes for 30000 bytes of records, more than twice the chunk limit"));
+    ordo__shard shard = index_gz(gz, 0); /* within 4 MiB */
+    ASSERT_EQ_INT(shard.records, 1);
+    free_shard(&shard);
+}
+
 /* Many records from a small file: chunks stay a span and a block each
  * (zlib's blocks of such data inflate to 4 MiB); at 64 lanes such a block
  * is more than a chunk may hold, refused naming it. */

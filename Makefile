@@ -119,6 +119,8 @@ $(BUILD)/bench_server: $(BUILD)/bench/bench_server.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_parquet: $(BUILD)/bench/bench_parquet.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_gzip: $(BUILD)/bench/bench_gzip.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 # What ordo reads from a Parquet file, for tests/parquet_conformance.sh.
@@ -143,7 +145,7 @@ tsan:
 # the real demo corpus too once `make demo` has built it.
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
-	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/ordo
+	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/bench_gzip $(BUILD)/ordo
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
@@ -152,6 +154,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	  $(if $(wildcard $(BUILD)/demo/sotu/.done),--demo-dir $(BUILD)/demo)
 	$(BUILD)/bench_server --ordo $(BUILD)/ordo
 	$(BUILD)/bench_filter --rounds 7
+	ORDO_BENCH_GZIP_MB=$(or $(ORDO_BENCH_GZIP_MB),1024) $(BUILD)/bench_gzip --rounds 3 --dir $(BUILD)/bench-data
 	BUILD=$(BUILD) bench/dashboard.sh
 	BUILD=$(BUILD) PARQUET_BENCH_BYTES=$(or $(PARQUET_BENCH_BYTES),1000000000) bench/parquet.sh
 

@@ -9,6 +9,7 @@
 #include "pipeline/pipeline.h"
 #include "recipe/recipe.h"
 #include "shards/parquet.h"
+#include "shards/gzip.h"
 #include "shards/shards.h"
 #include "tokenizer/tokenizer.h"
 

@@ -19,7 +19,7 @@ PKG_CFLAGS=$(pkg-config --cflags sqlite3 libmicrohttpd jansson libcrypto libzstd
 PKG_LIBS=$(pkg-config --libs sqlite3 libmicrohttpd jansson libcrypto libzstd libpcre2-8 zlib snappy)
 server_objs=$(ls "$fuzz"/server/*.o "$fuzz"/gen/web.o)
 passed=0 failed=0
-for target in recipe records filter tokenizer state api path plan manifest recipe_diff parquet parquet_encodings; do
+for target in recipe records filter tokenizer state api path plan manifest recipe_diff parquet parquet_encodings gzip; do
   extra=""
   [ "$target" = api ] || [ "$target" = path ] && extra="$server_objs"
   if ! clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -323,11 +323,13 @@ uint64_t ordo__pq_plan_offset(const ordo__pq_plan *plan);
  * error), checks them against `chunk`'s digest (chunk NULL: puts their
  * digest in `digest`), decodes its columns and decides every row (`first_row`
  * the physical index of its first, for messages): `fn` gets each kept
- * document with its row in the chunk, *counts gets every row counted. */
+ * document with its row in the chunk, *counts gets every row counted, *text
+ * (may be NULL) the bytes of every row's text. */
 ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *plan,
                               const ordo__chunk *chunk, uint32_t index, uint64_t first_row,
                               const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
-                              ordo__counts *counts, unsigned char *digest, ordo_error *err);
+                              ordo__counts *counts, unsigned char *digest, uint64_t *text,
+                              ordo_error *err);
 
 /* Decodes the pages in [at, end) of `bytes` (file offset `base` at
  * bytes[0]) into `reader` (parquet_plan.c). */
@@ -354,8 +356,11 @@ typedef struct ordo__pq_pages {
 
 /* Walks the pages of [start, end) of `fd` with `reader` (its path,
  * column, type, codec, levels and limit set), reading one header at a
- * time; with `decode`, decodes each page too (its text_bytes). *w is the
- * caller's, freed with ordo__pq_walk_free (also after an error). */
+ * time; with `decode`, each page's text_bytes: at most its uncompressed
+ * size for PLAIN and DELTA_LENGTH_BYTE_ARRAY pages (taken as the bound,
+ * undecoded), decoded for the others (dictionary indices, DELTA_BYTE_ARRAY:
+ * their values may be larger than their page). *w is the caller's, freed
+ * with ordo__pq_walk_free (also after an error). */
 ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end, int decode,
                           ordo__pq_pages *w, ordo_error *err);
 /* The span of the pages holding rows [first, first + rows). */

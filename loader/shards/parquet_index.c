@@ -142,9 +142,10 @@ static void add_counts(ordo__counts *to, const ordo__counts *more)
     to->empty += more->empty;
 }
 
-/* One chunk: rows [first, first + rows) of group g, `text` bytes of text. */
+/* One chunk: rows [first, first + rows) of group g; its raw_length is the
+ * text its rows decode to. */
 static ordo_status index_cut(indexer *x, const ordo__pq_group *g, const ordo__pq_pages *walks,
-                             uint64_t first, uint64_t rows, uint64_t text, ordo_error *err)
+                             uint64_t first, uint64_t rows, ordo_error *err)
 {
     ordo__pq_plan plan = {x->limit, rows, NULL, 1 + x->filter_count};
     plan.spans = calloc(plan.span_count, sizeof *plan.spans);
@@ -163,11 +164,11 @@ static ordo_status index_cut(indexer *x, const ordo__pq_group *g, const ordo__pq
     ordo__counts here = {0};
     ordo__chunk chunk = {.offset = ordo__pq_plan_offset(&plan),
                          .length = ordo__pq_plan_length(&plan),
-                         .raw_length = text,
                          .first_record = g->first_row + first,
                          .aux_offset = x->aux_size};
-    ordo_status status = ordo__pq_plan_run(x->path, x->fd, &plan, NULL, 0, chunk.first_record,
-                                           &x->spec->read, NULL, NULL, &here, chunk.digest, err);
+    ordo_status status =
+        ordo__pq_plan_run(x->path, x->fd, &plan, NULL, 0, chunk.first_record, &x->spec->read, NULL,
+                          NULL, &here, chunk.digest, &chunk.raw_length, err);
     unsigned char *aux = NULL;
     size_t aux_len = 0;
     if (status == ORDO_OK && here.passed > 0) {
@@ -194,20 +195,20 @@ static ordo_status cut_group(indexer *x, const ordo__pq_group *g, const ordo__pq
     for (size_t p = 0; p < t->count; p++) /* each at most the limit: the walk checks */
         total += t->pages[p].text_bytes;
     if (total <= x->limit)
-        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, total, err) : ORDO_OK;
+        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, err) : ORDO_OK;
     uint64_t start = 0, bytes = 0;
     ordo_status status = ORDO_OK;
     for (size_t p = 0; status == ORDO_OK && p < t->count; p++) {
         const ordo__pq_place *page = &t->pages[p];
         if (bytes + page->text_bytes > x->limit && page->first_row > start) {
-            status = index_cut(x, g, walks, start, page->first_row - start, bytes, err);
+            status = index_cut(x, g, walks, start, page->first_row - start, err);
             start = page->first_row;
             bytes = 0;
         }
         bytes += page->text_bytes;
     }
     if (status == ORDO_OK && (uint64_t)g->num_rows > start)
-        status = index_cut(x, g, walks, start, (uint64_t)g->num_rows - start, bytes, err);
+        status = index_cut(x, g, walks, start, (uint64_t)g->num_rows - start, err);
     return status;
 }
 

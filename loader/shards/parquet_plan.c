@@ -208,7 +208,8 @@ static int *map_fields(const ordo__pq_plan *plan, const ordo__read_spec *spec)
 ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *plan,
                               const ordo__chunk *chunk, uint32_t index, uint64_t first_row,
                               const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
-                              ordo__counts *counts, unsigned char *digest, ordo_error *err)
+                              ordo__counts *counts, unsigned char *digest, uint64_t *text,
+                              ordo_error *err)
 {
     if (plan->span_count == 0 || strcmp(plan->spans[0].path, spec->text_field) != 0 ||
         plan->spans[0].type != ORDO__PQ_BYTE_ARRAY)
@@ -238,6 +239,8 @@ ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *pla
     free(bytes);
     if (status == ORDO_OK)
         status = decide_rows(&w, spec, fn, context, counts, err);
+    if (text)
+        *text = readers ? readers[0].bytes.size : 0; /* the text span holds the chunk's rows */
     for (size_t i = 0; readers && i < plan->span_count; i++)
         ordo__pq_reader_free(&readers[i]);
     free(readers);

@@ -53,16 +53,27 @@ static ordo_status push_page(ordo__pq_pages *w, ordo__pq_place page, ordo_error 
     return ORDO_OK;
 }
 
-/* Decodes one text page to learn its decoded text bytes. */
+/* Whether a page's values are at most its uncompressed bytes. */
+static int bounded_by_page(const ordo__pq_page *page)
+{
+    return (page->type == ORDO__PQ_DATA_PAGE || page->type == ORDO__PQ_DATA_PAGE_V2) &&
+           (page->encoding == ORDO__PQ_PLAIN || page->encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY);
+}
+
+/* A text page's decoded text bytes, or their bound (bounded_by_page). */
 static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_page *page,
                               uint64_t at, uint64_t *bytes, ordo_error *err)
 {
-    if ((uint64_t)page->compressed > reader->limit)
+    if ((uint64_t)page->compressed > reader->limit || (uint64_t)page->uncompressed > reader->limit)
         return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': column '%s', page at byte %llu: %d bytes, more than the "
-                           "%llu a chunk may hold",
-                           reader->path, reader->column, (unsigned long long)at, page->compressed,
-                           (unsigned long long)reader->limit);
+                           "shard '%s': column '%s', page at byte %llu: %d bytes (%d compressed), "
+                           "more than the %llu a chunk may hold",
+                           reader->path, reader->column, (unsigned long long)at, page->uncompressed,
+                           page->compressed, (unsigned long long)reader->limit);
+    if (bounded_by_page(page)) {
+        *bytes = (uint64_t)page->uncompressed;
+        return ORDO_OK;
+    }
     unsigned char *body = malloc(page->compressed ? (size_t)page->compressed : 1);
     if (!body)
         return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", reader->path);

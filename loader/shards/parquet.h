@@ -222,6 +222,13 @@ typedef struct ordo__pq_page {
 int ordo__pq_page_header(const char *path, uint64_t offset, const unsigned char *in, size_t len,
                          ordo__pq_page *page, ordo_error *err);
 
+/* One byte-array value where it lies: a page, the dictionary or a buffer
+ * its reader owns. */
+typedef struct ordo__pq_view {
+    const char *s;
+    size_t len;
+} ordo__pq_view;
+
 /* What decoding a column's pages takes, and its decoded rows. */
 typedef struct ordo__pq_reader {
     const char *path;      /* file, for messages */
@@ -237,12 +244,18 @@ typedef struct ordo__pq_reader {
     /* decoded rows: present[r] 1 when row r has a value; values in order */
     unsigned char *present;
     size_t rows, rows_cap;
-    ordo__pq_bytes bytes; /* BYTE_ARRAY values */
+    ordo__pq_view *views; /* BYTE_ARRAY values, not copied out of their pages */
+    size_t view_count, view_cap;
+    uint64_t text_bytes;  /* the views' bytes, at most the limit */
     unsigned char *fixed; /* other types' values, width bytes each (BOOLEAN: 1) */
     size_t fixed_count, fixed_cap;
-    unsigned char *scratch; /* a decompressed page */
-    size_t scratch_cap;
+    void **owned; /* buffers the views point into (decompressed pages, decoded values) */
+    size_t owned_count, owned_cap;
 } ordo__pq_reader;
+
+/* Gives `buffer` (malloc'd) to the reader, freed with its rows; on error
+ * it is freed at once. */
+ordo_status ordo__pq_reader_own(ordo__pq_reader *reader, void *buffer, ordo_error *err);
 
 /* The bytes one value of a fixed-width type takes in reader->fixed. */
 int ordo__pq_width(int type);
@@ -250,7 +263,9 @@ int ordo__pq_width(int type);
 /* Decodes one page (`page`, whose header is at file offset `offset` and
  * whose body is `body`, page->compressed bytes): a dictionary page is
  * kept as the dictionary, a data page's rows are appended, an index page
- * is passed over. Errors name file, column and the page's offset. */
+ * is passed over. The values of an uncompressed page point into `body`,
+ * which must outlive the rows. Errors name file, column and the page's
+ * offset. */
 ordo_status ordo__pq_read_page(ordo__pq_reader *reader, const ordo__pq_page *page,
                                const unsigned char *body, uint64_t offset, ordo_error *err);
 

@@ -73,8 +73,8 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
         break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
-        out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
+        out->s = r->views[k].s;
+        out->len = r->views[k].len;
         if (!ordo__pq_utf8((const unsigned char *)out->s, out->len))
             return ordo__error(err, ORDO_INVALID,
                                "shard '%s': column '%s', row %llu: not valid UTF-8", w->path,
@@ -236,11 +236,11 @@ ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *pla
         status = ordo__error(err, ORDO_NOMEM, "out of memory reading '%s'", path);
     if (status == ORDO_OK)
         status = decode_spans(path, plan, bytes, readers, cursor, err);
-    free(bytes);
-    if (status == ORDO_OK)
+    if (status == ORDO_OK) /* values of uncompressed pages point into `bytes` */
         status = decide_rows(&w, spec, fn, context, counts, err);
+    free(bytes);
     if (text)
-        *text = readers ? readers[0].bytes.size : 0; /* the text span holds the chunk's rows */
+        *text = readers ? readers[0].text_bytes : 0; /* the text span holds the chunk's rows */
     for (size_t i = 0; readers && i < plan->span_count; i++)
         ordo__pq_reader_free(&readers[i]);
     free(readers);

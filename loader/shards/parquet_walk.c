@@ -82,7 +82,7 @@ static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_pa
     if (status == ORDO_OK)
         status = ordo__pq_read_page(reader, page, body, at, err);
     free(body);
-    *bytes = reader->bytes.size;
+    *bytes = reader->text_bytes;
     ordo__pq_reader_clear(reader);
     return status;
 }

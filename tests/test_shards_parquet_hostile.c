@@ -105,7 +105,9 @@ typedef struct {
     int64_t compressed;   /* -1: body_len */
     int64_t chunk_extra;  /* added to the column chunk's total_compressed_size */
     int rows;
-    size_t stats; /* bytes of a max_value statistic in the page header (0: none) */
+    size_t stats;                /* bytes of a max_value statistic in the page header (0: none) */
+    const unsigned char *prefix; /* pages before the data page (an index page, a dictionary) */
+    size_t prefix_len;
 } hand;
 
 static void schema(tw *w, const hand *h)
@@ -142,6 +144,8 @@ static unsigned char *hand_file(const hand *h, size_t *size, size_t *footer)
 {
     tw w = {0};
     put(&w, "PAR1", 4);
+    if (h->prefix_len)
+        put(&w, h->prefix, h->prefix_len);
     tw page = {0};
     begin(&page);
     f_i32(&page, 1, 0);
@@ -160,7 +164,7 @@ static unsigned char *hand_file(const hand *h, size_t *size, size_t *footer)
     end(&page);
     put(&w, page.b, page.n);
     put(&w, h->body, h->body_len);
-    int64_t page_bytes = (int64_t)(page.n + h->body_len);
+    int64_t page_bytes = (int64_t)(h->prefix_len + page.n + h->body_len);
     free(page.b);
     *footer = w.n;
     begin(&w);
@@ -585,4 +589,55 @@ TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
     free(shard.chunks);
     free(shard.aux);
     free(file);
+}
+
+/* A page header of `type` with `body` after it; `dict` adds a
+ * DictionaryPageHeader of `values` values in `encoding`. */
+static void page_with(tw *w, int type, const unsigned char *body, size_t len, int dict, int values,
+                      int encoding)
+{
+    begin(w);
+    f_i32(w, 1, type), f_i32(w, 2, (int64_t)len), f_i32(w, 3, (int64_t)len);
+    if (dict)
+        field(w, 7, 12), begin(w), f_i32(w, 1, values), f_i32(w, 2, encoding), end(w);
+    end(w);
+    put(w, body, len);
+}
+
+/* What the writer here does not write but older ones do: an INDEX_PAGE
+ * (passed over), and dictionaries labelled PLAIN_DICTIONARY on both the
+ * dictionary page and the data page (format 1.0). */
+TEST(parquet_index_pages_and_plain_dictionary_labels_are_read)
+{
+    const char *words[] = {"zero", "one", "two"};
+    unsigned char dict[64];
+    size_t dict_len = plain(words, 3, dict);
+    tw prefix = {0};
+    page_with(&prefix, 1, NULL, 0, 0, 0, 0); /* an index page, no body */
+    page_with(&prefix, 2, dict, dict_len, 1, 3, 2);
+    /* indices 2, 0, 1, 1 at bit width 2: one bit-packed group of 8 */
+    const unsigned char indices[] = {2, 0x03, 0x52, 0x00};
+    hand h = {.type = 6,
+              .encoding = 2,
+              .body = indices,
+              .body_len = sizeof indices,
+              .uncompressed = -1,
+              .compressed = -1,
+              .rows = 4,
+              .prefix = prefix.b,
+              .prefix_len = prefix.n};
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo__shard shard;
+    ordo_error err;
+    ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
+    char got[256] = "";
+    ordo__read_spec read = {"text", NULL};
+    ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:two;1:zero;2:one;3:one;");
+    ASSERT_EQ_INT(shard.chunks[0].raw_length, 13);
+    free(shard.chunks);
+    free(shard.aux);
+    free(file);
+    free(prefix.b);
 }

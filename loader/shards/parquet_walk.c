@@ -108,17 +108,22 @@ ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint6
         uint64_t length = page.header_length + (uint64_t)page.compressed;
         int data = page.type == ORDO__PQ_DATA_PAGE || page.type == ORDO__PQ_DATA_PAGE_V2;
         ordo__pq_place p = {at, length, row, data ? (uint64_t)page.num_rows : 0, 0};
+        if (!data && page.type != ORDO__PQ_DICTIONARY_PAGE && page.type != ORDO__PQ_INDEX_PAGE)
+            status = ordo__error(err, ORDO_INVALID,
+                                 "shard '%s': column '%s', page at byte %llu: a page of unknown "
+                                 "type %d",
+                                 reader->path, reader->column, (unsigned long long)at, page.type);
         if (page.type == ORDO__PQ_DICTIONARY_PAGE) {
             if (w->count > 0 || w->dict_length)
                 status = ordo__error(err, ORDO_INVALID,
                                      "shard '%s': column '%s', page at byte %llu: a dictionary "
-                                     "page after the first page",
+                                     "page after a data page or a dictionary",
                                      reader->path, reader->column, (unsigned long long)at);
             w->dict_offset = at, w->dict_length = length;
         }
-        if (status == ORDO_OK && (decode || page.type == ORDO__PQ_DICTIONARY_PAGE))
+        if (status == ORDO_OK && ((decode && data) || page.type == ORDO__PQ_DICTIONARY_PAGE))
             status = text_bytes(fd, reader, &page, at, &p.text_bytes, err);
-        if (status == ORDO_OK && page.type != ORDO__PQ_DICTIONARY_PAGE)
+        if (status == ORDO_OK && data) /* index pages hold no rows: passed over */
             status = push_page(w, p, err);
         row += p.rows;
         values += data ? (uint64_t)page.num_values : 0;

@@ -639,5 +639,14 @@ TEST(parquet_index_pages_and_plain_dictionary_labels_are_read)
     free(shard.chunks);
     free(shard.aux);
     free(file);
+    /* a page of a type the format does not have */
+    tw odd = {0};
+    page_with(&odd, 9, NULL, 0, 0, 0, 0);
+    h.prefix = odd.b, h.prefix_len = odd.n;
+    h.encoding = 0, h.body = dict, h.body_len = dict_len, h.rows = 3;
+    file = hand_file(&h, &size, &footer);
+    refused(file, size, "text", "column 'text', page at byte 4: a page of unknown type 9");
+    free(file);
+    free(odd.b);
     free(prefix.b);
 }

@@ -85,7 +85,9 @@ static int page_header(ordo__pq_thrift *t, ordo__pq_page *p)
     ordo__pq_struct_end(t);
     if (r == 0 && (seen & 7) != 7)
         return t->problem = "a page header without its type or sizes", -1;
-    if (r == 0 && p->type != ORDO__PQ_INDEX_PAGE && !(seen & 8))
+    int known = p->type == ORDO__PQ_DATA_PAGE || p->type == ORDO__PQ_DATA_PAGE_V2 ||
+                p->type == ORDO__PQ_DICTIONARY_PAGE; /* others are refused by type */
+    if (r == 0 && known && !(seen & 8))
         return t->problem = "a page header without the header of its type", -1;
     return r;
 }

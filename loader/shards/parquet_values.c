@@ -36,7 +36,7 @@ static ordo_status fixed_room(ordo__pq_reader *r, size_t count, size_t width, co
         (r->fixed_count + count) * width > r->limit) /* bounded before allocating */
         return too_many(r, what, err);
     size_t need = (r->fixed_count + count) * width;
-    if (need > r->fixed_cap) {
+    if (need > r->fixed_cap || !r->fixed) { /* never a null buffer, even for no values */
         size_t cap = r->fixed_cap ? r->fixed_cap : 4096;
         while (cap < need)
             cap *= 2;

@@ -9,6 +9,11 @@
 
 #include "parquet.h"
 
+/* Inputs of no bytes may be NULL: arithmetic on a null pointer, even +0,
+ * is undefined, so they read from here instead. */
+static const unsigned char no_bytes[1];
+#define INPUT(in) ((in) ? (in) : no_bytes)
+
 /* ---- byte-array value lists ---- */
 
 static ordo_status bytes_reserve(ordo__pq_bytes *values, size_t extra, ordo_error *err)
@@ -290,6 +295,7 @@ ordo_status ordo__pq_delta_binary(const unsigned char *in, size_t len, size_t co
                                   int64_t *out, size_t *used, ordo_error *err)
 {
     delta_run run;
+    in = INPUT(in);
     if (count == 0 && len == 0) { /* a page of nulls may hold no run at all */
         if (used)
             *used = 0;
@@ -389,6 +395,7 @@ ordo_status ordo__pq_delta_length(const unsigned char *in, size_t len, size_t co
                                   ordo__pq_bytes *out, ordo_error *err)
 {
     static const char name[] = "DELTA_LENGTH_BYTE_ARRAY";
+    in = INPUT(in);
     length_run *run = malloc(sizeof *run);
     if (!run)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -432,6 +439,7 @@ ordo_status ordo__pq_delta_byte_array(const unsigned char *in, size_t len, size_
                                       ordo__pq_bytes *out, ordo_error *err)
 {
     static const char name[] = "DELTA_BYTE_ARRAY";
+    in = INPUT(in);
     length_run *prefixes = malloc(sizeof *prefixes), *suffixes = malloc(sizeof *suffixes);
     ordo_status status = ORDO_OK;
     if (!prefixes || !suffixes)
@@ -480,6 +488,7 @@ ordo_status ordo__pq_delta_byte_array(const unsigned char *in, size_t len, size_
 ordo_status ordo__pq_byte_stream_split(const unsigned char *in, size_t len, size_t count, int width,
                                        unsigned char *out, ordo_error *err)
 {
+    in = INPUT(in);
     if (width != 4 && width != 8)
         return ordo__error(err, ORDO_INVALID,
                            "BYTE_STREAM_SPLIT: values of %d bytes (4 or 8 are read)", width);

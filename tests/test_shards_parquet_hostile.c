@@ -415,7 +415,7 @@ TEST(parquet_decompression_bomb_is_a_bounded_error)
     h.body = body, h.body_len = plain(two, 2, body);
     size_t size = 0, footer = 0;
     unsigned char *file = hand_file(&h, &size, &footer); /* says 1 GiB: refused unallocated */
-    refused(file, size, "text", "more than the 4194304 a chunk may hold");
+    refused(file, size, "text", "more than the 16777216 a page may hold (4 × the chunk limit)");
     free(file);
     uLongf gz = (uLongf)zeros;
     z_stream z = {0};
@@ -649,4 +649,45 @@ TEST(parquet_index_pages_and_plain_dictionary_labels_are_read)
     free(file);
     free(odd.b);
     free(prefix.b);
+}
+
+/* A page of more text than a chunk may hold is cut between its rows; a
+ * row of more text than that is refused, naming it. */
+TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
+{
+    const char *texts[] = {"short", "a text of more than the limit's bytes", "ok"};
+    unsigned char body[96];
+    hand h = {.type = 6,
+              .body = body,
+              .body_len = plain(texts, 3, body),
+              .uncompressed = -1,
+              .compressed = -1,
+              .rows = 3};
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    const char *path = test_path("rows.parquet");
+    test_write_file(path, file, size);
+    ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ordo_error err;
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    ordo__index_spec spec = {.read = {"text", NULL}, .chunk_limit = 40, .lanes = 1};
+    ASSERT_OK(ordo__shard_index(path, &shard, &spec, &err), &err);
+    ASSERT_EQ_INT(shard.chunk_count, 2); /* row 0, rows 1-2: cut inside the page */
+    ASSERT_EQ_INT(shard.chunks[1].first_record, 1);
+    ASSERT_EQ_INT(shard.chunks[0].raw_length, 5);
+    ASSERT_EQ_INT(shard.chunks[1].raw_length, 39);
+    char got[256] = "";
+    ordo__read_spec read = {"text", NULL};
+    for (uint32_t c = 0; c < 2; c++)
+        ASSERT_OK(ordo__chunk_read(path, &shard, c, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:short;0:a text of more than the limit's bytes;1:ok;");
+    free(shard.chunks);
+    free(shard.aux);
+    shard = (ordo__shard){.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    spec.chunk_limit = 20; /* pages up to 80 bytes, the long row more than 20 */
+    ASSERT_STATUS(ordo__shard_index(path, &shard, &spec, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "column 'text', row 1 holds 37 bytes of text, more than the 20");
+    ASSERT(shard.chunks == NULL);
+    free(file);
 }

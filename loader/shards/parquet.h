@@ -313,7 +313,8 @@ typedef struct ordo__pq_span {
 
 /* A chunk's plan, which its aux encodes: `rows` rows from spans[0] (the
  * text column) and the filter columns the file has (spans[1..]); `limit`
- * bounds every page and every column's decoded bytes. */
+ * bounds every page and every column's decoded bytes (the indexer makes it
+ * 4 × the chunk limit: a chunk's rows may lie in pages holding more). */
 typedef struct ordo__pq_plan {
     uint64_t limit, rows;
     ordo__pq_span *spans;
@@ -378,6 +379,10 @@ typedef struct ordo__pq_pages {
  * with ordo__pq_walk_free (also after an error). */
 ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end, int decode,
                           ordo__pq_pages *w, ordo_error *err);
+/* Decodes the page at `page` (as a walk found it) into `reader`, its rows
+ * appended (and kept until the reader is cleared). */
+ordo_status ordo__pq_walk_decode(int fd, ordo__pq_reader *reader, const ordo__pq_place *page,
+                                 ordo_error *err);
 /* The span of the pages holding rows [first, first + rows). */
 void ordo__pq_walk_span(const ordo__pq_pages *w, uint64_t first, uint64_t rows,
                         ordo__pq_span *span);

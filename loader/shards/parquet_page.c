@@ -310,9 +310,11 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
         return ORDO_OK;
     r->dict_bytes.limit = (size_t)r->limit;
     if ((uint64_t)page->uncompressed > r->limit || (uint64_t)page->compressed > r->limit)
-        return ordo__error(
-            err, ORDO_INVALID, "%s: %d bytes (%d compressed), more than the %llu a chunk may hold",
-            what, page->uncompressed, page->compressed, (unsigned long long)r->limit);
+        return ordo__error(err, ORDO_INVALID,
+                           "%s: %d bytes (%d compressed), more than the %llu a page may hold (4 × "
+                           "the chunk limit); write smaller pages",
+                           what, page->uncompressed, page->compressed,
+                           (unsigned long long)r->limit);
     if (page->type == ORDO__PQ_DICTIONARY_PAGE)
         return dictionary(r, page, body, what, err);
     if (page->type == ORDO__PQ_DATA_PAGE)

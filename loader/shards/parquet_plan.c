@@ -41,6 +41,7 @@ typedef struct {
     int *field_span; /* per filter field: its span, or -1 */
     uint64_t row;    /* in the chunk */
     uint64_t first_row;
+    uint64_t text; /* bytes of the rows' texts */
 } rows;
 
 static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, ordo_error *err)
@@ -102,6 +103,7 @@ static ordo_status decide_rows(rows *w, const ordo__read_spec *spec, ordo__doc_f
         ordo__field_value text;
         ordo_status status = value_at(w, 0, &text, err);
         int keep = 0;
+        w->text += text.kind == ORDO__VALUE_STRING ? text.len : 0;
         if (status == ORDO_OK)
             status = ordo__record_decide(spec, text.kind == ORDO__VALUE_STRING ? text.s : NULL,
                                          text.len, field_value, w, &keep, counts, err);
@@ -165,7 +167,7 @@ static ordo_status load_bytes(const char *path, int fd, const ordo__pq_plan *pla
     if (total > 2 * plan->limit)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': a chunk of rows from byte %llu reads %llu bytes of "
-                           "pages, more than twice the %llu a chunk may hold; write smaller "
+                           "pages, more than twice the %llu its pages may hold; write smaller "
                            "pages",
                            path, (unsigned long long)ordo__pq_plan_offset(plan),
                            (unsigned long long)total, (unsigned long long)plan->limit);
@@ -231,7 +233,7 @@ ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *pla
         ordo_sha256(bytes, (size_t)ordo__pq_plan_length(plan), digest);
     ordo__pq_reader *readers = calloc(plan->span_count, sizeof *readers);
     size_t *cursor = calloc(plan->span_count, sizeof *cursor);
-    rows w = {path, plan, readers, cursor, map_fields(plan, spec), 0, first_row};
+    rows w = {path, plan, readers, cursor, map_fields(plan, spec), 0, first_row, 0};
     if (status == ORDO_OK && (!readers || !cursor || !w.field_span))
         status = ordo__error(err, ORDO_NOMEM, "out of memory reading '%s'", path);
     if (status == ORDO_OK)
@@ -240,7 +242,7 @@ ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *pla
         status = decide_rows(&w, spec, fn, context, counts, err);
     free(bytes);
     if (text)
-        *text = readers ? readers[0].text_bytes : 0; /* the text span holds the chunk's rows */
+        *text = w.text; /* of the chunk's rows alone: its pages may hold more */
     for (size_t i = 0; readers && i < plan->span_count; i++)
         ordo__pq_reader_free(&readers[i]);
     free(readers);

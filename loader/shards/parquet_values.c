@@ -23,9 +23,10 @@ int ordo__pq_width(int type)
 
 static ordo_status too_many(const ordo__pq_reader *r, const char *what, ordo_error *err)
 {
-    return ordo__error(err, ORDO_INVALID,
-                       "%s: its values take more than the %llu bytes a chunk may hold", what,
-                       (unsigned long long)r->limit);
+    return ordo__error(
+        err, ORDO_INVALID,
+        "%s: its values take more than the %llu bytes a page may hold (4 × the chunk limit)", what,
+        (unsigned long long)r->limit);
 }
 
 /* Room for `count` more fixed-width values of `width` bytes. */

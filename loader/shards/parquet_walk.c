@@ -60,17 +60,20 @@ static int bounded_by_page(const ordo__pq_page *page)
            (page->encoding == ORDO__PQ_PLAIN || page->encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY);
 }
 
-/* A text page's decoded text bytes, or their bound (bounded_by_page). */
+/* A text page's decoded text bytes, or their bound (bounded_by_page)
+ * unless `keep`: then it is decoded and its rows kept in the reader (its
+ * body with them, as uncompressed values point into it). */
 static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_page *page,
-                              uint64_t at, uint64_t *bytes, ordo_error *err)
+                              uint64_t at, uint64_t *bytes, int keep, ordo_error *err)
 {
     if ((uint64_t)page->compressed > reader->limit || (uint64_t)page->uncompressed > reader->limit)
-        return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': column '%s', page at byte %llu: %d bytes (%d compressed), "
-                           "more than the %llu a chunk may hold",
-                           reader->path, reader->column, (unsigned long long)at, page->uncompressed,
-                           page->compressed, (unsigned long long)reader->limit);
-    if (bounded_by_page(page)) {
+        return ordo__error(
+            err, ORDO_INVALID,
+            "shard '%s': column '%s', page at byte %llu: %d bytes (%d compressed), "
+            "more than the %llu a page may hold (4 × the chunk limit); write smaller pages",
+            reader->path, reader->column, (unsigned long long)at, page->uncompressed,
+            page->compressed, (unsigned long long)reader->limit);
+    if (bounded_by_page(page) && !keep) {
         *bytes = (uint64_t)page->uncompressed;
         return ORDO_OK;
     }
@@ -79,11 +82,34 @@ static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_pa
         return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", reader->path);
     ordo_status status = ordo__pq_pread(fd, reader->path, at + page->header_length, body,
                                         (size_t)page->compressed, err);
+    if (status != ORDO_OK) {
+        free(body);
+        return status;
+    }
+    status = ordo__pq_reader_own(reader, body, err); /* freed when the reader is cleared */
     if (status == ORDO_OK)
         status = ordo__pq_read_page(reader, page, body, at, err);
-    free(body);
     *bytes = reader->text_bytes;
-    ordo__pq_reader_clear(reader);
+    if (!keep)
+        ordo__pq_reader_clear(reader);
+    return status;
+}
+
+/* Decodes one page a walk found; see parquet.h. */
+ordo_status ordo__pq_walk_decode(int fd, ordo__pq_reader *reader, const ordo__pq_place *place,
+                                 ordo_error *err)
+{
+    ordo__pq_page page;
+    uint64_t bytes = 0;
+    ordo_status status = next_header(reader->path, reader->column, fd, place->offset,
+                                     place->offset + place->length, &page, err);
+    if (status == ORDO_OK && page.header_length + (uint64_t)page.compressed != place->length)
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "shard '%s': column '%s', page at byte %llu changed while being "
+                             "indexed",
+                             reader->path, reader->column, (unsigned long long)place->offset);
+    if (status == ORDO_OK)
+        status = text_bytes(fd, reader, &page, place->offset, &bytes, 1, err);
     return status;
 }
 
@@ -122,7 +148,7 @@ ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint6
             w->dict_offset = at, w->dict_length = length;
         }
         if (status == ORDO_OK && ((decode && data) || page.type == ORDO__PQ_DICTIONARY_PAGE))
-            status = text_bytes(fd, reader, &page, at, &p.text_bytes, err);
+            status = text_bytes(fd, reader, &page, at, &p.text_bytes, 0, err);
         if (status == ORDO_OK && data) /* index pages hold no rows: passed over */
             status = push_page(w, p, err);
         row += p.rows;

@@ -28,7 +28,8 @@ static void put(tw *w, const void *bytes, size_t len)
         w->b = realloc(w->b, w->cap);
         ASSERT(w->b != NULL);
     }
-    memcpy(w->b + w->n, bytes, len);
+    if (len)
+        memcpy(w->b + w->n, bytes, len);
     w->n += len;
 }
 

@@ -430,7 +430,12 @@ TEST(parquet_filter_reads_its_columns_for_the_same_rows)
     json_t *f =
         json_pack("{s:s,s:s,s:b,s:i,s:i,s:i}", "path", test_path("f.parquet"), "codec", "SNAPPY",
                   "dictionary", 0, "page_version", 1, "row_group_rows", 300, "page_bytes", 1024);
-    json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
+    /* pages of more text than a chunk: chunks cut inside them, filter columns alike */
+    json_t *g =
+        json_pack("{s:s,s:s,s:b,s:i,s:i,s:i}", "path", test_path("g.parquet"), "codec", "ZSTD",
+                  "dictionary", 1, "page_version", 2, "row_group_rows", 400, "page_bytes", 16000);
+    json_t *spec =
+        json_pack("{s:o,s:O,s:[o,o]}", "columns", columns(), "rows", rows, "files", f, g);
     pq_write(spec);
     FILE *out = fopen(test_path("f.jsonl"), "w");
     for (size_t i = 0; i < json_array_size(rows); i++) {
@@ -462,6 +467,11 @@ TEST(parquet_filter_reads_its_columns_for_the_same_rows)
         ASSERT_EQ_INT(a.counts.filtered, b.counts.filtered);
         ASSERT_EQ_INT(a.counts.empty, b.counts.empty);
         ASSERT(a.len == b.len && memcmp(a.docs, b.docs, a.len) == 0);
+        kept c = index_kept(test_path("g.parquet"), ORDO_FORMAT_PARQUET, &read);
+        ASSERT_EQ_INT(c.counts.passed, b.counts.passed);
+        ASSERT_EQ_INT(c.counts.filtered, b.counts.filtered);
+        ASSERT(c.len == b.len && memcmp(c.docs, b.docs, c.len) == 0);
+        free(c.docs);
         free(a.docs);
         free(b.docs);
         ordo__filter_free(filter);

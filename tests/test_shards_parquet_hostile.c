@@ -416,7 +416,7 @@ TEST(parquet_decompression_bomb_is_a_bounded_error)
     h.body = body, h.body_len = plain(two, 2, body);
     size_t size = 0, footer = 0;
     unsigned char *file = hand_file(&h, &size, &footer); /* says 1 GiB: refused unallocated */
-    refused(file, size, "text", "more than the 16777216 a page may hold (4 × the chunk limit)");
+    refused(file, size, "text", "more than the 8388608 a page may hold (2 × the chunk limit)");
     free(file);
     uLongf gz = (uLongf)zeros;
     z_stream z = {0};
@@ -686,9 +686,9 @@ TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
     free(shard.aux);
     shard = (ordo__shard){.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
-    spec.chunk_limit = 20; /* pages up to 80 bytes, the long row more than 20 */
+    spec.chunk_limit = 30; /* pages up to 60 bytes, the long row more than 30 */
     ASSERT_STATUS(ordo__shard_index(path, &shard, &spec, &err), ORDO_INVALID, &err);
-    ASSERT_CONTAINS(err.message, "column 'text', row 1 holds 37 bytes of text, more than the 20");
+    ASSERT_CONTAINS(err.message, "column 'text', row 1 holds 37 bytes of text, more than the 30");
     ASSERT(shard.chunks == NULL);
     free(file);
 }

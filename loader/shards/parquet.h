@@ -235,7 +235,8 @@ typedef struct ordo__pq_reader {
     const char *column;    /* dotted path, for messages */
     int type, type_length; /* physical type */
     int codec, max_def;
-    uint64_t limit; /* the most decoded bytes (and page bytes) it may hold */
+    uint64_t limit;      /* the most decoded bytes (and rows × 4) it may hold in all */
+    uint64_t page_limit; /* the most bytes one page may take, compressed or not */
     /* the dictionary, when a dictionary page was read */
     int has_dict;
     ordo__pq_bytes dict_bytes; /* BYTE_ARRAY */
@@ -313,8 +314,10 @@ typedef struct ordo__pq_span {
 
 /* A chunk's plan, which its aux encodes: `rows` rows from spans[0] (the
  * text column) and the filter columns the file has (spans[1..]); `limit`
- * bounds every page and every column's decoded bytes (the indexer makes it
- * 4 × the chunk limit: a chunk's rows may lie in pages holding more). */
+ * is the page bound (the indexer makes it 2 × the chunk limit: a chunk's
+ * rows may lie in pages holding more): every page takes at most that, a
+ * column's decoded values at most 3 × that (two partial pages and the
+ * chunk's text between), the chunk's file bytes at most 4 × that. */
 typedef struct ordo__pq_plan {
     uint64_t limit, rows;
     ordo__pq_span *spans;
@@ -335,7 +338,7 @@ void ordo__pq_plan_free(ordo__pq_plan *plan);
 uint64_t ordo__pq_plan_length(const ordo__pq_plan *plan);
 uint64_t ordo__pq_plan_offset(const ordo__pq_plan *plan);
 
-/* Runs a plan over file `fd`: reads its bytes (at most 2 * limit, else an
+/* Runs a plan over file `fd`: reads its bytes (at most 4 * limit, else an
  * error), checks them against `chunk`'s digest (chunk NULL: puts their
  * digest in `digest`), decodes its columns and decides every row (`first_row`
  * the physical index of its first, for messages): `fn` gets each kept

@@ -19,7 +19,7 @@ typedef struct {
     ordo__pq_meta meta;
     const ordo__index_spec *spec;
     uint64_t limit;  /* the most text a chunk may hold */
-    uint64_t cap;    /* the most a page, or a column's values, may take to read: 4 × limit */
+    uint64_t cap;    /* the most a page may take: 2 × limit (a column's values: 3 × that) */
     size_t text;     /* leaf of the text field */
     size_t *filters; /* leaves of the filter's fields the file has */
     size_t filter_count;
@@ -72,7 +72,8 @@ static void reader_for(const indexer *x, size_t leaf, const ordo__pq_group *g, o
                            .type_length = l->type_length,
                            .codec = g->columns[leaf].codec,
                            .max_def = l->max_def,
-                           .limit = x->cap};
+                           .limit = 3 * x->cap,
+                           .page_limit = x->cap};
 }
 
 /* Walks one column chunk of a group, checking its rows and values. */
@@ -352,7 +353,7 @@ ordo_status ordo__parquet_index(const char *path, ordo__shard *shard, const ordo
 {
     indexer x = {.path = path, .fd = -1, .spec = spec};
     x.limit = spec->chunk_limit ? spec->chunk_limit : ORDO__CHUNK_MAX;
-    x.cap = x.limit <= ((uint64_t)1 << 38) ? 4 * x.limit : x.limit;
+    x.cap = x.limit <= ((uint64_t)1 << 37) ? 2 * x.limit : x.limit;
     ordo_status status = index_file(&x, shard, err);
     if (x.fd >= 0)
         close(x.fd);

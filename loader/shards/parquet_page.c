@@ -308,13 +308,13 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
              (unsigned long long)offset);
     if (page->type == ORDO__PQ_INDEX_PAGE)
         return ORDO_OK;
-    r->dict_bytes.limit = (size_t)r->limit;
-    if ((uint64_t)page->uncompressed > r->limit || (uint64_t)page->compressed > r->limit)
+    uint64_t most = r->page_limit ? r->page_limit : r->limit;
+    r->dict_bytes.limit = (size_t)most;
+    if ((uint64_t)page->uncompressed > most || (uint64_t)page->compressed > most)
         return ordo__error(err, ORDO_INVALID,
-                           "%s: %d bytes (%d compressed), more than the %llu a page may hold (4 × "
+                           "%s: %d bytes (%d compressed), more than the %llu a page may hold (2 × "
                            "the chunk limit); write smaller pages",
-                           what, page->uncompressed, page->compressed,
-                           (unsigned long long)r->limit);
+                           what, page->uncompressed, page->compressed, (unsigned long long)most);
     if (page->type == ORDO__PQ_DICTIONARY_PAGE)
         return dictionary(r, page, body, what, err);
     if (page->type == ORDO__PQ_DATA_PAGE)

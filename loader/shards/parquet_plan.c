@@ -137,7 +137,8 @@ static ordo_status decode_spans(const char *path, const ordo__pq_plan *plan,
                                .type = s->type,
                                .codec = s->codec,
                                .max_def = s->max_def,
-                               .limit = plan->limit};
+                               .limit = 3 * plan->limit,
+                               .page_limit = plan->limit};
         ordo_status status =
             ordo__pq_read_pages(r, bytes + at, (size_t)s->dict_length, s->dict_offset, err);
         at += (size_t)s->dict_length;
@@ -164,10 +165,10 @@ static ordo_status load_bytes(const char *path, int fd, const ordo__pq_plan *pla
                               unsigned char **out, ordo_error *err)
 {
     uint64_t total = ordo__pq_plan_length(plan);
-    if (total > 2 * plan->limit)
+    if (total > 4 * plan->limit)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': a chunk of rows from byte %llu reads %llu bytes of "
-                           "pages, more than twice the %llu its pages may hold; write smaller "
+                           "pages, more than four times the %llu a page may hold; write smaller "
                            "pages",
                            path, (unsigned long long)ordo__pq_plan_offset(plan),
                            (unsigned long long)total, (unsigned long long)plan->limit);

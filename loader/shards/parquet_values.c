@@ -25,8 +25,8 @@ static ordo_status too_many(const ordo__pq_reader *r, const char *what, ordo_err
 {
     return ordo__error(
         err, ORDO_INVALID,
-        "%s: its values take more than the %llu bytes a page may hold (4 × the chunk limit)", what,
-        (unsigned long long)r->limit);
+        "%s: its values take more than the %llu bytes its column may hold (6 × the chunk limit)",
+        what, (unsigned long long)r->limit);
 }
 
 /* Room for `count` more fixed-width values of `width` bytes. */

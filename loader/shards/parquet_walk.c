@@ -66,13 +66,14 @@ static int bounded_by_page(const ordo__pq_page *page)
 static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_page *page,
                               uint64_t at, uint64_t *bytes, int keep, ordo_error *err)
 {
-    if ((uint64_t)page->compressed > reader->limit || (uint64_t)page->uncompressed > reader->limit)
+    uint64_t most = reader->page_limit ? reader->page_limit : reader->limit;
+    if ((uint64_t)page->compressed > most || (uint64_t)page->uncompressed > most)
         return ordo__error(
             err, ORDO_INVALID,
             "shard '%s': column '%s', page at byte %llu: %d bytes (%d compressed), "
-            "more than the %llu a page may hold (4 × the chunk limit); write smaller pages",
+            "more than the %llu a page may hold (2 × the chunk limit); write smaller pages",
             reader->path, reader->column, (unsigned long long)at, page->uncompressed,
-            page->compressed, (unsigned long long)reader->limit);
+            page->compressed, (unsigned long long)most);
     if (bounded_by_page(page) && !keep) {
         *bytes = (uint64_t)page->uncompressed;
         return ORDO_OK;

@@ -692,3 +692,25 @@ TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
     ASSERT(shard.chunks == NULL);
     free(file);
 }
+
+/* The columns a filter uses pass the same check as the text column's:
+ * not inside a list or map, of a type filters compare. */
+TEST(parquet_filter_columns_not_read_are_refused_by_name)
+{
+    ordo_error err;
+    ordo__pq_leaf listed = {.path = "tags.list.item", .type = 6, .repeated = "tags.list"};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &listed, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "shard 'f.parquet': filter column 'tags.list.item' is inside "
+                                 "the repeated field 'tags.list'");
+    ordo__pq_leaf stamp = {.path = "ts", .type = 3};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &stamp, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "filter column 'ts' is INT96, which is not read");
+    ordo__pq_leaf fixed = {.path = "hash", .type = 7};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &fixed, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "filter column 'hash' is FIXED_LEN_BYTE_ARRAY");
+    const int fine[] = {0, 1, 2, 4, 5, 6};
+    for (int i = 0; i < 6; i++) {
+        ordo__pq_leaf leaf = {.path = "x", .type = fine[i]};
+        ASSERT_OK(ordo__pq_usable("f.parquet", &leaf, 0, &err), &err);
+    }
+}

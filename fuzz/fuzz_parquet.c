@@ -1,9 +1,11 @@
 /* Fuzzes the Parquet reader: the input decoded as a footer (FileMetaData)
  * and as a page header, then as a whole file: its columns scanned, the
  * shard indexed (chunk limits of 4 and 64 KiB, a large row group cut at
- * pages) and every chunk it indexed read back. */
+ * pages) and every chunk it indexed read back, without a filter and with
+ * one over three columns. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "testing.h"
@@ -67,5 +69,27 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         read_chunks(path, &shard, &spec);
     free(shard.chunks);
     free(shard.aux);
+    /* again with a filter over three columns: their pages read for each chunk's rows */
+    static ordo__filter *filter;
+    static int compiled;
+    if (!compiled++) {
+        json_t *json = json_loads("{\"any\": [{\"field\": \"id\", \"gt\": 3}, {\"field\": "
+                                  "\"meta.lang\", \"eq\": \"en\"}, {\"field\": \"ok\", "
+                                  "\"eq\": true}]}",
+                                  0, NULL);
+        if (ordo__filter_compile(json, "fuzz", &filter, &err) != ORDO_OK)
+            filter = NULL; /* a build without filters */
+        json_decref(json);
+    }
+    if (!filter)
+        return 0;
+    ordo__shard filtered = {.path = path, .format = ORDO_FORMAT_PARQUET};
+    memcpy(filtered.sha256, shard.sha256, sizeof shard.sha256);
+    filtered.size = shard.size;
+    index.read.filter = filter;
+    if (ordo__shard_index(path, &filtered, &index, &err) == ORDO_OK)
+        read_chunks(path, &filtered, &index.read);
+    free(filtered.chunks);
+    free(filtered.aux);
     return 0;
 }

@@ -28,7 +28,8 @@ static void put(tw *w, const void *bytes, size_t len)
         w->b = realloc(w->b, w->cap);
         ASSERT(w->b != NULL);
     }
-    memcpy(w->b + w->n, bytes, len);
+    if (len)
+        memcpy(w->b + w->n, bytes, len);
     w->n += len;
 }
 
@@ -105,7 +106,9 @@ typedef struct {
     int64_t compressed;   /* -1: body_len */
     int64_t chunk_extra;  /* added to the column chunk's total_compressed_size */
     int rows;
-    size_t stats; /* bytes of a max_value statistic in the page header (0: none) */
+    size_t stats;                /* bytes of a max_value statistic in the page header (0: none) */
+    const unsigned char *prefix; /* pages before the data page (an index page, a dictionary) */
+    size_t prefix_len;
 } hand;
 
 static void schema(tw *w, const hand *h)
@@ -142,6 +145,8 @@ static unsigned char *hand_file(const hand *h, size_t *size, size_t *footer)
 {
     tw w = {0};
     put(&w, "PAR1", 4);
+    if (h->prefix_len)
+        put(&w, h->prefix, h->prefix_len);
     tw page = {0};
     begin(&page);
     f_i32(&page, 1, 0);
@@ -160,7 +165,7 @@ static unsigned char *hand_file(const hand *h, size_t *size, size_t *footer)
     end(&page);
     put(&w, page.b, page.n);
     put(&w, h->body, h->body_len);
-    int64_t page_bytes = (int64_t)(page.n + h->body_len);
+    int64_t page_bytes = (int64_t)(h->prefix_len + page.n + h->body_len);
     free(page.b);
     *footer = w.n;
     begin(&w);
@@ -411,7 +416,7 @@ TEST(parquet_decompression_bomb_is_a_bounded_error)
     h.body = body, h.body_len = plain(two, 2, body);
     size_t size = 0, footer = 0;
     unsigned char *file = hand_file(&h, &size, &footer); /* says 1 GiB: refused unallocated */
-    refused(file, size, "text", "more than the 4194304 a chunk may hold");
+    refused(file, size, "text", "more than the 8388608 a page may hold (2 × the chunk limit)");
     free(file);
     uLongf gz = (uLongf)zeros;
     z_stream z = {0};
@@ -585,4 +590,127 @@ TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
     free(shard.chunks);
     free(shard.aux);
     free(file);
+}
+
+/* A page header of `type` with `body` after it; `dict` adds a
+ * DictionaryPageHeader of `values` values in `encoding`. */
+static void page_with(tw *w, int type, const unsigned char *body, size_t len, int dict, int values,
+                      int encoding)
+{
+    begin(w);
+    f_i32(w, 1, type), f_i32(w, 2, (int64_t)len), f_i32(w, 3, (int64_t)len);
+    if (dict)
+        field(w, 7, 12), begin(w), f_i32(w, 1, values), f_i32(w, 2, encoding), end(w);
+    end(w);
+    put(w, body, len);
+}
+
+/* What the writer here does not write but older ones do: an INDEX_PAGE
+ * (passed over), and dictionaries labelled PLAIN_DICTIONARY on both the
+ * dictionary page and the data page (format 1.0). */
+TEST(parquet_index_pages_and_plain_dictionary_labels_are_read)
+{
+    const char *words[] = {"zero", "one", "two"};
+    unsigned char dict[64];
+    size_t dict_len = plain(words, 3, dict);
+    tw prefix = {0};
+    page_with(&prefix, 1, NULL, 0, 0, 0, 0); /* an index page, no body */
+    page_with(&prefix, 2, dict, dict_len, 1, 3, 2);
+    /* indices 2, 0, 1, 1 at bit width 2: one bit-packed group of 8 */
+    const unsigned char indices[] = {2, 0x03, 0x52, 0x00};
+    hand h = {.type = 6,
+              .encoding = 2,
+              .body = indices,
+              .body_len = sizeof indices,
+              .uncompressed = -1,
+              .compressed = -1,
+              .rows = 4,
+              .prefix = prefix.b,
+              .prefix_len = prefix.n};
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo__shard shard;
+    ordo_error err;
+    ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
+    char got[256] = "";
+    ordo__read_spec read = {"text", NULL};
+    ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:two;1:zero;2:one;3:one;");
+    ASSERT_EQ_INT(shard.chunks[0].raw_length, 13);
+    free(shard.chunks);
+    free(shard.aux);
+    free(file);
+    /* a page of a type the format does not have */
+    tw odd = {0};
+    page_with(&odd, 9, NULL, 0, 0, 0, 0);
+    h.prefix = odd.b, h.prefix_len = odd.n;
+    h.encoding = 0, h.body = dict, h.body_len = dict_len, h.rows = 3;
+    file = hand_file(&h, &size, &footer);
+    refused(file, size, "text", "column 'text', page at byte 4: a page of unknown type 9");
+    free(file);
+    free(odd.b);
+    free(prefix.b);
+}
+
+/* A page of more text than a chunk may hold is cut between its rows; a
+ * row of more text than that is refused, naming it. */
+TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
+{
+    const char *texts[] = {"short", "a text of more than the limit's bytes", "ok"};
+    unsigned char body[96];
+    hand h = {.type = 6,
+              .body = body,
+              .body_len = plain(texts, 3, body),
+              .uncompressed = -1,
+              .compressed = -1,
+              .rows = 3};
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    const char *path = test_path("rows.parquet");
+    test_write_file(path, file, size);
+    ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ordo_error err;
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    ordo__index_spec spec = {.read = {"text", NULL}, .chunk_limit = 40, .lanes = 1};
+    ASSERT_OK(ordo__shard_index(path, &shard, &spec, &err), &err);
+    ASSERT_EQ_INT(shard.chunk_count, 2); /* row 0, rows 1-2: cut inside the page */
+    ASSERT_EQ_INT(shard.chunks[1].first_record, 1);
+    ASSERT_EQ_INT(shard.chunks[0].raw_length, 5);
+    ASSERT_EQ_INT(shard.chunks[1].raw_length, 39);
+    char got[256] = "";
+    ordo__read_spec read = {"text", NULL};
+    for (uint32_t c = 0; c < 2; c++)
+        ASSERT_OK(ordo__chunk_read(path, &shard, c, &read, collect, got, NULL, &err), &err);
+    ASSERT_EQ_STR(got, "0:short;0:a text of more than the limit's bytes;1:ok;");
+    free(shard.chunks);
+    free(shard.aux);
+    shard = (ordo__shard){.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
+    ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
+    spec.chunk_limit = 30; /* pages up to 60 bytes, the long row more than 30 */
+    ASSERT_STATUS(ordo__shard_index(path, &shard, &spec, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "column 'text', row 1 holds 37 bytes of text, more than the 30");
+    ASSERT(shard.chunks == NULL);
+    free(file);
+}
+
+/* The columns a filter uses pass the same check as the text column's:
+ * not inside a list or map, of a type filters compare. */
+TEST(parquet_filter_columns_not_read_are_refused_by_name)
+{
+    ordo_error err;
+    ordo__pq_leaf listed = {.path = "tags.list.item", .type = 6, .repeated = "tags.list"};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &listed, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "shard 'f.parquet': filter column 'tags.list.item' is inside "
+                                 "the repeated field 'tags.list'");
+    ordo__pq_leaf stamp = {.path = "ts", .type = 3};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &stamp, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "filter column 'ts' is INT96, which is not read");
+    ordo__pq_leaf fixed = {.path = "hash", .type = 7};
+    ASSERT_STATUS(ordo__pq_usable("f.parquet", &fixed, 0, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "filter column 'hash' is FIXED_LEN_BYTE_ARRAY");
+    const int fine[] = {0, 1, 2, 4, 5, 6};
+    for (int i = 0; i < 6; i++) {
+        ordo__pq_leaf leaf = {.path = "x", .type = fine[i]};
+        ASSERT_OK(ordo__pq_usable("f.parquet", &leaf, 0, &err), &err);
+    }
 }

@@ -222,13 +222,21 @@ typedef struct ordo__pq_page {
 int ordo__pq_page_header(const char *path, uint64_t offset, const unsigned char *in, size_t len,
                          ordo__pq_page *page, ordo_error *err);
 
+/* One byte-array value where it lies: a page, the dictionary or a buffer
+ * its reader owns. */
+typedef struct ordo__pq_view {
+    const char *s;
+    size_t len;
+} ordo__pq_view;
+
 /* What decoding a column's pages takes, and its decoded rows. */
 typedef struct ordo__pq_reader {
     const char *path;      /* file, for messages */
     const char *column;    /* dotted path, for messages */
     int type, type_length; /* physical type */
     int codec, max_def;
-    uint64_t limit; /* the most decoded bytes (and page bytes) it may hold */
+    uint64_t limit;      /* the most decoded bytes (and rows × 4) it may hold in all */
+    uint64_t page_limit; /* the most bytes one page may take, compressed or not */
     /* the dictionary, when a dictionary page was read */
     int has_dict;
     ordo__pq_bytes dict_bytes; /* BYTE_ARRAY */
@@ -237,12 +245,18 @@ typedef struct ordo__pq_reader {
     /* decoded rows: present[r] 1 when row r has a value; values in order */
     unsigned char *present;
     size_t rows, rows_cap;
-    ordo__pq_bytes bytes; /* BYTE_ARRAY values */
+    ordo__pq_view *views; /* BYTE_ARRAY values, not copied out of their pages */
+    size_t view_count, view_cap;
+    uint64_t text_bytes;  /* the views' bytes, at most the limit */
     unsigned char *fixed; /* other types' values, width bytes each (BOOLEAN: 1) */
     size_t fixed_count, fixed_cap;
-    unsigned char *scratch; /* a decompressed page */
-    size_t scratch_cap;
+    void **owned; /* buffers the views point into (decompressed pages, decoded values) */
+    size_t owned_count, owned_cap;
 } ordo__pq_reader;
+
+/* Gives `buffer` (malloc'd) to the reader, freed with its rows; on error
+ * it is freed at once. */
+ordo_status ordo__pq_reader_own(ordo__pq_reader *reader, void *buffer, ordo_error *err);
 
 /* The bytes one value of a fixed-width type takes in reader->fixed. */
 int ordo__pq_width(int type);
@@ -250,7 +264,9 @@ int ordo__pq_width(int type);
 /* Decodes one page (`page`, whose header is at file offset `offset` and
  * whose body is `body`, page->compressed bytes): a dictionary page is
  * kept as the dictionary, a data page's rows are appended, an index page
- * is passed over. Errors name file, column and the page's offset. */
+ * is passed over. The values of an uncompressed page point into `body`,
+ * which must outlive the rows. Errors name file, column and the page's
+ * offset. */
 ordo_status ordo__pq_read_page(ordo__pq_reader *reader, const ordo__pq_page *page,
                                const unsigned char *body, uint64_t offset, ordo_error *err);
 
@@ -298,7 +314,10 @@ typedef struct ordo__pq_span {
 
 /* A chunk's plan, which its aux encodes: `rows` rows from spans[0] (the
  * text column) and the filter columns the file has (spans[1..]); `limit`
- * bounds every page and every column's decoded bytes. */
+ * is the page bound (the indexer makes it 2 × the chunk limit: a chunk's
+ * rows may lie in pages holding more): every page takes at most that, a
+ * column's decoded values at most 3 × that (two partial pages and the
+ * chunk's text between), the chunk's file bytes at most 4 × that. */
 typedef struct ordo__pq_plan {
     uint64_t limit, rows;
     ordo__pq_span *spans;
@@ -319,15 +338,17 @@ void ordo__pq_plan_free(ordo__pq_plan *plan);
 uint64_t ordo__pq_plan_length(const ordo__pq_plan *plan);
 uint64_t ordo__pq_plan_offset(const ordo__pq_plan *plan);
 
-/* Runs a plan over file `fd`: reads its bytes (at most 2 * limit, else an
+/* Runs a plan over file `fd`: reads its bytes (at most 4 * limit, else an
  * error), checks them against `chunk`'s digest (chunk NULL: puts their
  * digest in `digest`), decodes its columns and decides every row (`first_row`
  * the physical index of its first, for messages): `fn` gets each kept
- * document with its row in the chunk, *counts gets every row counted. */
+ * document with its row in the chunk, *counts gets every row counted, *text
+ * (may be NULL) the bytes of every row's text. */
 ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *plan,
                               const ordo__chunk *chunk, uint32_t index, uint64_t first_row,
                               const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
-                              ordo__counts *counts, unsigned char *digest, ordo_error *err);
+                              ordo__counts *counts, unsigned char *digest, uint64_t *text,
+                              ordo_error *err);
 
 /* Decodes the pages in [at, end) of `bytes` (file offset `base` at
  * bytes[0]) into `reader` (parquet_plan.c). */
@@ -354,10 +375,17 @@ typedef struct ordo__pq_pages {
 
 /* Walks the pages of [start, end) of `fd` with `reader` (its path,
  * column, type, codec, levels and limit set), reading one header at a
- * time; with `decode`, decodes each page too (its text_bytes). *w is the
- * caller's, freed with ordo__pq_walk_free (also after an error). */
+ * time; with `decode`, each page's text_bytes: at most its uncompressed
+ * size for PLAIN and DELTA_LENGTH_BYTE_ARRAY pages (taken as the bound,
+ * undecoded), decoded for the others (dictionary indices, DELTA_BYTE_ARRAY:
+ * their values may be larger than their page). *w is the caller's, freed
+ * with ordo__pq_walk_free (also after an error). */
 ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint64_t end, int decode,
                           ordo__pq_pages *w, ordo_error *err);
+/* Decodes the page at `page` (as a walk found it) into `reader`, its rows
+ * appended (and kept until the reader is cleared). */
+ordo_status ordo__pq_walk_decode(int fd, ordo__pq_reader *reader, const ordo__pq_place *page,
+                                 ordo_error *err);
 /* The span of the pages holding rows [first, first + rows). */
 void ordo__pq_walk_span(const ordo__pq_pages *w, uint64_t first, uint64_t rows,
                         ordo__pq_span *span);

@@ -77,7 +77,7 @@ static ordo_status bad_aux(const char *path, uint32_t index, const char *what, o
 
 static int span_sane(const ordo__pq_span *s, uint64_t limit)
 {
-    return s->dict_length <= 2 * limit && s->data_length <= 2 * limit &&
+    return s->dict_length <= 4 * limit && s->data_length <= 4 * limit &&
            s->dict_offset <= UINT64_MAX - s->dict_length &&
            s->data_offset <= UINT64_MAX - s->data_length && s->max_def <= 64;
 }

@@ -18,7 +18,8 @@ typedef struct {
     uint64_t size;
     ordo__pq_meta meta;
     const ordo__index_spec *spec;
-    uint64_t limit;
+    uint64_t limit;  /* the most text a chunk may hold */
+    uint64_t cap;    /* the most a page may take: 2 × limit (a column's values: 3 × that) */
     size_t text;     /* leaf of the text field */
     size_t *filters; /* leaves of the filter's fields the file has */
     size_t filter_count;
@@ -71,12 +72,15 @@ static void reader_for(const indexer *x, size_t leaf, const ordo__pq_group *g, o
                            .type_length = l->type_length,
                            .codec = g->columns[leaf].codec,
                            .max_def = l->max_def,
-                           .limit = x->limit};
+                           .limit = 3 * x->cap,
+                           .page_limit = x->cap};
 }
 
 /* Walks one column chunk of a group, checking its rows and values. */
+/* Walks one column chunk of a group, checking its rows and values; its
+ * reader (its dictionary) is given to *keep when keep is not NULL. */
 static ordo_status walk_column(const indexer *x, size_t leaf, const ordo__pq_group *g, int decode,
-                               ordo__pq_pages *w, ordo_error *err)
+                               ordo__pq_pages *w, ordo__pq_reader *keep, ordo_error *err)
 {
     const ordo__pq_leaf *l = &x->meta.leaves[leaf];
     const ordo__pq_column *c = &g->columns[leaf];
@@ -87,7 +91,11 @@ static ordo_status walk_column(const indexer *x, size_t leaf, const ordo__pq_gro
     ordo_status status = ordo__pq_column_range(x->path, l, c, x->size, &start, &end, err);
     if (status == ORDO_OK)
         status = ordo__pq_walk(x->fd, &r, start, end, decode, w, err);
-    ordo__pq_reader_free(&r);
+    ordo__pq_reader_clear(&r);
+    if (keep)
+        *keep = r; /* ownership moved */
+    else
+        ordo__pq_reader_free(&r);
     if (status == ORDO_OK &&
         (w->rows != (uint64_t)g->num_rows || w->values != (uint64_t)c->num_values))
         status = ordo__error(err, ORDO_INVALID,
@@ -142,11 +150,12 @@ static void add_counts(ordo__counts *to, const ordo__counts *more)
     to->empty += more->empty;
 }
 
-/* One chunk: rows [first, first + rows) of group g, `text` bytes of text. */
+/* One chunk: rows [first, first + rows) of group g; its raw_length is the
+ * text its rows decode to. */
 static ordo_status index_cut(indexer *x, const ordo__pq_group *g, const ordo__pq_pages *walks,
-                             uint64_t first, uint64_t rows, uint64_t text, ordo_error *err)
+                             uint64_t first, uint64_t rows, ordo_error *err)
 {
-    ordo__pq_plan plan = {x->limit, rows, NULL, 1 + x->filter_count};
+    ordo__pq_plan plan = {x->cap, rows, NULL, 1 + x->filter_count};
     plan.spans = calloc(plan.span_count, sizeof *plan.spans);
     if (!plan.spans)
         return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", x->path);
@@ -163,11 +172,11 @@ static ordo_status index_cut(indexer *x, const ordo__pq_group *g, const ordo__pq
     ordo__counts here = {0};
     ordo__chunk chunk = {.offset = ordo__pq_plan_offset(&plan),
                          .length = ordo__pq_plan_length(&plan),
-                         .raw_length = text,
                          .first_record = g->first_row + first,
                          .aux_offset = x->aux_size};
-    ordo_status status = ordo__pq_plan_run(x->path, x->fd, &plan, NULL, 0, chunk.first_record,
-                                           &x->spec->read, NULL, NULL, &here, chunk.digest, err);
+    ordo_status status =
+        ordo__pq_plan_run(x->path, x->fd, &plan, NULL, 0, chunk.first_record, &x->spec->read, NULL,
+                          NULL, &here, chunk.digest, &chunk.raw_length, err);
     unsigned char *aux = NULL;
     size_t aux_len = 0;
     if (status == ORDO_OK && here.passed > 0) {
@@ -185,29 +194,76 @@ static ordo_status index_cut(indexer *x, const ordo__pq_group *g, const ordo__pq
     return status;
 }
 
-/* Cuts a group's text pages into chunks of at most the limit. */
+/* Where a chunk being cut stands: its first row and its text so far. */
+typedef struct {
+    uint64_t start, bytes;
+} cutting;
+
+/* Adds `bytes` of text starting at `row` (a page, or one row of a page
+ * cut row by row) to the chunk being cut, cutting before it when the
+ * chunk would hold more than the limit. */
+static ordo_status cut_add(indexer *x, const ordo__pq_group *g, const ordo__pq_pages *walks,
+                           cutting *c, uint64_t row, uint64_t bytes, ordo_error *err)
+{
+    ordo_status status = ORDO_OK;
+    if (c->bytes + bytes > x->limit && row > c->start) {
+        status = index_cut(x, g, walks, c->start, row - c->start, err);
+        c->start = row;
+        c->bytes = 0;
+    }
+    c->bytes += bytes;
+    return status;
+}
+
+/* A page of more text than the limit, cut between its rows: decoded
+ * again (its dictionary kept in `text`), a chunk cut before the row that
+ * would take it past the limit. A row of more text is an error. */
+static ordo_status cut_page(indexer *x, const ordo__pq_group *g, const ordo__pq_pages *walks,
+                            ordo__pq_reader *text, const ordo__pq_place *page, cutting *c,
+                            ordo_error *err)
+{
+    ordo__pq_reader_clear(text);
+    ordo_status status = ordo__pq_walk_decode(x->fd, text, page, err);
+    for (size_t i = 0, k = 0; status == ORDO_OK && i < text->rows; i++) {
+        uint64_t len = text->present[i] ? text->views[k++].len : 0;
+        if (len > x->limit)
+            status = ordo__error(
+                err, ORDO_INVALID,
+                "shard '%s': column '%s', row %llu holds %llu bytes of text, "
+                "more than the %llu a chunk may hold with %d lanes (256 MiB / "
+                "lanes, at least 4 MiB)",
+                x->path, text->column, (unsigned long long)(g->first_row + page->first_row + i),
+                (unsigned long long)len, (unsigned long long)x->limit, x->spec->lanes);
+        else
+            status = cut_add(x, g, walks, c, page->first_row + i, len, err);
+    }
+    ordo__pq_reader_clear(text);
+    return status;
+}
+
+/* Cuts a group's text pages into chunks of at most the limit: at page
+ * boundaries, and between rows inside a page of more text than that. */
 static ordo_status cut_group(indexer *x, const ordo__pq_group *g, const ordo__pq_pages *walks,
-                             ordo_error *err)
+                             ordo__pq_reader *text, ordo_error *err)
 {
     const ordo__pq_pages *t = &walks[0];
     uint64_t total = 0;
-    for (size_t p = 0; p < t->count; p++) /* each at most the limit: the walk checks */
+    for (size_t p = 0; p < t->count; p++)
         total += t->pages[p].text_bytes;
     if (total <= x->limit)
-        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, total, err) : ORDO_OK;
-    uint64_t start = 0, bytes = 0;
+        return g->num_rows ? index_cut(x, g, walks, 0, (uint64_t)g->num_rows, err) : ORDO_OK;
+    cutting c = {0, 0};
     ordo_status status = ORDO_OK;
     for (size_t p = 0; status == ORDO_OK && p < t->count; p++) {
         const ordo__pq_place *page = &t->pages[p];
-        if (bytes + page->text_bytes > x->limit && page->first_row > start) {
-            status = index_cut(x, g, walks, start, page->first_row - start, bytes, err);
-            start = page->first_row;
-            bytes = 0;
-        }
-        bytes += page->text_bytes;
+        if (page->text_bytes > x->limit)
+            status = cut_page(x, g, walks, text, page, &c, err);
+        else
+            status = cut_add(x, g, walks, &c, page->first_row, page->text_bytes, err);
     }
+    uint64_t start = c.start;
     if (status == ORDO_OK && (uint64_t)g->num_rows > start)
-        status = index_cut(x, g, walks, start, (uint64_t)g->num_rows - start, bytes, err);
+        status = index_cut(x, g, walks, start, (uint64_t)g->num_rows - start, err);
     return status;
 }
 
@@ -217,11 +273,13 @@ static ordo_status index_group(indexer *x, const ordo__pq_group *g, ordo_error *
     ordo__pq_pages *walks = calloc(n, sizeof *walks);
     if (!walks)
         return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", x->path);
-    ordo_status status = walk_column(x, x->text, g, 1, &walks[0], err);
+    ordo__pq_reader text = {0};
+    ordo_status status = walk_column(x, x->text, g, 1, &walks[0], &text, err);
     for (size_t i = 1; status == ORDO_OK && i < n; i++)
-        status = walk_column(x, x->filters[i - 1], g, 0, &walks[i], err);
+        status = walk_column(x, x->filters[i - 1], g, 0, &walks[i], NULL, err);
     if (status == ORDO_OK)
-        status = cut_group(x, g, walks, err);
+        status = cut_group(x, g, walks, &text, err);
+    ordo__pq_reader_free(&text);
     x->done = walks[0].end;
     for (size_t i = 0; i < n; i++)
         ordo__pq_walk_free(&walks[i]);
@@ -295,6 +353,7 @@ ordo_status ordo__parquet_index(const char *path, ordo__shard *shard, const ordo
 {
     indexer x = {.path = path, .fd = -1, .spec = spec};
     x.limit = spec->chunk_limit ? spec->chunk_limit : ORDO__CHUNK_MAX;
+    x.cap = x.limit <= ((uint64_t)1 << 37) ? 2 * x.limit : x.limit;
     ordo_status status = index_file(&x, shard, err);
     if (x.fd >= 0)
         close(x.fd);

@@ -85,7 +85,9 @@ static int page_header(ordo__pq_thrift *t, ordo__pq_page *p)
     ordo__pq_struct_end(t);
     if (r == 0 && (seen & 7) != 7)
         return t->problem = "a page header without its type or sizes", -1;
-    if (r == 0 && p->type != ORDO__PQ_INDEX_PAGE && !(seen & 8))
+    int known = p->type == ORDO__PQ_DATA_PAGE || p->type == ORDO__PQ_DATA_PAGE_V2 ||
+                p->type == ORDO__PQ_DICTIONARY_PAGE; /* others are refused by type */
+    if (r == 0 && known && !(seen & 8))
         return t->problem = "a page header without the header of its type", -1;
     return r;
 }
@@ -125,7 +127,26 @@ static ordo_status page_error(const ordo__pq_reader *r, uint64_t offset, const c
                        r->column, (unsigned long long)offset, detail);
 }
 
-/* The page's body decompressed into the reader's scratch buffer. */
+/* Gives a buffer to the reader; see parquet.h. */
+ordo_status ordo__pq_reader_own(ordo__pq_reader *r, void *buffer, ordo_error *err)
+{
+    if (r->owned_count == r->owned_cap) {
+        size_t cap = r->owned_cap ? 2 * r->owned_cap : 16;
+        void **grown = realloc(r->owned, cap * sizeof *grown);
+        if (!grown) {
+            free(buffer);
+            return ordo__error(err, ORDO_NOMEM, "out of memory reading '%s'", r->path);
+        }
+        r->owned = grown;
+        r->owned_cap = cap;
+    }
+    r->owned[r->owned_count++] = buffer;
+    return ORDO_OK;
+}
+
+/* The page's body as its values are read: the body itself when stored
+ * uncompressed, else decompressed into a buffer the reader keeps (values
+ * point into it). */
 static ordo_status body_bytes(ordo__pq_reader *r, const unsigned char *in, size_t len,
                               size_t expect, const char *what, const unsigned char **out,
                               ordo_error *err)
@@ -134,15 +155,16 @@ static ordo_status body_bytes(ordo__pq_reader *r, const unsigned char *in, size_
         *out = in;
         return ORDO_OK;
     }
-    if (expect > r->scratch_cap) {
-        unsigned char *grown = realloc(r->scratch, expect);
-        if (!grown)
-            return ordo__error(err, ORDO_NOMEM, "%s: out of memory", what);
-        r->scratch = grown;
-        r->scratch_cap = expect;
+    unsigned char *page = malloc(expect ? expect : 1);
+    if (!page)
+        return ordo__error(err, ORDO_NOMEM, "%s: out of memory", what);
+    ordo_status status = ordo__pq_decompress(r->codec, in, len, page, expect, what, err);
+    if (status != ORDO_OK) {
+        free(page);
+        return status;
     }
-    *out = r->scratch;
-    return ordo__pq_decompress(r->codec, in, len, r->scratch, expect, what, err);
+    *out = page;
+    return ordo__pq_reader_own(r, page, err);
 }
 
 static int bit_width(int max)
@@ -286,11 +308,13 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
              (unsigned long long)offset);
     if (page->type == ORDO__PQ_INDEX_PAGE)
         return ORDO_OK;
-    r->bytes.limit = r->dict_bytes.limit = (size_t)r->limit; /* DELTA_BYTE_ARRAY's too */
-    if ((uint64_t)page->uncompressed > r->limit || (uint64_t)page->compressed > r->limit)
-        return ordo__error(
-            err, ORDO_INVALID, "%s: %d bytes (%d compressed), more than the %llu a chunk may hold",
-            what, page->uncompressed, page->compressed, (unsigned long long)r->limit);
+    uint64_t most = r->page_limit ? r->page_limit : r->limit;
+    r->dict_bytes.limit = (size_t)most;
+    if ((uint64_t)page->uncompressed > most || (uint64_t)page->compressed > most)
+        return ordo__error(err, ORDO_INVALID,
+                           "%s: %d bytes (%d compressed), more than the %llu a page may hold (2 × "
+                           "the chunk limit); write smaller pages",
+                           what, page->uncompressed, page->compressed, (unsigned long long)most);
     if (page->type == ORDO__PQ_DICTIONARY_PAGE)
         return dictionary(r, page, body, what, err);
     if (page->type == ORDO__PQ_DATA_PAGE)
@@ -300,25 +324,32 @@ ordo_status ordo__pq_read_page(ordo__pq_reader *r, const ordo__pq_page *page,
     return page_error(r, offset, "a page of an unknown type", err);
 }
 
-/* Forgets decoded rows; see parquet.h. */
+/* Forgets decoded rows and the buffers they point into; see parquet.h. */
 void ordo__pq_reader_clear(ordo__pq_reader *r)
 {
     r->rows = 0;
     r->fixed_count = 0;
-    ordo__pq_bytes_free(&r->bytes);
+    r->view_count = 0;
+    r->text_bytes = 0;
+    for (size_t i = 0; i < r->owned_count; i++)
+        free(r->owned[i]);
+    r->owned_count = 0;
 }
 
 /* Frees everything the reader holds; see parquet.h. */
 void ordo__pq_reader_free(ordo__pq_reader *r)
 {
+    ordo__pq_reader_clear(r);
     ordo__pq_bytes_free(&r->dict_bytes);
-    ordo__pq_bytes_free(&r->bytes);
     free(r->dict_fixed);
     free(r->present);
     free(r->fixed);
-    free(r->scratch);
-    r->dict_fixed = r->present = r->fixed = r->scratch = NULL;
-    r->rows = r->rows_cap = r->fixed_count = r->fixed_cap = r->scratch_cap = 0;
+    free(r->views);
+    free(r->owned);
+    r->dict_fixed = r->present = r->fixed = NULL;
+    r->views = NULL;
+    r->owned = NULL;
+    r->rows_cap = r->fixed_cap = r->view_cap = r->owned_cap = 0;
     r->has_dict = 0;
     r->dict_count = 0;
 }

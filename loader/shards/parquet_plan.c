@@ -41,6 +41,7 @@ typedef struct {
     int *field_span; /* per filter field: its span, or -1 */
     uint64_t row;    /* in the chunk */
     uint64_t first_row;
+    uint64_t text; /* bytes of the rows' texts */
 } rows;
 
 static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, ordo_error *err)
@@ -73,8 +74,8 @@ static ordo_status value_at(const rows *w, size_t span, ordo__field_value *out, 
         break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
-        out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
+        out->s = r->views[k].s;
+        out->len = r->views[k].len;
         if (!ordo__pq_utf8((const unsigned char *)out->s, out->len))
             return ordo__error(err, ORDO_INVALID,
                                "shard '%s': column '%s', row %llu: not valid UTF-8", w->path,
@@ -102,6 +103,7 @@ static ordo_status decide_rows(rows *w, const ordo__read_spec *spec, ordo__doc_f
         ordo__field_value text;
         ordo_status status = value_at(w, 0, &text, err);
         int keep = 0;
+        w->text += text.kind == ORDO__VALUE_STRING ? text.len : 0;
         if (status == ORDO_OK)
             status = ordo__record_decide(spec, text.kind == ORDO__VALUE_STRING ? text.s : NULL,
                                          text.len, field_value, w, &keep, counts, err);
@@ -135,7 +137,8 @@ static ordo_status decode_spans(const char *path, const ordo__pq_plan *plan,
                                .type = s->type,
                                .codec = s->codec,
                                .max_def = s->max_def,
-                               .limit = plan->limit};
+                               .limit = 3 * plan->limit,
+                               .page_limit = plan->limit};
         ordo_status status =
             ordo__pq_read_pages(r, bytes + at, (size_t)s->dict_length, s->dict_offset, err);
         at += (size_t)s->dict_length;
@@ -162,10 +165,10 @@ static ordo_status load_bytes(const char *path, int fd, const ordo__pq_plan *pla
                               unsigned char **out, ordo_error *err)
 {
     uint64_t total = ordo__pq_plan_length(plan);
-    if (total > 2 * plan->limit)
+    if (total > 4 * plan->limit)
         return ordo__error(err, ORDO_INVALID,
                            "shard '%s': a chunk of rows from byte %llu reads %llu bytes of "
-                           "pages, more than twice the %llu a chunk may hold; write smaller "
+                           "pages, more than four times the %llu a page may hold; write smaller "
                            "pages",
                            path, (unsigned long long)ordo__pq_plan_offset(plan),
                            (unsigned long long)total, (unsigned long long)plan->limit);
@@ -208,7 +211,8 @@ static int *map_fields(const ordo__pq_plan *plan, const ordo__read_spec *spec)
 ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *plan,
                               const ordo__chunk *chunk, uint32_t index, uint64_t first_row,
                               const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
-                              ordo__counts *counts, unsigned char *digest, ordo_error *err)
+                              ordo__counts *counts, unsigned char *digest, uint64_t *text,
+                              ordo_error *err)
 {
     if (plan->span_count == 0 || strcmp(plan->spans[0].path, spec->text_field) != 0 ||
         plan->spans[0].type != ORDO__PQ_BYTE_ARRAY)
@@ -230,14 +234,16 @@ ordo_status ordo__pq_plan_run(const char *path, int fd, const ordo__pq_plan *pla
         ordo_sha256(bytes, (size_t)ordo__pq_plan_length(plan), digest);
     ordo__pq_reader *readers = calloc(plan->span_count, sizeof *readers);
     size_t *cursor = calloc(plan->span_count, sizeof *cursor);
-    rows w = {path, plan, readers, cursor, map_fields(plan, spec), 0, first_row};
+    rows w = {path, plan, readers, cursor, map_fields(plan, spec), 0, first_row, 0};
     if (status == ORDO_OK && (!readers || !cursor || !w.field_span))
         status = ordo__error(err, ORDO_NOMEM, "out of memory reading '%s'", path);
     if (status == ORDO_OK)
         status = decode_spans(path, plan, bytes, readers, cursor, err);
-    free(bytes);
-    if (status == ORDO_OK)
+    if (status == ORDO_OK) /* values of uncompressed pages point into `bytes` */
         status = decide_rows(&w, spec, fn, context, counts, err);
+    free(bytes);
+    if (text)
+        *text = w.text; /* of the chunk's rows alone: its pages may hold more */
     for (size_t i = 0; readers && i < plan->span_count; i++)
         ordo__pq_reader_free(&readers[i]);
     free(readers);

@@ -27,7 +27,7 @@ ordo_status ordo__parquet_chunk_read(const char *path, const ordo__shard *shard,
     ordo__counts here = {0};
     if (status == ORDO_OK)
         status = ordo__pq_plan_run(path, fd, &plan, chunk, index, chunk->first_record, spec, fn,
-                                   context, &here, NULL, err);
+                                   context, &here, NULL, NULL, err);
     if (fd >= 0)
         close(fd);
     ordo__pq_plan_free(&plan);

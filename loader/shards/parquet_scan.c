@@ -49,7 +49,9 @@ static ordo_status read_column(scan *s, const ordo__pq_group *g, size_t asked, o
     status = ordo__pq_pread(s->fd, s->path, start, bytes, (size_t)(end - start), err);
     if (status == ORDO_OK)
         status = ordo__pq_read_pages(r, bytes, (size_t)(end - start), start, err);
-    free(bytes);
+    ordo_status owned = ordo__pq_reader_own(r, bytes, err); /* values may point into it */
+    if (status == ORDO_OK)
+        status = owned;
     if (status == ORDO_OK && r->rows != (size_t)g->num_rows)
         status = ordo__error(err, ORDO_INVALID,
                              "shard '%s': column '%s' has %zu rows in a row group of %lld", s->path,
@@ -82,8 +84,8 @@ static void row_value(scan *s, size_t asked, size_t row, ordo__field_value *out)
     case ORDO__PQ_DOUBLE: out->kind = ORDO__VALUE_DOUBLE, memcpy(&out->d, v, 8); break;
     default:
         out->kind = ORDO__VALUE_STRING;
-        out->s = r->bytes.data ? r->bytes.data + r->bytes.offset[k] : "";
-        out->len = r->bytes.offset[k + 1] - r->bytes.offset[k];
+        out->s = r->views[k].s;
+        out->len = r->views[k].len;
     }
 }
 

@@ -23,9 +23,10 @@ int ordo__pq_width(int type)
 
 static ordo_status too_many(const ordo__pq_reader *r, const char *what, ordo_error *err)
 {
-    return ordo__error(err, ORDO_INVALID,
-                       "%s: its values take more than the %llu bytes a chunk may hold", what,
-                       (unsigned long long)r->limit);
+    return ordo__error(
+        err, ORDO_INVALID,
+        "%s: its values take more than the %llu bytes its column may hold (6 × the chunk limit)",
+        what, (unsigned long long)r->limit);
 }
 
 /* Room for `count` more fixed-width values of `width` bytes. */
@@ -36,7 +37,7 @@ static ordo_status fixed_room(ordo__pq_reader *r, size_t count, size_t width, co
         (r->fixed_count + count) * width > r->limit) /* bounded before allocating */
         return too_many(r, what, err);
     size_t need = (r->fixed_count + count) * width;
-    if (need > r->fixed_cap) {
+    if (need > r->fixed_cap || !r->fixed) { /* never a null buffer, even for no values */
         size_t cap = r->fixed_cap ? r->fixed_cap : 4096;
         while (cap < need)
             cap *= 2;
@@ -52,6 +53,53 @@ static ordo_status fixed_room(ordo__pq_reader *r, size_t count, size_t width, co
 static uint32_t le32(const unsigned char *b)
 {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Room for `count` more views, bounded before allocating (every value
+ * takes at least a byte of its page, or an index of one). */
+static ordo_status view_room(ordo__pq_reader *r, size_t count, const char *what, ordo_error *err)
+{
+    if (count > r->limit || r->view_count + count > r->limit)
+        return too_many(r, what, err);
+    if (r->view_count + count > r->view_cap) {
+        size_t cap = r->view_cap ? r->view_cap : 1024;
+        while (cap < r->view_count + count)
+            cap *= 2;
+        ordo__pq_view *grown = realloc(r->views, cap * sizeof *grown);
+        if (!grown)
+            return ordo__error(err, ORDO_NOMEM, "%s: out of memory", what);
+        r->views = grown;
+        r->view_cap = cap;
+    }
+    return ORDO_OK;
+}
+
+/* One more value (room made), its bytes counted against the limit. */
+static ordo_status view_add(ordo__pq_reader *r, const void *s, size_t len, const char *what,
+                            ordo_error *err)
+{
+    if (len > r->limit - r->text_bytes)
+        return too_many(r, what, err);
+    r->views[r->view_count++] = (ordo__pq_view){(const char *)s, len};
+    r->text_bytes += len;
+    return ORDO_OK;
+}
+
+/* PLAIN byte arrays as views into the page. */
+static ordo_status plain_views(ordo__pq_reader *r, const unsigned char *in, size_t len,
+                               size_t count, const char *what, ordo_error *err)
+{
+    ordo_status status = view_room(r, count, what, err);
+    size_t at = 0;
+    for (size_t i = 0; status == ORDO_OK && i < count; i++) {
+        if (len - at < 4 || le32(in + at) > len - at - 4)
+            return ordo__error(err, ORDO_INVALID, "%s: PLAIN value %zu of %zu beyond the page",
+                               what, i, count);
+        size_t n = le32(in + at);
+        status = view_add(r, in + at + 4, n, what, err);
+        at += 4 + n;
+    }
+    return status;
 }
 
 static ordo_status plain_bytes(ordo__pq_reader *r, ordo__pq_bytes *out, const unsigned char *in,
@@ -114,19 +162,17 @@ static ordo_status dictionary_values(ordo__pq_reader *r, const unsigned char *in
     ordo_status status = ordo__pq_rle_hybrid(in + 1, len - 1, in[0], count, index, NULL, err);
     status = with_context(status, what, "dictionary indices", err);
     size_t width = (size_t)ordo__pq_width(r->type);
-    if (status == ORDO_OK && r->type != ORDO__PQ_BYTE_ARRAY)
-        status = fixed_room(r, count, width, what, err);
+    if (status == ORDO_OK)
+        status = r->type != ORDO__PQ_BYTE_ARRAY ? fixed_room(r, count, width, what, err)
+                                                : view_room(r, count, what, err);
     for (size_t i = 0; status == ORDO_OK && i < count; i++) {
         if (index[i] >= r->dict_count) {
             status = ordo__error(err, ORDO_INVALID, "%s: dictionary index %u of %zu entries", what,
                                  index[i], r->dict_count);
         } else if (r->type == ORDO__PQ_BYTE_ARRAY) {
-            const ordo__pq_bytes *d = &r->dict_bytes;
+            const ordo__pq_bytes *d = &r->dict_bytes; /* views into the dictionary */
             size_t n = d->offset[index[i] + 1] - d->offset[index[i]];
-            if (r->bytes.size + n > r->limit)
-                status = too_many(r, what, err);
-            else
-                status = ordo__pq_bytes_push(&r->bytes, d->data + d->offset[index[i]], n, err);
+            status = view_add(r, d->data ? d->data + d->offset[index[i]] : "", n, what, err);
         } else {
             memcpy(r->fixed + (r->fixed_count + i) * width, r->dict_fixed + index[i] * width,
                    width);
@@ -182,16 +228,31 @@ static ordo_status delta_ints(ordo__pq_reader *r, const unsigned char *in, size_
     return status;
 }
 
+/* The DELTA byte arrays decode into a list of their own (within what the
+ * limit leaves), which the reader keeps and the views point into. */
 static ordo_status delta_bytes(ordo__pq_reader *r, int encoding, const unsigned char *in,
                                size_t len, size_t count, const char *what, ordo_error *err)
 {
-    ordo_status status = encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY
-                             ? ordo__pq_delta_length(in, len, count, &r->bytes, err)
-                             : ordo__pq_delta_byte_array(in, len, count, &r->bytes, err);
+    size_t room = (size_t)(r->limit - r->text_bytes); /* a list limit of 0 is none */
+    ordo__pq_bytes values = {.limit = room ? room : 1};
+    ordo_status status = view_room(r, count, what, err);
+    if (status == ORDO_OK)
+        status = encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY
+                     ? ordo__pq_delta_length(in, len, count, &values, err)
+                     : ordo__pq_delta_byte_array(in, len, count, &values, err);
     status = with_context(status, what, ordo__pq_encoding_name(encoding), err);
-    if (status == ORDO_OK && r->bytes.size > r->limit)
-        return too_many(r, what, err);
-    return status;
+    for (size_t i = 0; status == ORDO_OK && i < values.count; i++)
+        status = view_add(r, values.data ? values.data + values.offset[i] : "",
+                          values.offset[i + 1] - values.offset[i], what, err);
+    if (status == ORDO_OK && values.count != count)
+        status = ordo__error(err, ORDO_INVALID, "%s: %s gave %zu values of %zu", what,
+                             ordo__pq_encoding_name(encoding), values.count, count);
+    free(values.offset);
+    if (status != ORDO_OK || !values.data) {
+        free(values.data);
+        return status;
+    }
+    return ordo__pq_reader_own(r, values.data, err);
 }
 
 static ordo_status refused(const ordo__pq_reader *r, int encoding, const char *what,
@@ -212,7 +273,7 @@ ordo_status ordo__pq_decode_values(ordo__pq_reader *r, int encoding, const unsig
     if (encoding == ORDO__PQ_PLAIN_DICTIONARY || encoding == ORDO__PQ_RLE_DICTIONARY)
         return dictionary_values(r, in, len, count, what, err);
     if (encoding == ORDO__PQ_PLAIN && bytes)
-        return plain_bytes(r, &r->bytes, in, len, count, what, err);
+        return plain_views(r, in, len, count, what, err);
     if (encoding == ORDO__PQ_PLAIN) {
         ordo_status status = fixed_room(r, count, width, what, err);
         if (status == ORDO_OK)

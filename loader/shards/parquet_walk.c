@@ -53,26 +53,64 @@ static ordo_status push_page(ordo__pq_pages *w, ordo__pq_place page, ordo_error 
     return ORDO_OK;
 }
 
-/* Decodes one text page to learn its decoded text bytes. */
-static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_page *page,
-                              uint64_t at, uint64_t *bytes, ordo_error *err)
+/* Whether a page's values are at most its uncompressed bytes. */
+static int bounded_by_page(const ordo__pq_page *page)
 {
-    if ((uint64_t)page->compressed > reader->limit)
-        return ordo__error(err, ORDO_INVALID,
-                           "shard '%s': column '%s', page at byte %llu: %d bytes, more than the "
-                           "%llu a chunk may hold",
-                           reader->path, reader->column, (unsigned long long)at, page->compressed,
-                           (unsigned long long)reader->limit);
+    return (page->type == ORDO__PQ_DATA_PAGE || page->type == ORDO__PQ_DATA_PAGE_V2) &&
+           (page->encoding == ORDO__PQ_PLAIN || page->encoding == ORDO__PQ_DELTA_LENGTH_BYTE_ARRAY);
+}
+
+/* A text page's decoded text bytes, or their bound (bounded_by_page)
+ * unless `keep`: then it is decoded and its rows kept in the reader (its
+ * body with them, as uncompressed values point into it). */
+static ordo_status text_bytes(int fd, ordo__pq_reader *reader, const ordo__pq_page *page,
+                              uint64_t at, uint64_t *bytes, int keep, ordo_error *err)
+{
+    uint64_t most = reader->page_limit ? reader->page_limit : reader->limit;
+    if ((uint64_t)page->compressed > most || (uint64_t)page->uncompressed > most)
+        return ordo__error(
+            err, ORDO_INVALID,
+            "shard '%s': column '%s', page at byte %llu: %d bytes (%d compressed), "
+            "more than the %llu a page may hold (2 × the chunk limit); write smaller pages",
+            reader->path, reader->column, (unsigned long long)at, page->uncompressed,
+            page->compressed, (unsigned long long)most);
+    if (bounded_by_page(page) && !keep) {
+        *bytes = (uint64_t)page->uncompressed;
+        return ORDO_OK;
+    }
     unsigned char *body = malloc(page->compressed ? (size_t)page->compressed : 1);
     if (!body)
         return ordo__error(err, ORDO_NOMEM, "out of memory indexing '%s'", reader->path);
     ordo_status status = ordo__pq_pread(fd, reader->path, at + page->header_length, body,
                                         (size_t)page->compressed, err);
+    if (status != ORDO_OK) {
+        free(body);
+        return status;
+    }
+    status = ordo__pq_reader_own(reader, body, err); /* freed when the reader is cleared */
     if (status == ORDO_OK)
         status = ordo__pq_read_page(reader, page, body, at, err);
-    free(body);
-    *bytes = reader->bytes.size;
-    ordo__pq_reader_clear(reader);
+    *bytes = reader->text_bytes;
+    if (!keep)
+        ordo__pq_reader_clear(reader);
+    return status;
+}
+
+/* Decodes one page a walk found; see parquet.h. */
+ordo_status ordo__pq_walk_decode(int fd, ordo__pq_reader *reader, const ordo__pq_place *place,
+                                 ordo_error *err)
+{
+    ordo__pq_page page;
+    uint64_t bytes = 0;
+    ordo_status status = next_header(reader->path, reader->column, fd, place->offset,
+                                     place->offset + place->length, &page, err);
+    if (status == ORDO_OK && page.header_length + (uint64_t)page.compressed != place->length)
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "shard '%s': column '%s', page at byte %llu changed while being "
+                             "indexed",
+                             reader->path, reader->column, (unsigned long long)place->offset);
+    if (status == ORDO_OK)
+        status = text_bytes(fd, reader, &page, place->offset, &bytes, 1, err);
     return status;
 }
 
@@ -97,17 +135,22 @@ ordo_status ordo__pq_walk(int fd, ordo__pq_reader *reader, uint64_t start, uint6
         uint64_t length = page.header_length + (uint64_t)page.compressed;
         int data = page.type == ORDO__PQ_DATA_PAGE || page.type == ORDO__PQ_DATA_PAGE_V2;
         ordo__pq_place p = {at, length, row, data ? (uint64_t)page.num_rows : 0, 0};
+        if (!data && page.type != ORDO__PQ_DICTIONARY_PAGE && page.type != ORDO__PQ_INDEX_PAGE)
+            status = ordo__error(err, ORDO_INVALID,
+                                 "shard '%s': column '%s', page at byte %llu: a page of unknown "
+                                 "type %d",
+                                 reader->path, reader->column, (unsigned long long)at, page.type);
         if (page.type == ORDO__PQ_DICTIONARY_PAGE) {
             if (w->count > 0 || w->dict_length)
                 status = ordo__error(err, ORDO_INVALID,
                                      "shard '%s': column '%s', page at byte %llu: a dictionary "
-                                     "page after the first page",
+                                     "page after a data page or a dictionary",
                                      reader->path, reader->column, (unsigned long long)at);
             w->dict_offset = at, w->dict_length = length;
         }
-        if (status == ORDO_OK && (decode || page.type == ORDO__PQ_DICTIONARY_PAGE))
-            status = text_bytes(fd, reader, &page, at, &p.text_bytes, err);
-        if (status == ORDO_OK && page.type != ORDO__PQ_DICTIONARY_PAGE)
+        if (status == ORDO_OK && ((decode && data) || page.type == ORDO__PQ_DICTIONARY_PAGE))
+            status = text_bytes(fd, reader, &page, at, &p.text_bytes, 0, err);
+        if (status == ORDO_OK && data) /* index pages hold no rows: passed over */
             status = push_page(w, p, err);
         row += p.rows;
         values += data ? (uint64_t)page.num_values : 0;

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "harness.h"
 #include "testing.h"
 
 static ordo__filter *compile(const char *text)

@@ -183,3 +183,30 @@ TEST(compare_runs_carries_the_recipe_diff)
     ordo_compare_result_free(&r);
     ordo_ledger_close(ledger);
 }
+
+/* A stored recipe that is not a JSON object (a damaged ledger) stops the
+ * comparison naming it, and leaves nothing behind. */
+TEST(compare_runs_names_a_damaged_stored_recipe)
+{
+    ordo_ledger *ledger = fixture_open("damaged.db");
+    ordo_error err;
+    const char *ra = "{\"lanes\":4,\"global_batch\":8}", *rb = "{\"lanes\":4,\"global_batch\":16}";
+    char ida[ORDO_DIGEST_HEX_SIZE], idb[ORDO_DIGEST_HEX_SIZE];
+    ASSERT_OK(ordo_recipe_put(ledger, ra, strlen(ra), ida, &err), &err);
+    ASSERT_OK(ordo_recipe_put(ledger, rb, strlen(rb), idb, &err), &err);
+    int64_t run[2];
+    const char *names[2] = {"x", "y"}, *ids[2] = {ida, idb};
+    for (int i = 0; i < 2; i++) {
+        ordo_run_spec spec = {.name = names[i], .recipe_id = ids[i], .lanes = 4};
+        ASSERT_OK(ordo_run_create(ledger, &spec, &run[i], &err), &err);
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE recipes SET canonical = '[1, 2]' WHERE id = '%s'", idb);
+    fixture_sql(test_path("damaged.db"), sql);
+    ordo_compare_result r;
+    ASSERT_STATUS(ordo_compare_runs(ledger, run[0], run[1], &r, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, idb);
+    ASSERT_CONTAINS(err.message, "must be a JSON object");
+    ASSERT(r.recipe_diff == NULL);
+    ordo_ledger_close(ledger);
+}

@@ -1,4 +1,5 @@
 /* Comparing two runs step by step (shared by the CLI and the service). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,6 +261,13 @@ static ordo_status diff_recipes(ordo_ledger *ledger, const ordo_run_info *a, con
     ordo_status status = ordo_recipe_get(ledger, a->recipe_id, &ta, err);
     if (status == ORDO_OK)
         status = ordo_recipe_get(ledger, b->recipe_id, &tb, err);
+    char what[96]; /* a recipe the ledger holds that is not an object is named */
+    snprintf(what, sizeof what, "ledger: recipe %s", a->recipe_id);
+    if (status == ORDO_OK)
+        status = ordo__check_json_object(ta, what, err);
+    snprintf(what, sizeof what, "ledger: recipe %s", b->recipe_id);
+    if (status == ORDO_OK)
+        status = ordo__check_json_object(tb, what, err);
     if (status == ORDO_OK)
         status = ordo_recipe_diff(ta, tb, &result->recipe_diff, err);
     ordo_free(ta);

@@ -13,11 +13,12 @@ passed=0 failed=0
 run_suite() {
   local name=$1; shift
   echo "== $name"
-  local log out
+  local log out start=$SECONDS
   log=$(mktemp)
   "$@" 2>&1 | tee "$log"
   out=$(tail -n 1 "$log")
   rm -f "$log"
+  echo "-- $name took $((SECONDS - start)) s"
   last_total=-1
   if [[ $out =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     passed=$((passed + BASH_REMATCH[1]))

@@ -28,12 +28,22 @@ compare() { # name expected ours
   fi
 }
 
-for enc in gpt2 r50k_base p50k_base cl100k_base o200k_base llama3; do
-  file=$enc; [ "$enc" = gpt2 ] && file=r50k_base
-  node "$peers/oracle.mjs" "$enc" "$peers/corpus.jsonl" "$build/vocab/$file.tiktoken" \
-    > "$peers/$enc.expected"
-  "$ordo" tokens --jsonl --encoding "$enc" --path "$build/vocab/$file.tiktoken" \
-    "$peers/corpus.jsonl" > "$peers/$enc.ours"
+# Two encodings at a time (each pair of processes writes its own files;
+# the comparisons run after, in order).
+encode() { # enc
+  local file=$1; [ "$1" = gpt2 ] && file=r50k_base
+  node "$peers/oracle.mjs" "$1" "$peers/corpus.jsonl" "$build/vocab/$file.tiktoken" \
+    > "$peers/$1.expected"
+  "$ordo" tokens --jsonl --encoding "$1" --path "$build/vocab/$file.tiktoken" \
+    "$peers/corpus.jsonl" > "$peers/$1.ours"
+}
+encodings=(gpt2 r50k_base p50k_base cl100k_base o200k_base llama3)
+for ((i = 0; i < ${#encodings[@]}; i += 2)); do
+  encode "${encodings[$i]}" &
+  [ $((i + 1)) -lt ${#encodings[@]} ] && encode "${encodings[$((i + 1))]}"
+  wait
+done
+for enc in "${encodings[@]}"; do
   compare "$enc corpus" "$peers/$enc.expected" "$peers/$enc.ours"
 done
 

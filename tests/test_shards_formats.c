@@ -156,6 +156,23 @@ TEST(shard_writer_reads_gzip_inputs_member_by_member)
     ASSERT_OK(ordo_shard_read(path, NULL, NULL, remember, &s, &c, &err), &err);
     ASSERT_EQ_STR(s.text, "one|two|three|four|");
     ASSERT_EQ_INT(c.read, 4);
+    /* bytes after the last member: refused by offset, nothing left behind */
+    snprintf(path, sizeof path, "%s/b.json.gz", dir);
+    size_t plain = 0;
+    char *kept = test_read_file(path, &plain);
+    char *garbage = malloc(plain + 7);
+    memcpy(garbage, kept, plain);
+    memcpy(garbage + plain, "garbage", 7);
+    test_write_file(path, garbage, plain + 7);
+    o.out_dir = test_path("gz out garbage");
+    ASSERT_STATUS(ordo_shard_write(&o, inputs, 1, &done, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "b.json.gz");
+    char at[32];
+    snprintf(at, sizeof at, "%zu", plain);
+    ASSERT_CONTAINS(err.message, at);
+    test_write_file(path, kept, plain);
+    free(kept);
+    free(garbage);
     /* a truncated member: refused, naming the file; nothing left behind */
     snprintf(path, sizeof path, "%s/a.jsonl.gz", dir);
     size_t size = 0;

@@ -266,8 +266,26 @@ static int add_jsonl_line(sharder *s, const char *path, char *line, size_t n, ui
 
 /* .jsonl.gz / .json.gz: the decompressed lines (every member in turn),
  * with memory bounded by the longest line allowed. */
+/* The gzip file checked whole first, as a recipe's reader checks it
+ * (every member's CRC32 and length, nothing after the last member): zlib's
+ * gzread below would pass over bytes after the last member unseen. */
+static int gzip_whole(sharder *s, const char *path)
+{
+    ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_JSONL_GZ};
+    ordo__index_spec spec = {
+        .read = {s->text_field, NULL}, .chunk_limit = ORDO__CHUNK_MAX, .lanes = 1};
+    ordo_status status = ordo__sha256_file(path, shard.sha256, &shard.size, s->err);
+    if (status == ORDO_OK)
+        status = ordo__shard_index(path, &shard, &spec, s->err);
+    free(shard.chunks);
+    free(shard.aux);
+    return status == ORDO_OK ? 0 : -1;
+}
+
 static int add_gzip(sharder *s, const char *path, FILE *f)
 {
+    if (gzip_whole(s, path) != 0)
+        return -1;
     gzFile gz = gzdopen(dup(fileno(f)), "rb");
     if (!gz)
         return ordo__error(s->err, ORDO_NOMEM, "out of memory reading '%s'", path), -1;

@@ -371,13 +371,6 @@ static ordo_status parse_shards(ordo_recipe *r, ordo__source *source, json_t *sh
     return ORDO_OK;
 }
 
-/* A field name or a dotted path of them: no empty part. */
-static int dotted_path(const char *path)
-{
-    size_t n = strlen(path);
-    return n > 0 && path[0] != '.' && path[n - 1] != '.' && !strstr(path, "..");
-}
-
 static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, unsigned flags,
                                 int scheduled, ordo_error *err)
 {
@@ -400,7 +393,7 @@ static ordo_status parse_source(ordo_recipe *r, json_t *entry, size_t index, uns
     if (!(source->name = ordo__strdup(name)) ||
         !(source->text_field = ordo__strdup(field ? field : "text")))
         return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
-    if (json_object_get(entry, "text_field") && (!field || !dotted_path(field)))
+    if (json_object_get(entry, "text_field") && (!field || !ordo__dotted_path(field)))
         return ordo__error(err, ORDO_INVALID,
                            "recipe: source '%s': 'text_field' must be a non-empty string, a "
                            "field name or a dotted path of them (\"metadata.text\")",

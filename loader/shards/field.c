@@ -21,6 +21,13 @@ const json_t *ordo__json_path(const json_t *record, const char *path)
     }
 }
 
+/* A field name or a dotted path of them; see shards.h. */
+int ordo__dotted_path(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 0 && path[0] != '.' && path[n - 1] != '.' && !strstr(path, "..");
+}
+
 /* A JSON value as a filter sees it; see shards.h. */
 void ordo__json_value(const json_t *json, ordo__field_value *out)
 {

@@ -88,9 +88,7 @@ static ordo_status field_number(parse_ctx *c, const char *path, const char *name
 static ordo_status parse_field(parse_ctx *c, const json_t *json, const char *path, uint32_t *out)
 {
     const char *name = json_string_value(json);
-    size_t n = name ? strlen(name) : 0;
-    if (!name || n == 0 || n != json_string_length(json) || name[0] == '.' || name[n - 1] == '.' ||
-        strstr(name, ".."))
+    if (!name || strlen(name) != json_string_length(json) || !ordo__dotted_path(name))
         return fail(c, path,
                     "must be a field name or a dotted path of them (\"meta.quality.score\": "
                     "each dot one object deeper), or \"$bytes\"");

@@ -45,8 +45,7 @@ ordo_status ordo_shard_read(const char *path, const char *text_field, const char
         return ordo__error(err, ORDO_INVALID, "'%s' is not a shard file (expected %s)",
                            path ? path : "(null)", ordo__format_list);
     const char *field = text_field ? text_field : "text";
-    size_t n = strlen(field);
-    if (n == 0 || field[0] == '.' || field[n - 1] == '.' || strstr(field, ".."))
+    if (!ordo__dotted_path(field))
         return ordo__error(err, ORDO_INVALID,
                            "text field '%s' must be a field name or a dotted path of them", field);
     ordo__filter *filter = NULL;

@@ -87,6 +87,10 @@ ordo_status ordo__filter_eval(const ordo__filter *filter, size_t text_bytes, ord
  * Borrowed from `record`. */
 const json_t *ordo__json_path(const json_t *record, const char *path);
 
+/* Whether `path` is a field name or a dotted path of them (no empty
+ * part): what text fields and filter fields may be. */
+int ordo__dotted_path(const char *path);
+
 /* A JSON value as a filter sees it (NULL: ORDO__VALUE_MISSING). */
 void ordo__json_value(const json_t *json, ordo__field_value *out);
 

@@ -81,7 +81,7 @@ $(BUILD)/gen/migrations.o: $(BUILD)/gen/migrations.c $(BUILD)/config.mk
 	$(CC) $(CFLAGS) -fPIC -Iloader/ledger -c $< -o $@
 
 # The dashboard too: web/ plus uPlot (pinned in web/package-lock.json).
-$(BUILD)/web/uPlot.iife.min.js $(BUILD)/web/uPlot.min.css: web/package-lock.json scripts/web.sh
+$(BUILD)/web/uPlot.iife.min.js $(BUILD)/web/uPlot.min.css &: web/package-lock.json scripts/web.sh
 	@BUILD=$(BUILD) scripts/web.sh
 $(BUILD)/gen/web.c: $(WEB_FILES) $(BUILD)/embed
 	@mkdir -p $(@D)

@@ -136,10 +136,11 @@ void ordo_batch_digest(const unsigned char *lane_digests, int lanes,
 
 /* ---- tokenizers ------------------------------------------------------- */
 
-/* A tiktoken-compatible BPE tokenizer: encodings gpt2, r50k_base,
- * p50k_base, cl100k_base, o200k_base and llama3, with their published
- * split patterns and ranks from a .tiktoken file (docs/tokenizer.md).
- * Read-only once open: one tokenizer may serve many threads. */
+/* A BPE tokenizer of either kind: a tiktoken-compatible encoding (gpt2,
+ * r50k_base, p50k_base, cl100k_base, o200k_base and llama3, with their
+ * published split patterns and ranks from a .tiktoken file), or a Hugging
+ * Face tokenizer.json whose model is BPE (docs/tokenizer.md). Read-only
+ * once open: one tokenizer may serve many threads. */
 typedef struct ordo_tokenizer ordo_tokenizer;
 
 /* The names of every encoding, from the library's one table, as text for
@@ -152,7 +153,20 @@ size_t ordo_tokenizer_encodings(char *buffer, size_t size);
 ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path,
                                 ordo_tokenizer **tokenizer, ordo_error *err);
 
+/* Opens the Hugging Face tokenizer.json at `path`: model BPE with the
+ * normalizers, pre-tokenizers and added tokens docs/tokenizer.md lists;
+ * anything else is refused naming the component. Free with
+ * ordo_tokenizer_close. */
+ordo_status ordo_tokenizer_open_json(const char *path, ordo_tokenizer **tokenizer, ordo_error *err);
+
 void ordo_tokenizer_close(ordo_tokenizer *tokenizer);
+
+/* The id of the token whose text is `content`: one of an encoding's
+ * special tokens ("<|endoftext|>", ...: docs/tokenizer.md), or a token of a
+ * tokenizer.json (its vocab or added tokens, special ones included).
+ * ORDO_NOTFOUND naming the token and the tokenizer when there is none. */
+ordo_status ordo_tokenizer_token_id(const ordo_tokenizer *tokenizer, const char *content,
+                                    uint32_t *id, ordo_error *err);
 
 /* Token ids of ordinary text (special tokens are never produced). Invalid
  * UTF-8 is read as U+FFFD per maximal ill-formed subsequence. *ids is owned
@@ -165,7 +179,9 @@ ordo_status ordo_tokenizer_encode(const ordo_tokenizer *tokenizer, const char *t
 ordo_status ordo_tokenizer_decode(const ordo_tokenizer *tokenizer, const uint32_t *ids,
                                   size_t count, char **bytes, size_t *len, ordo_error *err);
 
-/* End-of-text id and the size of the id space (specials included). */
+/* End-of-text id (an encoding's <|endoftext|>; UINT32_MAX for a
+ * tokenizer.json, which names none that is safe: a recipe names its eos)
+ * and the size of the id space (specials included). */
 uint32_t ordo_tokenizer_eot(const ordo_tokenizer *tokenizer);
 uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *tokenizer);
 

@@ -34,6 +34,13 @@ ordo_status ordo__tokens_reserve(ordo__tokens *tokens, size_t more, ordo_error *
 /* Appends one id. */
 ordo_status ordo__tokens_push(ordo__tokens *tokens, uint32_t id, ordo_error *err);
 
+/* A copy of `text` with every maximal ill-formed UTF-8 subpart replaced by
+ * U+FFFD (Unicode 3.9, as Python's errors="replace" and the WHATWG decoder
+ * do) in *copy (the caller's, free) and *copy_len; *copy is NULL when the
+ * text is valid already. */
+ordo_status ordo__utf8_repair(const char *text, size_t len, char **copy, size_t *copy_len,
+                              ordo_error *err);
+
 typedef struct ordo__bpe ordo__bpe;
 
 /* Encodings by name (the table in bpe.c; ordo_tokenizer_encodings lists it). */

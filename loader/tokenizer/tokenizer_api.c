@@ -1,10 +1,13 @@
-/* The public face of the BPE tokenizer. */
+/* The public face of the tokenizers: a tiktoken encoding or a
+ * tokenizer.json behind one ordo_tokenizer. */
 #include <stdlib.h>
+#include <string.h>
 
-#include "tokenizer.h"
+#include "hf.h"
 
 struct ordo_tokenizer {
-    ordo__bpe *bpe;
+    ordo__bpe *bpe; /* a tiktoken encoding, or */
+    ordo__hf *hf;   /* a tokenizer.json */
 };
 
 /* Opens an encoding with its rank file. */
@@ -30,10 +33,28 @@ ordo_status ordo_tokenizer_open(const char *encoding, const char *ranks_path, or
     return ordo__ok(err);
 }
 
+/* Opens a tokenizer.json. */
+ordo_status ordo_tokenizer_open_json(const char *path, ordo_tokenizer **out, ordo_error *err)
+{
+    *out = NULL;
+    ordo_tokenizer *t = calloc(1, sizeof *t);
+    if (!t)
+        return ordo__error(err, ORDO_NOMEM, "out of memory");
+    ordo_status status = ordo__hf_load(path, &t->hf, err);
+    if (status != ORDO_OK) {
+        free(t);
+        return status;
+    }
+    *out = t;
+    return ordo__ok(err);
+}
+
 void ordo_tokenizer_close(ordo_tokenizer *t)
 {
-    if (t)
+    if (t) {
         ordo__bpe_free(t->bpe);
+        ordo__hf_free(t->hf);
+    }
     free(t);
 }
 
@@ -42,7 +63,8 @@ ordo_status ordo_tokenizer_encode(const ordo_tokenizer *t, const char *text, siz
                                   uint32_t **ids, size_t *count, ordo_error *err)
 {
     ordo__tokens tokens = {0};
-    ordo_status status = ordo__bpe_encode(t->bpe, text, len, &tokens, err);
+    ordo_status status = t->hf ? ordo__hf_encode(t->hf, text, len, &tokens, err)
+                               : ordo__bpe_encode(t->bpe, text, len, &tokens, err);
     if (status != ORDO_OK) {
         free(tokens.ids);
         *ids = NULL;
@@ -62,7 +84,8 @@ ordo_status ordo_tokenizer_decode(const ordo_tokenizer *t, const uint32_t *ids, 
     size_t used = 0, capacity = 0;
     ordo_status status = ORDO_OK;
     for (size_t i = 0; i < count && status == ORDO_OK; i++)
-        status = ordo__bpe_decode(t->bpe, ids[i], &buffer, &used, &capacity, err);
+        status = t->hf ? ordo__hf_decode(t->hf, ids[i], &buffer, &used, &capacity, err)
+                       : ordo__bpe_decode(t->bpe, ids[i], &buffer, &used, &capacity, err);
     if (status != ORDO_OK) {
         free(buffer);
         *bytes = NULL;
@@ -74,12 +97,31 @@ ordo_status ordo_tokenizer_decode(const ordo_tokenizer *t, const uint32_t *ids, 
     return ordo__ok(err);
 }
 
+/* A special token of an encoding, or a token of a tokenizer.json. */
+ordo_status ordo_tokenizer_token_id(const ordo_tokenizer *t, const char *content, uint32_t *id,
+                                    ordo_error *err)
+{
+    if (t->hf) {
+        if (content && ordo__hf_token_id(t->hf, content, id))
+            return ordo__ok(err);
+        return ordo__error(err, ORDO_NOTFOUND, "token '%s' is not a token of the tokenizer.json",
+                           content ? content : "");
+    }
+    const ordo__encoding *e = ordo__bpe_encoding(t->bpe);
+    if (content && strcmp(content, "<|endoftext|>") == 0) {
+        *id = e->eot;
+        return ordo__ok(err);
+    }
+    return ordo__error(err, ORDO_NOTFOUND, "token '%s' is not a special token of %s",
+                       content ? content : "", e->name);
+}
+
 uint32_t ordo_tokenizer_eot(const ordo_tokenizer *t)
 {
-    return ordo__bpe_encoding(t->bpe)->eot;
+    return t->hf ? UINT32_MAX : ordo__bpe_encoding(t->bpe)->eot;
 }
 
 uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *t)
 {
-    return ordo__bpe_encoding(t->bpe)->vocab_size;
+    return t->hf ? ordo__hf_vocab_size(t->hf) : ordo__bpe_encoding(t->bpe)->vocab_size;
 }

@@ -12,5 +12,6 @@
 #include "shards/gzip.h"
 #include "shards/shards.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/hf.h"
 
 #endif

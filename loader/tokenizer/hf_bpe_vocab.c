@@ -1,0 +1,175 @@
+/* The vocab and merges of a tokenizer.json BPE model, checked as the
+ * library checks them (and a little more: ids must be 0..n-1, each once). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_model.h"
+
+/* Reads "vocab"; see hf_model.h. */
+ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char *what,
+                               ordo_error *err)
+{
+    if (!json_is_object(vocab))
+        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.vocab must be an object",
+                           what);
+    size_t n = json_object_size(vocab), total = 0;
+    if (n >= ORDO__HF_NONE / 2)
+        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.vocab is too large",
+                           what);
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)vocab, key, value) total += strlen(key);
+    b->count = (uint32_t)n;
+    b->blob = malloc(total + 1);
+    b->tokens = calloc(n ? n : 1, sizeof *b->tokens);
+    if (!b->blob || !b->tokens)
+        return ordo__error(err, ORDO_NOMEM, "out of memory for %zu tokens", n);
+    char *o = b->blob, q[200], q2[200];
+    json_object_foreach((json_t *)vocab, key, value)
+    {
+        size_t len = strlen(key);
+        json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
+        if (!json_is_integer(value) || id < 0 || (uint64_t)id >= n)
+            return ordo__error(err, ORDO_INVALID,
+                               "tokenizer.json '%s': model.vocab '%s': id %s%s is out of range "
+                               "(the vocab has %zu tokens, so ids are 0..%zu)",
+                               what, ordo__hf_quote(key, len, q),
+                               json_is_integer(value) ? "" : "(not an integer) ",
+                               json_is_integer(value) ? "" : "", n, n ? n - 1 : 0);
+        if (json_is_integer(value) && b->tokens[id].p) {
+            const ordo__hf_str *other = &b->tokens[id];
+            return ordo__error(err, ORDO_INVALID,
+                               "tokenizer.json '%s': model.vocab: '%s' and '%s' both have id %lld",
+                               what, ordo__hf_quote(other->p, other->n, q2),
+                               ordo__hf_quote(key, len, q), (long long)id);
+        }
+        memcpy(o, key, len);
+        b->tokens[id] = (ordo__hf_str){o, (uint32_t)len};
+        o += len;
+    }
+    ordo_status s = ordo__hf_map_init(&b->vocab, b->tokens, n, err);
+    for (uint32_t id = 0; s == ORDO_OK && id < n; id++)
+        ordo__hf_map_put(&b->vocab, id);
+    return s;
+}
+
+static ordo_status merges_init(ordo__hf_merges *m, size_t count, ordo_error *err)
+{
+    size_t cap = 16;
+    while (cap < 2 * count)
+        cap *= 2;
+    m->mask = cap - 1;
+    m->slots = malloc(cap * sizeof *m->slots);
+    if (!m->slots)
+        return ordo__error(err, ORDO_NOMEM, "out of memory for %zu merges", count);
+    memset(m->slots, 0xff, cap * sizeof *m->slots);
+    return ORDO_OK;
+}
+
+/* A later merge of the same pair replaces an earlier one, as the
+ * library's map does. */
+static void merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint32_t rank,
+                       uint32_t id)
+{
+    uint64_t key = (uint64_t)left << 32 | right;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
+    while (m->slots[i].key != UINT64_MAX && m->slots[i].key != key)
+        i = (i + 1) & m->mask;
+    m->slots[i] = (ordo__hf_merge){key, rank, id};
+}
+
+/* One merge: both tokens and their concatenation (the right one without
+ * continuing_subword_prefix) must be in the vocab. */
+static ordo_status merge_one(ordo__hf_bpe *b, size_t index, uint32_t rank, const char *left,
+                             size_t left_len, const char *right, size_t right_len,
+                             ordo__text *joined, const char *what, ordo_error *err)
+{
+    char q[200], q2[200];
+    uint32_t a = ordo__hf_map_get(&b->vocab, left, left_len),
+             c = ordo__hf_map_get(&b->vocab, right, right_len);
+    if (a == ORDO__HF_NONE || c == ORDO__HF_NONE) {
+        const char *missing = a == ORDO__HF_NONE ? left : right;
+        size_t missing_len = a == ORDO__HF_NONE ? left_len : right_len;
+        return ordo__error(err, ORDO_INVALID,
+                           "tokenizer.json '%s': model.merges[%zu]: '%s' is not in the vocab", what,
+                           index, ordo__hf_quote(missing, missing_len, q));
+    }
+    size_t cut = b->prefix_len;
+    if (cut > right_len || (cut < right_len && ((unsigned char)right[cut] & 0xC0) == 0x80))
+        return ordo__error(err, ORDO_INVALID,
+                           "tokenizer.json '%s': model.merges[%zu]: '%s' is shorter than "
+                           "continuing_subword_prefix",
+                           what, index, ordo__hf_quote(right, right_len, q));
+    joined->len = 0;
+    ordo_status s;
+    if ((s = ordo__text_append(joined, left, left_len, err)) != ORDO_OK ||
+        (s = ordo__text_append(joined, right + cut, right_len - cut, err)) != ORDO_OK)
+        return s;
+    uint32_t merged = ordo__hf_map_get(&b->vocab, joined->data, joined->len);
+    if (merged == ORDO__HF_NONE)
+        return ordo__error(
+            err, ORDO_INVALID,
+            "tokenizer.json '%s': model.merges[%zu]: '%s' + '%s' is not in the vocab", what, index,
+            ordo__hf_quote(left, left_len, q), ordo__hf_quote(right, right_len, q2));
+    merges_put(&b->merges, a, c, rank, merged);
+    return ORDO_OK;
+}
+
+/* "a b": exactly one space (the library splits on ' ' into two parts). */
+static ordo_status legacy_merge(ordo__hf_bpe *b, const json_t *item, size_t index, uint32_t rank,
+                                ordo__text *joined, const char *what, ordo_error *err)
+{
+    const char *s = json_string_value(item);
+    size_t n = json_string_length(item);
+    const char *space = memchr(s, ' ', n);
+    char q[200];
+    if (!space || memchr(space + 1, ' ', n - (size_t)(space + 1 - s)))
+        return ordo__error(err, ORDO_INVALID,
+                           "tokenizer.json '%s': model.merges[%zu] '%s' is not two tokens "
+                           "separated by one space",
+                           what, index, ordo__hf_quote(s, n, q));
+    return merge_one(b, index, rank, s, (size_t)(space - s), space + 1, n - (size_t)(space + 1 - s),
+                     joined, what, err);
+}
+
+static int is_pair(const json_t *item)
+{
+    return json_is_array(item) && json_array_size(item) == 2 &&
+           json_is_string(json_array_get(item, 0)) && json_is_string(json_array_get(item, 1));
+}
+
+/* Reads "merges"; see hf_model.h. */
+ordo_status ordo__hf_bpe_merges(ordo__hf_bpe *b, const json_t *merges, const char *what,
+                                ordo_error *err)
+{
+    if (!json_is_array(merges))
+        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.merges must be an array",
+                           what);
+    size_t n = json_array_size(merges);
+    ordo_status s = merges_init(&b->merges, n, err);
+    int legacy = n > 0 && json_is_string(json_array_get(merges, 0));
+    ordo__text joined = {0};
+    uint32_t rank = 0;
+    for (size_t i = 0; s == ORDO_OK && i < n; i++) {
+        const json_t *item = json_array_get(merges, i);
+        if (legacy ? !json_is_string(item) : !is_pair(item)) {
+            s = ordo__error(err, ORDO_INVALID,
+                            "tokenizer.json '%s': model.merges[%zu] is not %s (merges are all "
+                            "\"a b\" strings or all [\"a\", \"b\"] pairs)",
+                            what, i, legacy ? "a string" : "a pair of strings");
+            break;
+        }
+        if (legacy && strncmp(json_string_value(item), "#version", 8) == 0)
+            continue; /* the library skips these lines */
+        if (legacy)
+            s = legacy_merge(b, item, i, rank, &joined, what, err);
+        else {
+            const json_t *l = json_array_get(item, 0), *r = json_array_get(item, 1);
+            s = merge_one(b, i, rank, json_string_value(l), json_string_length(l),
+                          json_string_value(r), json_string_length(r), &joined, what, err);
+        }
+        rank++;
+    }
+    free(joined.data);
+    return s;
+}

@@ -1,0 +1,146 @@
+/* From a piece to the symbols the BPE model merges, as the library's
+ * BPE::merge_word builds them; then merging (hf_bpe_merge.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_model.h"
+
+/* ByteLevel pieces are raw bytes: the library sees each byte as its
+ * ByteLevel character. */
+static ordo_status as_characters(const char *piece, size_t len, ordo__text *chars, ordo_error *err)
+{
+    uint32_t cp[256];
+    ordo__hf_byte_level_table(cp);
+    chars->len = 0;
+    ordo_status s = ordo__text_append(chars, "", 0, err);
+    for (size_t i = 0; s == ORDO_OK && i < len; i++) {
+        uint32_t c = cp[(unsigned char)piece[i]];
+        char u[2] = {(char)c, 0};
+        size_t n = 1;
+        if (c >= 0x80) {
+            u[0] = (char)(0xC0 | c >> 6);
+            u[1] = (char)(0x80 | (c & 0x3F));
+            n = 2;
+        }
+        s = ordo__text_append(chars, u, n, err);
+    }
+    return s;
+}
+
+/* The symbol's id: the vocab's string for the character with the prefix
+ * (not first) and the suffix (last) around it. */
+static ordo_status lookup_symbol(const ordo__hf_bpe *b, ordo__hf_scratch *s, const char *c,
+                                 size_t n, int first, int last, const char **text, size_t *len,
+                                 uint32_t *id, ordo_error *err)
+{
+    *text = c;
+    *len = n;
+    if ((!first && b->prefix) || (last && b->suffix)) {
+        ordo__text *t = &s->symbol;
+        t->len = 0;
+        ordo_status status = ORDO_OK;
+        if (!first && b->prefix)
+            status = ordo__text_append(t, b->prefix, b->prefix_len, err);
+        if (status == ORDO_OK)
+            status = ordo__text_append(t, c, n, err);
+        if (status == ORDO_OK && last && b->suffix)
+            status = ordo__text_append(t, b->suffix, b->suffix_len, err);
+        if (status != ORDO_OK)
+            return status;
+        *text = t->data;
+        *len = t->len;
+    }
+    *id = ordo__hf_map_get(&b->vocab, *text, *len);
+    return ORDO_OK;
+}
+
+/* BPE::merge_word's first loop: symbols into s->ids, their count in *n.
+ * A pending unknown is only written when a known character or the end
+ * comes (byte-fallback bytes do not flush it: the library's order). */
+static ordo_status symbols(const ordo__hf_bpe *b, const char *w, size_t len, ordo__hf_scratch *s,
+                           size_t *n, ordo_error *err)
+{
+    size_t k = 0;
+    uint32_t unk = ORDO__HF_NONE;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t clen = ordo__hf_utf8((const unsigned char *)w + i, &cp);
+        const char *text;
+        size_t text_len;
+        uint32_t id;
+        ordo_status status =
+            lookup_symbol(b, s, w + i, clen, i == 0, i + clen >= len, &text, &text_len, &id, err);
+        i += clen;
+        if (status == ORDO_OK)
+            status = ordo__hf_scratch_reserve(s, k + text_len + 2, err);
+        if (status != ORDO_OK)
+            return status;
+        if (id != ORDO__HF_NONE) {
+            if (unk != ORDO__HF_NONE)
+                s->ids[k++] = unk;
+            unk = ORDO__HF_NONE;
+            s->ids[k++] = id;
+            continue;
+        }
+        if (b->byte_fallback) {
+            size_t j = 0;
+            while (j < text_len && b->fallback[(unsigned char)text[j]] != ORDO__HF_NONE)
+                j++;
+            if (j == text_len) {
+                for (j = 0; j < text_len; j++)
+                    s->ids[k++] = b->fallback[(unsigned char)text[j]];
+                continue;
+            }
+        }
+        if (b->unk != ORDO__HF_NONE) {
+            if (unk != ORDO__HF_NONE && !b->fuse_unk)
+                s->ids[k++] = unk;
+            unk = b->unk;
+        }
+    }
+    if (unk != ORDO__HF_NONE)
+        s->ids[k++] = unk;
+    *n = k;
+    return ORDO_OK;
+}
+
+static ordo_status push_one(ordo__tokens *out, uint32_t id, ordo_error *err)
+{
+    return ordo__tokens_push(out, id, err);
+}
+
+/* One piece through the model; see hf_model.h. */
+ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
+                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
+{
+    ordo_status status;
+    if (b->fast) {
+        if (b->ignore_merges) {
+            uint32_t whole = ordo__hf_map_get(&b->by_bytes, piece, len);
+            if (whole != ORDO__HF_NONE)
+                return push_one(out, whole, err);
+        }
+        if (len == 1)
+            return push_one(out, b->byte_id[(unsigned char)piece[0]], err);
+        if ((status = ordo__hf_scratch_reserve(s, len, err)) != ORDO_OK)
+            return status;
+        for (size_t i = 0; i < len; i++)
+            s->ids[i] = b->byte_id[(unsigned char)piece[i]];
+        return ordo__hf_bpe_merge_emit(b, s, len, out, err);
+    }
+    if (b->byte_level) {
+        if ((status = as_characters(piece, len, &s->chars, err)) != ORDO_OK)
+            return status;
+        piece = s->chars.data;
+        len = s->chars.len;
+    }
+    if (b->ignore_merges) {
+        uint32_t whole = ordo__hf_map_get(&b->vocab, piece, len);
+        if (whole != ORDO__HF_NONE)
+            return push_one(out, whole, err);
+    }
+    size_t n = 0;
+    if ((status = symbols(b, piece, len, s, &n, err)) != ORDO_OK)
+        return status;
+    return ordo__hf_bpe_merge_emit(b, s, n, out, err);
+}

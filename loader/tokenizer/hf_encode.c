@@ -1,0 +1,91 @@
+/* Encoding with a tokenizer.json, in the library's order (hf.h): repair
+ * UTF-8, split around added tokens matched on the raw text, normalize
+ * each stretch, split around added tokens matched on normalized text,
+ * pre-tokenize, and run the model on each piece. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_model.h"
+
+typedef struct encoding {
+    const ordo__hf *hf;
+    ordo__tokens *out;
+    ordo__text normal;
+    ordo__hf_scratch scratch;
+} encoding;
+
+static ordo_status piece(void *context, const char *text, size_t len, ordo_error *err)
+{
+    encoding *e = context;
+    return ordo__hf_bpe_piece(e->hf->bpe, text, len, &e->scratch, e->out, err);
+}
+
+static ordo_status normalized_stretch(void *context, const char *text, size_t len, uint32_t id,
+                                      ordo_error *err)
+{
+    encoding *e = context;
+    if (id != ORDO__HF_NONE)
+        return ordo__tokens_push(e->out, id, err);
+    return ordo__hf_pretokenize(e->hf->pretokenizer, text, len, piece, e, err);
+}
+
+static ordo_status raw_stretch(void *context, const char *text, size_t len, uint32_t id,
+                               ordo_error *err)
+{
+    encoding *e = context;
+    if (id != ORDO__HF_NONE)
+        return ordo__tokens_push(e->out, id, err);
+    const ordo__hf *hf = e->hf;
+    if (!hf->normalizer)
+        return ordo__hf_added_split(&hf->added, hf->added.normalized, text, len, normalized_stretch,
+                                    e, err);
+    ordo_status s = ordo__hf_normalize(hf->normalizer, text, len, &e->normal, err);
+    if (s != ORDO_OK || e->normal.len == 0)
+        return s;
+    /* nothing below normalizes again, so e->normal stays as it is */
+    return ordo__hf_added_split(&hf->added, hf->added.normalized, e->normal.data, e->normal.len,
+                                normalized_stretch, e, err);
+}
+
+/* Encodes ordinary text; see hf.h. */
+ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, ordo__tokens *out,
+                            ordo_error *err)
+{
+    char *repaired = NULL;
+    size_t repaired_len = 0;
+    ordo_status s = ordo__utf8_repair(text, len, &repaired, &repaired_len, err);
+    if (s != ORDO_OK)
+        return s;
+    if (repaired) {
+        text = repaired;
+        len = repaired_len;
+    }
+    encoding e = {hf, out, {0}, {0}};
+    s = ordo__hf_added_split(&hf->added, hf->added.raw, text, len, raw_stretch, &e, err);
+    free(e.normal.data);
+    ordo__hf_scratch_free(&e.scratch);
+    free(repaired);
+    return s;
+}
+
+/* The id of a token's content; see hf.h. */
+int ordo__hf_token_id(const ordo__hf *hf, const char *content, uint32_t *id)
+{
+    size_t n = strlen(content);
+    for (size_t k = 0; k < hf->added.count; k++)
+        if (hf->added.tokens[k].len == n && memcmp(hf->added.tokens[k].content, content, n) == 0) {
+            *id = hf->added.tokens[k].id;
+            return 1;
+        }
+    uint32_t found = ordo__hf_map_get(&hf->bpe->vocab, content, n);
+    if (found == ORDO__HF_NONE)
+        return 0;
+    *id = found;
+    return 1;
+}
+
+/* One more than the largest id; see hf.h. */
+uint32_t ordo__hf_vocab_size(const ordo__hf *hf)
+{
+    return hf->size;
+}

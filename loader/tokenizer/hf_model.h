@@ -1,0 +1,252 @@
+/* tokenizer.json internals (hf_*.c): string and pair hash tables, the BPE
+ * model, the added tokens and the decoder. Only the files of the
+ * tokenizer.json loader include this. */
+#ifndef ORDO_HF_MODEL_H
+#define ORDO_HF_MODEL_H
+
+#include "hf.h"
+
+#define ORDO__HF_NONE UINT32_MAX
+
+/* A byte string inside a blob someone else owns. */
+typedef struct ordo__hf_str {
+    const char *p;
+    uint32_t n;
+} ordo__hf_str;
+
+/* An open-addressing table from byte strings to ids; the key of id i is
+ * keys[i] (the table does not own them). Lookups never depend on the
+ * order of insertion. */
+typedef struct ordo__hf_map {
+    const ordo__hf_str *keys;
+    uint32_t *slots; /* ids, ORDO__HF_NONE when empty */
+    size_t mask;
+} ordo__hf_map;
+
+/* Sizes the table for `count` keys of `keys`. */
+ordo_status ordo__hf_map_init(ordo__hf_map *m, const ordo__hf_str *keys, size_t count,
+                              ordo_error *err);
+
+/* Inserts id (its key is keys[id]); returns the id already holding an
+ * equal key (then nothing is inserted), or ORDO__HF_NONE. */
+uint32_t ordo__hf_map_put(ordo__hf_map *m, uint32_t id);
+
+/* The id whose key is s[0..n), or ORDO__HF_NONE. */
+uint32_t ordo__hf_map_get(const ordo__hf_map *m, const char *s, size_t n);
+
+void ordo__hf_map_free(ordo__hf_map *m);
+
+/* Merges by pair of ids: rank (its index in "merges") and the merged id. */
+typedef struct ordo__hf_merge {
+    uint64_t key; /* left << 32 | right; UINT64_MAX when empty */
+    uint32_t rank, id;
+} ordo__hf_merge;
+
+typedef struct ordo__hf_merges {
+    ordo__hf_merge *slots;
+    size_t mask;
+} ordo__hf_merges;
+
+static inline const ordo__hf_merge *ordo__hf_merge_find(const ordo__hf_merges *m, uint32_t left,
+                                                        uint32_t right)
+{
+    uint64_t key = (uint64_t)left << 32 | right;
+    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
+    for (;; i = (i + 1) & m->mask) {
+        const ordo__hf_merge *slot = &m->slots[i];
+        if (slot->key == key)
+            return slot;
+        if (slot->key == UINT64_MAX)
+            return NULL;
+    }
+}
+
+/* Length of the UTF-8 character at s[0] (the text is valid UTF-8);
+ * *cp gets its code point. */
+static inline size_t ordo__hf_utf8(const unsigned char *s, uint32_t *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] < 0xE0) {
+        *cp = (uint32_t)(s[0] & 0x1F) << 6 | (s[1] & 0x3F);
+        return 2;
+    }
+    if (s[0] < 0xF0) {
+        *cp = (uint32_t)(s[0] & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+        return 3;
+    }
+    *cp = (uint32_t)(s[0] & 0x07) << 18 | (uint32_t)(s[1] & 0x3F) << 12 |
+          (uint32_t)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+    return 4;
+}
+
+/* The BPE model (hf_bpe.c builds it, hf_bpe_merge.c runs it). */
+typedef struct ordo__hf_bpe {
+    uint32_t count;       /* vocab entries: ids 0..count-1 */
+    char *blob;           /* the vocab's strings */
+    ordo__hf_str *tokens; /* by id */
+    ordo__hf_map vocab;   /* string -> id */
+    ordo__hf_merges merges;
+    char *prefix, *suffix; /* NULL when absent or empty */
+    size_t prefix_len, suffix_len;
+    uint32_t unk; /* ORDO__HF_NONE: no unk_token */
+    int fuse_unk, byte_fallback, ignore_merges;
+    uint32_t fallback[256]; /* ids of <0xXX>, ORDO__HF_NONE when missing */
+    /* Pieces are raw bytes (ByteLevel ends the pre-tokenizer). */
+    int byte_level;
+    /* byte_level, no prefix or suffix, and every byte's character in the
+     * vocab: the model runs on bytes directly. */
+    int fast;
+    uint32_t byte_id[256];
+    char *bytes_blob;      /* byte_level: each token's bytes */
+    ordo__hf_str *bytes;   /* by id; n 0 when not made of byte characters */
+    ordo__hf_map by_bytes; /* raw bytes -> id (ignore_merges) */
+} ordo__hf_bpe;
+
+/* GPT-2's ByteLevel table: printable Latin-1 bytes are their own
+ * character, the other 68 become U+0100.. in byte order. */
+void ordo__hf_byte_level_table(uint32_t cp[256]);
+
+/* Builds the model from the "model" object; `what` names the file.
+ * byte_level: the pre-tokenizer hands raw bytes. *out is the caller's
+ * (ordo__hf_bpe_free). */
+ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *what,
+                               ordo__hf_bpe **out, ordo_error *err);
+
+/* Reads "vocab" (hf_bpe_vocab.c): ids 0..count-1, each once. */
+ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char *what,
+                               ordo_error *err);
+
+/* Reads "merges" (hf_bpe_vocab.c), both forms. */
+ordo_status ordo__hf_bpe_merges(ordo__hf_bpe *b, const json_t *merges, const char *what,
+                                ordo_error *err);
+
+void ordo__hf_bpe_free(ordo__hf_bpe *b);
+
+/* Per-call working memory of the model (grown, never shrunk; the
+ * caller frees it with ordo__hf_scratch_free). */
+typedef struct ordo__hf_scratch {
+    uint32_t *ids, *prev, *next, *ranks;
+    struct ordo__hf_heap_entry *heap;
+    size_t cap, heap_cap;
+    ordo__text chars; /* a piece as characters, a composed symbol */
+    ordo__text symbol;
+} ordo__hf_scratch;
+
+void ordo__hf_scratch_free(ordo__hf_scratch *s);
+
+/* Room for n symbols in ids/prev/next/ranks. */
+ordo_status ordo__hf_scratch_reserve(ordo__hf_scratch *s, size_t n, ordo_error *err);
+
+/* Merges the symbols s->ids[0..n) as Word::merge_all does and appends
+ * the resulting ids to out (hf_bpe_merge.c). */
+ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n,
+                                    ordo__tokens *out, ordo_error *err);
+
+/* Appends the ids of one non-empty piece, as the library's BPE does. */
+ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
+                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err);
+
+/* ---- added tokens (hf_added.c) ---------------------------------------- */
+
+typedef struct ordo__hf_added_token {
+    char *content;
+    size_t len;
+    char *pattern; /* what is matched: content, or its normalized form */
+    size_t pattern_len;
+    uint32_t id;
+    unsigned char special, normalized, lstrip, rstrip;
+} ordo__hf_added_token;
+
+typedef struct ordo__hf_trie ordo__hf_trie;
+
+/* A byte trie of patterns (hf_added_match.c); NULL when out of memory. */
+ordo__hf_trie *ordo__hf_trie_new(void);
+void ordo__hf_trie_free(ordo__hf_trie *t);
+
+/* Adds a non-empty pattern for token index `token`: ORDO__HF_NONE when
+ * added, the index of the token already holding it, or token itself when
+ * out of memory (*nomem set). */
+uint32_t ordo__hf_trie_add(ordo__hf_trie *t, const char *pattern, size_t len, uint32_t token,
+                           int *nomem);
+
+typedef struct ordo__hf_added {
+    ordo__hf_added_token *tokens;
+    size_t count;
+    ordo__hf_trie *raw, *normalized; /* NULL when nothing to match */
+} ordo__hf_added;
+
+/* Reads "added_tokens" and gives each its id as the library does (the id
+ * of its content in the vocab, else the next one after the vocab);
+ * patterns of normalized tokens go through `normalizer`. */
+ordo_status ordo__hf_added_parse(const json_t *json, const ordo__hf_bpe *bpe,
+                                 const ordo__hf_normalizer *normalizer, const char *what,
+                                 ordo__hf_added *out, ordo_error *err);
+
+void ordo__hf_added_free(ordo__hf_added *a);
+
+/* Receives a stretch of text (id ORDO__HF_NONE) or a matched token. */
+typedef ordo_status (*ordo__hf_split_fn)(void *context, const char *text, size_t len, uint32_t id,
+                                         ordo_error *err);
+
+/* Splits text around the added tokens of one trie, leftmost-longest, with
+ * lstrip/rstrip as the library applies them; empty stretches are skipped. */
+ordo_status ordo__hf_added_split(const ordo__hf_added *a, const ordo__hf_trie *trie,
+                                 const char *text, size_t len, ordo__hf_split_fn fn, void *context,
+                                 ordo_error *err);
+
+/* ---- the decoder (hf_decode.c) ---------------------------------------- */
+
+typedef struct ordo__hf_decoder ordo__hf_decoder;
+
+enum ordo__hf_step_kind {
+    ORDO__HF_BYTE_LEVEL,
+    ORDO__HF_REPLACE,
+    ORDO__HF_BYTE_FALLBACK,
+    ORDO__HF_FUSE,
+    ORDO__HF_STRIP,
+    ORDO__HF_METASPACE
+};
+
+typedef struct ordo__hf_step {
+    enum ordo__hf_step_kind kind;
+    char *from, *to; /* Replace; Strip and Metaspace: the character in from */
+    size_t from_len, to_len;
+    size_t start, stop; /* Strip */
+    int prepend;        /* Metaspace: prepend_scheme is not "never" */
+} ordo__hf_step;
+
+struct ordo__hf_decoder {
+    ordo__hf_step *steps;
+    size_t count, cap;
+};
+
+ordo_status ordo__hf_decoder_parse(const json_t *json, const char *what, ordo__hf_decoder **out,
+                                   ordo_error *err);
+
+void ordo__hf_decoder_free(ordo__hf_decoder *d);
+
+/* Appends one token's text through the decoder (at_start: nothing has
+ * been decoded before it). */
+ordo_status ordo__hf_decoder_apply(const ordo__hf_decoder *d, const char *token, size_t len,
+                                   char **buffer, size_t *used, size_t *capacity, ordo_error *err);
+
+/* ---- the whole ---------------------------------------------------------- */
+
+struct ordo__hf {
+    ordo__hf_normalizer *normalizer;
+    ordo__hf_pretokenizer *pretokenizer;
+    ordo__hf_bpe *bpe;
+    ordo__hf_added added;
+    ordo__hf_decoder *decoder;
+    uint32_t size;         /* one more than the largest id */
+    uint32_t *added_of_id; /* size entries: index in added.tokens, or NONE */
+};
+
+/* A printable rendering of a token for messages (at most 40 bytes,
+ * control bytes as \xNN) in buf. */
+const char *ordo__hf_quote(const char *s, size_t n, char buf[200]);
+
+#endif

@@ -64,8 +64,9 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then
-    run_suite asan make --no-print-directory asan
-    run_suite tsan make --no-print-directory tsan
+    # (built two files at a time; the suites themselves run as before)
+    run_suite asan make --no-print-directory -j2 asan
+    run_suite tsan make --no-print-directory -j2 tsan
   fi
 fi
 

@@ -8,6 +8,7 @@
 
 #include "tokenizer.h"
 #include "bpe_merge.h"
+#include "piece_cache.h"
 #include "pretokenize.h"
 #include "unicode_classes.h"
 
@@ -75,6 +76,7 @@ struct ordo__bpe {
     uint32_t byte_rank[256];
     uint32_t *pair_rank; /* 65536: rank of each two-byte string */
     pcre2_code *pattern;
+    uint64_t cache_owner; /* its number in the per-thread piece caches */
 };
 
 const ordo__encoding *ordo__encoding_find(const char *name)
@@ -103,6 +105,12 @@ size_t ordo_tokenizer_encodings(char *buffer, size_t size)
 const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe)
 {
     return bpe->encoding;
+}
+
+/* The tokenizer's owner number in the piece caches; see bpe_merge.h. */
+uint64_t ordo__bpe_cache_owner(const ordo__bpe *bpe)
+{
+    return bpe->cache_owner;
 }
 
 static uint64_t mix(uint64_t x)
@@ -326,6 +334,7 @@ ordo_status ordo__bpe_load(const char *path, const ordo__encoding *encoding, ord
     }
     bpe->encoding = encoding;
     bpe->count = encoding->rank_space;
+    bpe->cache_owner = ordo__piece_cache_owner();
     status = read_ranks(bpe, path, data, size, err);
     free(data);
     if (status == ORDO_OK)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bpe_merge.h"
+#include "piece_cache.h"
 
 /* What is done with each piece: merged into tokens, or (tests) its end
  * offset noted. */
@@ -13,12 +14,41 @@ typedef struct {
     ordo__tokens *out;
     int ends_only;
     const char *text;
+    ordo__piece_cache *cache; /* the thread's, or NULL */
+    uint64_t owner;
 } piece_sink;
+
+/* Merges a piece, through the thread's piece cache when it is short. */
+static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
+{
+    uint32_t ids[ORDO__CACHE_IDS];
+    size_t count = ordo__piece_cache_find(sink->cache, sink->owner, p, n, ids);
+    if (count) {
+        ordo_status status = ordo__tokens_reserve(sink->out, count, err);
+        if (status == ORDO_OK) {
+            memcpy(sink->out->ids + sink->out->count, ids, count * sizeof *ids);
+            sink->out->count += count;
+        }
+        return status;
+    }
+    size_t before = sink->out->count;
+    ordo_status status = ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
+    if (status == ORDO_OK)
+        ordo__piece_cache_put(sink->cache, sink->owner, p, n, sink->out->ids + before,
+                              sink->out->count - before);
+    return status;
+}
 
 static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
 {
     if (sink->ends_only)
         return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
+    if (sink->cache && n >= 3 && n <= ORDO__CACHE_BYTES) { /* shorter: two table reads */
+        uint32_t whole = ordo__bpe_rank(sink->bpe, p, n);
+        if (whole != UINT32_MAX)
+            return ordo__tokens_push(sink->out, whole, err);
+        return merge_cached(sink, p, n, err);
+    }
     return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
 }
 
@@ -88,7 +118,7 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
         return status;
     const char *valid = copy ? copy : text;
     size_t valid_len = copy ? copy_len : len;
-    piece_sink sink = {bpe, out, 0, valid};
+    piece_sink sink = {bpe, out, 0, valid, ordo__piece_cache_get(), ordo__bpe_cache_owner(bpe)};
     status = pattern ? split_and_merge(pattern, valid, valid_len, &sink, err)
                      : scan_and_merge(bpe, valid, valid_len, &sink, err);
     free(copy);
@@ -99,7 +129,7 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
 ordo_status ordo__bpe_split_with(const ordo__bpe *bpe, const void *pattern, const char *text,
                                  size_t len, ordo__tokens *ends, ordo_error *err)
 {
-    piece_sink sink = {bpe, ends, 1, text};
+    piece_sink sink = {bpe, ends, 1, text, NULL, 0};
     return pattern ? split_and_merge(pattern, text, len, &sink, err)
                    : scan_and_merge(bpe, text, len, &sink, err);
 }

@@ -14,6 +14,10 @@ uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n);
 ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
                             ordo__tokens *out, ordo_error *err);
 
+/* The tokenizer's owner number in the per-thread piece caches
+ * (piece_cache.h). */
+uint64_t ordo__bpe_cache_owner(const ordo__bpe *bpe);
+
 /* Encodes with the compiled split pattern `pattern` (a pcre2_code), or
  * with the encoding's scanner when pattern is NULL. */
 ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,

@@ -43,7 +43,7 @@ static size_t utf8_sequence(const unsigned char *p, size_t n, size_t *bad)
 
 /* Repairs invalid UTF-8; see tokenizer.h. */
 ordo_status ordo__utf8_repair(const char *text, size_t len, char **copy, size_t *copy_len,
-                               ordo_error *err)
+                              ordo_error *err)
 {
     const unsigned char *p = (const unsigned char *)text;
     size_t i = 0, bad = 0;

@@ -1,0 +1,91 @@
+/* The per-thread piece cache: direct-mapped, 4096 entries, keyed by the
+ * owner and the piece's bytes (compared whole, so a hash collision is a
+ * miss, never a wrong answer). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "piece_cache.h"
+
+#define ENTRIES 4096
+
+typedef struct {
+    uint64_t owner; /* 0: empty */
+    uint8_t length, count;
+    unsigned char bytes[ORDO__CACHE_BYTES];
+    uint32_t ids[ORDO__CACHE_IDS];
+} entry;
+
+struct ordo__piece_cache {
+    entry entries[ENTRIES];
+};
+
+static atomic_uint_fast64_t next_owner = 1;
+static pthread_key_t key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_made;
+
+static void make_key(void)
+{
+    key_made = pthread_key_create(&key, free) == 0;
+}
+
+/* A new owner number; see piece_cache.h. */
+uint64_t ordo__piece_cache_owner(void)
+{
+    return atomic_fetch_add(&next_owner, 1);
+}
+
+/* The thread's cache; see piece_cache.h. */
+ordo__piece_cache *ordo__piece_cache_get(void)
+{
+    pthread_once(&key_once, make_key);
+    if (!key_made)
+        return NULL;
+    ordo__piece_cache *cache = pthread_getspecific(key);
+    if (!cache) {
+        cache = calloc(1, sizeof *cache);
+        if (cache && pthread_setspecific(key, cache) != 0) {
+            free(cache);
+            cache = NULL;
+        }
+    }
+    return cache;
+}
+
+static size_t slot_of(uint64_t owner, const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull * (owner + n);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
+    return (size_t)(h & (ENTRIES - 1));
+}
+
+/* Looks a piece up; see piece_cache.h. */
+size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
+                              size_t n, uint32_t *ids)
+{
+    if (n > ORDO__CACHE_BYTES)
+        return 0;
+    const entry *e = &cache->entries[slot_of(owner, p, n)];
+    if (e->owner != owner || e->length != n || memcmp(e->bytes, p, n) != 0)
+        return 0;
+    memcpy(ids, e->ids, e->count * sizeof *ids);
+    return e->count;
+}
+
+/* Stores a piece; see piece_cache.h. */
+void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
+                           size_t n, const uint32_t *ids, size_t count)
+{
+    if (n > ORDO__CACHE_BYTES || count == 0 || count > ORDO__CACHE_IDS)
+        return;
+    entry *e = &cache->entries[slot_of(owner, p, n)];
+    e->owner = owner;
+    e->length = (uint8_t)n;
+    e->count = (uint8_t)count;
+    memcpy(e->bytes, p, n);
+    memcpy(e->ids, ids, count * sizeof *ids);
+}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hf_model.h"
+#include "piece_cache.h"
 
 static const char *const model_keys[] = {"type",
                                          "dropout",
@@ -196,6 +197,7 @@ ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *
     if (!b)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
     b->byte_level = byte_level;
+    b->owner = ordo__piece_cache_owner();
     const json_t *vocab = json_object_get(model, "vocab"),
                  *merges = json_object_get(model, "merges");
     if (!vocab || !merges)

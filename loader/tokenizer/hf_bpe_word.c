@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hf_model.h"
+#include "piece_cache.h"
 
 /* ByteLevel pieces are raw bytes: the library sees each byte as its
  * ByteLevel character. */
@@ -109,9 +110,8 @@ static ordo_status push_one(ordo__tokens *out, uint32_t id, ordo_error *err)
     return ordo__tokens_push(out, id, err);
 }
 
-/* One piece through the model; see hf_model.h. */
-ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
-                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
+static ordo_status uncached(const ordo__hf_bpe *b, const char *piece, size_t len,
+                            ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
 {
     ordo_status status;
     if (b->fast) {
@@ -143,4 +143,32 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
     if ((status = symbols(b, piece, len, s, &n, err)) != ORDO_OK)
         return status;
     return ordo__hf_bpe_merge_emit(b, s, n, out, err);
+}
+
+/* One piece through the model, or its ids from the thread's cache (which
+ * holds exactly what merging gave); see hf_model.h. */
+ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
+                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
+{
+    if (b->fast && len == 1)
+        return push_one(out, b->byte_id[(unsigned char)piece[0]], err);
+    if (!s->cache || len > ORDO__CACHE_BYTES)
+        return uncached(b, piece, len, s, out, err);
+    uint32_t ids[ORDO__CACHE_IDS];
+    size_t count =
+        ordo__piece_cache_find(s->cache, b->owner, (const unsigned char *)piece, len, ids);
+    ordo_status status;
+    if (count) {
+        if ((status = ordo__tokens_reserve(out, count, err)) == ORDO_OK) {
+            memcpy(out->ids + out->count, ids, count * sizeof *ids);
+            out->count += count;
+        }
+        return status;
+    }
+    size_t before = out->count;
+    status = uncached(b, piece, len, s, out, err);
+    if (status == ORDO_OK)
+        ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)piece, len,
+                              out->ids + before, out->count - before);
+    return status;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hf_model.h"
+#include "piece_cache.h"
 
 typedef struct encoding {
     const ordo__hf *hf;
@@ -61,6 +62,7 @@ ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, or
         len = repaired_len;
     }
     encoding e = {hf, out, {0}, {0}};
+    e.scratch.cache = ordo__piece_cache_get();
     s = ordo__hf_added_split(&hf->added, hf->added.raw, text, len, raw_stretch, &e, err);
     free(e.normal.data);
     ordo__hf_scratch_free(&e.scratch);

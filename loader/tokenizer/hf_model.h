@@ -103,6 +103,7 @@ typedef struct ordo__hf_bpe {
     char *bytes_blob;      /* byte_level: each token's bytes */
     ordo__hf_str *bytes;   /* by id; n 0 when not made of byte characters */
     ordo__hf_map by_bytes; /* raw bytes -> id (ignore_merges) */
+    uint64_t owner;        /* its number in the piece cache (piece_cache.h) */
 } ordo__hf_bpe;
 
 /* GPT-2's ByteLevel table: printable Latin-1 bytes are their own
@@ -133,6 +134,7 @@ typedef struct ordo__hf_scratch {
     size_t cap, heap_cap;
     ordo__text chars; /* a piece as characters, a composed symbol */
     ordo__text symbol;
+    struct ordo__piece_cache *cache; /* the thread's (piece_cache.h), or NULL */
 } ordo__hf_scratch;
 
 void ordo__hf_scratch_free(ordo__hf_scratch *s);

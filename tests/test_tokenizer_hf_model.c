@@ -1,0 +1,241 @@
+/* The tokenizer.json BPE model and added tokens on small hand-written
+ * files. Every expected id list was printed by Hugging Face's own library
+ * (npm tokenizers 0.23.2, the Rust core): the same JSON given to
+ * Tokenizer.fromString, encode(text, null, {addSpecialTokens: false}),
+ * with the special added tokens removed from added_tokens (as
+ * /work/hf/encode.mjs does it); no normalizer or pre-tokenizer, so each
+ * text is one piece. */
+#include "harness.h"
+#include "testing.h"
+
+/* A whole tokenizer.json around a model's vocab and merges. */
+static const char *document(const char *vocab, const char *merges, const char *options,
+                            const char *added, const char *decoder)
+{
+    static char json[16384];
+    snprintf(json, sizeof json,
+             "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[%s],"
+             "\"normalizer\":null,\"pre_tokenizer\":null,\"post_processor\":null,"
+             "\"decoder\":%s,\"model\":{\"type\":\"BPE\",\"dropout\":null%s%s,"
+             "\"vocab\":{%s},\"merges\":[%s]}}",
+             added ? added : "", decoder ? decoder : "null", options && *options ? "," : "",
+             options ? options : "", vocab, merges);
+    return json;
+}
+
+/* Loads JSON text through a real file. */
+static ordo__hf *load(const char *json)
+{
+    const char *path = test_path("tokenizer.json");
+    test_write_file(path, json, strlen(json));
+    ordo__hf *hf = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo__hf_load(path, &hf, &err), &err);
+    return hf;
+}
+
+/* The ids of text, space-separated (static buffer). */
+static const char *ids_of(const ordo__hf *hf, const char *text)
+{
+    static char out[8192];
+    ordo__tokens tokens = {0};
+    ordo_error err;
+    ASSERT_OK(ordo__hf_encode(hf, text, strlen(text), &tokens, &err), &err);
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < tokens.count && o + 16 < sizeof out; i++)
+        o += (size_t)snprintf(out + o, sizeof out - o, i ? " %u" : "%u", tokens.ids[i]);
+    free(tokens.ids);
+    return out;
+}
+
+static char *repeat(char c, size_t n, const char *tail)
+{
+    char *s = malloc(n + strlen(tail) + 1);
+    memset(s, c, n);
+    strcpy(s + n, tail);
+    return s;
+}
+
+static const char *abcd_vocab = "\"a\":0,\"b\":1,\"c\":2,\"d\":3,\"ab\":4,\"bc\":5,\"cd\":6,"
+                                "\"abc\":7,\"bcd\":8,\"aa\":9,\"aaa\":10,\"aaaa\":11,\"bb\":12,"
+                                "\"dd\":13";
+
+/* Lowest rank first, leftmost on ties; "dd" is in the vocab but never
+ * made (no merge lists it); characters not in the vocab are dropped when
+ * there is no unk_token. Long words take the heap path. */
+static void check_abcd(const ordo__hf *hf)
+{
+    ASSERT_EQ_STR(ids_of(hf, "abcd"), "0 8");
+    ASSERT_EQ_STR(ids_of(hf, "abcabcd bcdd aaaaa aaa abab"), "0 5 0 8 8 3 11 11 4 4");
+    ASSERT_EQ_STR(ids_of(hf, "abc"), "0 5");
+    ASSERT_EQ_STR(ids_of(hf, ""), "");
+    char *as = repeat('a', 128, "b"), expected[512] = "";
+    for (int i = 0; i < 31; i++)
+        strcat(expected, "11 ");
+    strcat(expected, "10 4");
+    ASSERT_EQ_STR(ids_of(hf, as), expected);
+    free(as);
+    char *bs = repeat('b', 104, "cd");
+    expected[0] = '\0';
+    for (int i = 0; i < 51; i++)
+        strcat(expected, "12 ");
+    strcat(expected, "1 8");
+    ASSERT_EQ_STR(ids_of(hf, bs), expected);
+    free(bs);
+}
+
+TEST(hf_model_merges_as_strings_lowest_rank_leftmost)
+{
+    ordo__hf *hf = load(document(abcd_vocab,
+                                 "\"b c\",\"a b\",\"c d\",\"ab c\",\"bc d\",\"a a\",\"aa a\","
+                                 "\"aa aa\",\"b b\"",
+                                 NULL, NULL, NULL));
+    check_abcd(hf);
+    ordo__hf_free(hf);
+}
+
+TEST(hf_model_merges_as_pairs_give_the_same_ids)
+{
+    ordo__hf *hf = load(document(abcd_vocab,
+                                 "[\"b\",\"c\"],[\"a\",\"b\"],[\"c\",\"d\"],[\"ab\",\"c\"],"
+                                 "[\"bc\",\"d\"],[\"a\",\"a\"],[\"aa\",\"a\"],[\"aa\",\"aa\"],"
+                                 "[\"b\",\"b\"]",
+                                 NULL, NULL, NULL));
+    check_abcd(hf);
+    ordo__hf_free(hf);
+}
+
+/* <0x00>..<0xFF> after <unk>, then a, b, ab, é. */
+static const char *fallback_vocab(void)
+{
+    static char vocab[8192];
+    size_t o = (size_t)snprintf(vocab, sizeof vocab, "\"<unk>\":0");
+    for (int b = 0; b < 256; b++)
+        o += (size_t)snprintf(vocab + o, sizeof vocab - o, ",\"<0x%02X>\":%d", b, b + 1);
+    snprintf(vocab + o, sizeof vocab - o, ",\"a\":257,\"b\":258,\"ab\":259,\"\\u00e9\":260");
+    return vocab;
+}
+
+TEST(hf_model_byte_fallback_for_characters_not_in_the_vocab)
+{
+    ordo__hf *hf = load(document(fallback_vocab(), "\"a b\"",
+                                 "\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true",
+                                 NULL, NULL));
+    ASSERT_EQ_STR(ids_of(hf, "ab\xc3\xa9\xe2\x82\xaczzab"), "259 260 227 131 173 123 123 259");
+    ASSERT_EQ_STR(ids_of(hf, "abcd"), "259 100 101");
+    ASSERT_EQ_STR(ids_of(hf, "a\xc3\xa9"
+                             "b"),
+                  "257 260 258");
+    ordo__hf_free(hf);
+}
+
+TEST(hf_model_unk_token_fused_or_one_per_character)
+{
+    const char *vocab = "\"<unk>\":0,\"a\":1,\"b\":2,\"ab\":3";
+    ordo__hf *fused =
+        load(document(vocab, "\"a b\"", "\"unk_token\":\"<unk>\",\"fuse_unk\":true", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(fused, "ab\xc3\xa9\xe2\x82\xaczzab"), "3 0 3");
+    ASSERT_EQ_STR(ids_of(fused, "zabz"), "0 3 0");
+    ordo__hf_free(fused);
+    ordo__hf *apart =
+        load(document(vocab, "\"a b\"", "\"unk_token\":\"<unk>\",\"fuse_unk\":false", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(apart, "ab\xc3\xa9\xe2\x82\xaczzab"), "3 0 0 0 0 3");
+    ASSERT_EQ_STR(ids_of(apart, "abcd"), "3 0 0");
+    ordo__hf_free(apart);
+}
+
+/* Only some <0xXX> tokens: a character whose bytes are not all there is
+ * unknown (fused), one whose bytes are is spelled in bytes. */
+TEST(hf_model_byte_fallback_needs_every_byte_else_unk)
+{
+    ordo__hf *hf = load(document(
+        "\"<unk>\":0,\"<0x41>\":1,\"<0xC3>\":2,\"<0xA9>\":3,\"a\":4,"
+        "\"b\":5,\"ab\":6",
+        "\"a b\"", "\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(hf, "ab\xc3\xa9\xe2\x82\xaczzab"), "6 2 3 0 6");
+    ASSERT_EQ_STR(ids_of(hf, "a\xc3\xa9"
+                             "b"),
+                  "4 2 3 5");
+    ordo__hf_free(hf);
+}
+
+TEST(hf_model_ignore_merges_takes_a_whole_word_in_the_vocab)
+{
+    const char *vocab = "\"a\":0,\"b\":1,\"c\":2,\"d\":3,\"ab\":4,\"cd\":5,\"abcd\":6";
+    ordo__hf *whole =
+        load(document(vocab, "\"a b\",\"c d\"", "\"ignore_merges\":true", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(whole, "abcd"), "6");
+    ASSERT_EQ_STR(ids_of(whole, "abc"), "4 2");
+    ordo__hf_free(whole);
+    ordo__hf *merged =
+        load(document(vocab, "\"a b\",\"c d\"", "\"ignore_merges\":false", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(merged, "abcd"), "4 5");
+    ordo__hf_free(merged);
+}
+
+TEST(hf_model_continuing_subword_prefix_and_end_of_word_suffix)
+{
+    ordo__hf *prefix = load(document("\"a\":0,\"##b\":1,\"##c\":2,\"ab\":3,\"abc\":4,\"b\":5,"
+                                     "\"c\":6,\"##bc\":7",
+                                     "\"a ##b\",\"ab ##c\",\"##b ##c\"",
+                                     "\"continuing_subword_prefix\":\"##\"", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(prefix, "abc"), "4");
+    ASSERT_EQ_STR(ids_of(prefix, "abé€zzab"), "3 1");
+    ASSERT_EQ_STR(ids_of(prefix, "abcabcd bcdd aaaaa aaa abab"), "4 7 7 1 1");
+    ordo__hf_free(prefix);
+    ordo__hf *suffix = load(document("\"a\":0,\"b\":1,\"c\":2,\"c</w>\":3,\"ab\":4,\"abc</w>\":5,"
+                                     "\"b</w>\":6,\"bc</w>\":7",
+                                     "\"a b\",\"ab c</w>\",\"b c</w>\"",
+                                     "\"end_of_word_suffix\":\"</w>\"", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(suffix, "abc"), "5");
+    ASSERT_EQ_STR(ids_of(suffix, "ab"), "0 6");
+    ASSERT_EQ_STR(ids_of(suffix, "abcd"), "4 2");
+    ordo__hf_free(suffix);
+}
+
+static const char *added(int id, const char *content, int special, int lstrip, int rstrip)
+{
+    static char buf[8][256];
+    static int k;
+    char *b = buf[k++ % 8];
+    snprintf(b, 256,
+             "{\"id\":%d,\"content\":\"%s\",\"single_word\":false,\"lstrip\":%s,\"rstrip\":%s,"
+             "\"normalized\":false,\"special\":%s}",
+             id, content, lstrip ? "true" : "false", rstrip ? "true" : "false",
+             special ? "true" : "false");
+    return b;
+}
+
+/* Non-special added tokens split the text, leftmost then longest; a
+ * special one is never matched, yet names its id; one already in the
+ * vocab keeps its vocab id. */
+TEST(hf_added_tokens_leftmost_longest_and_specials_never_matched)
+{
+    char list[1024];
+    snprintf(list, sizeof list, "%s,%s,%s,%s,%s", added(11, "xy", 0, 0, 0),
+             added(12, "xyz", 0, 0, 0), added(13, "yzz", 0, 0, 0), added(14, "<s>", 1, 0, 0),
+             added(5, "ab", 0, 0, 0));
+    ordo__hf *hf = load(document("\"a\":0,\"b\":1,\"c\":2,\"x\":3,\"y\":4,\"ab\":5,\"<\":6,"
+                                 "\"s\":7,\">\":8,\"<s\":9,\">a\":10",
+                                 "\"a b\",\"< s\"", NULL, list, NULL));
+    ASSERT_EQ_STR(ids_of(hf, "xyzz xyz <s> <s>a ab xyzzz yzzxy"), "12 12 9 8 9 8 0 5 12 13 11");
+    uint32_t id = 0;
+    ASSERT(ordo__hf_token_id(hf, "<s>", &id));
+    ASSERT_EQ_INT(id, 14);
+    ASSERT(ordo__hf_token_id(hf, ">a", &id));
+    ASSERT_EQ_INT(id, 10);
+    ASSERT(!ordo__hf_token_id(hf, "zz", &id));
+    ASSERT_EQ_INT(ordo__hf_vocab_size(hf), 15);
+    ordo__hf_free(hf);
+}
+
+TEST(hf_added_tokens_lstrip_and_rstrip_take_the_spaces_around)
+{
+    char list[512];
+    snprintf(list, sizeof list, "%s,%s", added(4, "<m>", 0, 1, 1), added(5, "<n>", 0, 0, 1));
+    ordo__hf *hf = load(document("\"a\":0,\"b\":1,\" \":2,\"  \":3", "", NULL, list, NULL));
+    ASSERT_EQ_STR(ids_of(hf, "a  <m>  b <n>  a<m>"), "0 4 1 2 5 0 4");
+    ASSERT_EQ_STR(ids_of(hf, "<m><m>  <n> <n>"), "4 4 5 5");
+    ordo__hf_free(hf);
+}

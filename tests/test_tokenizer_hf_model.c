@@ -227,6 +227,15 @@ TEST(hf_added_tokens_leftmost_longest_and_specials_never_matched)
     ASSERT_EQ_INT(id, 10);
     ASSERT(!ordo__hf_token_id(hf, "zz", &id));
     ASSERT_EQ_INT(ordo__hf_vocab_size(hf), 15);
+    char *buffer = NULL;
+    size_t used = 0, capacity = 0;
+    ordo_error err;
+    ASSERT_STATUS(ordo__hf_decode(hf, 14, &buffer, &used, &capacity, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "token 14 '<s>' is a special token");
+    ASSERT_OK(ordo__hf_decode(hf, 12, &buffer, &used, &capacity, &err), &err);
+    ASSERT_EQ_INT(used, 3);
+    ASSERT(memcmp(buffer, "xyz", 3) == 0);
+    free(buffer);
     ordo__hf_free(hf);
 }
 
@@ -237,5 +246,55 @@ TEST(hf_added_tokens_lstrip_and_rstrip_take_the_spaces_around)
     ordo__hf *hf = load(document("\"a\":0,\"b\":1,\" \":2,\"  \":3", "", NULL, list, NULL));
     ASSERT_EQ_STR(ids_of(hf, "a  <m>  b <n>  a<m>"), "0 4 1 2 5 0 4");
     ASSERT_EQ_STR(ids_of(hf, "<m><m>  <n> <n>"), "4 4 5 5");
+    ordo__hf_free(hf);
+}
+
+static const char *decoded(const ordo__hf *hf, const uint32_t *ids, size_t count)
+{
+    static char text[256];
+    char *buffer = NULL;
+    size_t used = 0, capacity = 0;
+    ordo_error err;
+    for (size_t i = 0; i < count; i++)
+        ASSERT_OK(ordo__hf_decode(hf, ids[i], &buffer, &used, &capacity, &err), &err);
+    snprintf(text, sizeof text, "%.*s", (int)used, buffer ? buffer : "");
+    free(buffer);
+    return text;
+}
+
+/* Expected texts from the library's decode(ids, false) on the same files. */
+TEST(hf_decode_through_the_files_decoder)
+{
+    const char *vocab = "\"<unk>\":0,\"\xe2\x96\x81"
+                        "a\":1,\"b\":2,\"<0xC3>\":3,\"<0xA9>\":4,\"\xe2\x96\x81\":5";
+    const char *llama2 = "{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Replace\",\"pattern\":"
+                         "{\"String\":\"\xe2\x96\x81\"},\"content\":\" \"},{\"type\":"
+                         "\"ByteFallback\"},{\"type\":\"Fuse\"},{\"type\":\"Strip\",\"content\":"
+                         "\" \",\"start\":1,\"stop\":0}]}";
+    const char *meta = "{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\","
+                       "\"prepend_scheme\":\"always\",\"split\":true}";
+    const uint32_t ids[] = {1, 2, 3, 4, 5, 1}, two[] = {5, 1};
+    ordo__hf *hf = load(document(vocab, "", "\"unk_token\":\"<unk>\"", NULL, llama2));
+    ASSERT_EQ_STR(decoded(hf, ids, 6), "ab\xc3\xa9  a");
+    ASSERT_EQ_STR(decoded(hf, two, 2), " a");
+    ordo__hf_free(hf);
+    hf = load(document(vocab, "", "\"unk_token\":\"<unk>\"", NULL, meta));
+    ASSERT_EQ_STR(decoded(hf, ids, 6), "ab<0xC3><0xA9>  a");
+    ASSERT_EQ_STR(decoded(hf, two, 2), " a");
+    ordo__hf_free(hf);
+    hf = load(document(vocab, "", "\"unk_token\":\"<unk>\"", NULL, NULL));
+    ASSERT_EQ_STR(decoded(hf, two, 2), "\xe2\x96\x81 \xe2\x96\x81"
+                                       "a");
+    ordo__hf_free(hf);
+    hf = load(document("\"\xc4\xa0"
+                       "a\":0,\"\xc3\x83\xc2\xa9\":1,\"\xc4\x8a\xc4\x8a\":2,\"b\":3",
+                       "", NULL, NULL, "{\"type\":\"ByteLevel\",\"add_prefix_space\":true}"));
+    const uint32_t bytes[] = {0, 1, 2, 3};
+    ASSERT_EQ_STR(decoded(hf, bytes, 4), " a\xc3\xa9\n\nb");
+    char *buffer = NULL;
+    size_t used = 0, capacity = 0;
+    ordo_error err;
+    ASSERT_STATUS(ordo__hf_decode(hf, 4, &buffer, &used, &capacity, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "token 4 is out of range");
     ordo__hf_free(hf);
 }

@@ -1,5 +1,6 @@
 /* The vocab and merges of a tokenizer.json BPE model, checked as the
  * library checks them (and a little more: ids must be 0..n-1, each once). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,13 +30,15 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
     {
         size_t len = strlen(key);
         json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
-        if (!json_is_integer(value) || id < 0 || (uint64_t)id >= n)
+        if (!json_is_integer(value) || id < 0 || (uint64_t)id >= n) {
+            char shown[32];
+            snprintf(shown, sizeof shown, json_is_integer(value) ? "%lld" : "(not an integer)",
+                     (long long)id);
             return ordo__error(err, ORDO_INVALID,
-                               "tokenizer.json '%s': model.vocab '%s': id %s%s is out of range "
+                               "tokenizer.json '%s': model.vocab '%s': id %s is out of range "
                                "(the vocab has %zu tokens, so ids are 0..%zu)",
-                               what, ordo__hf_quote(key, len, q),
-                               json_is_integer(value) ? "" : "(not an integer) ",
-                               json_is_integer(value) ? "" : "", n, n ? n - 1 : 0);
+                               what, ordo__hf_quote(key, len, q), shown, n, n ? n - 1 : 0);
+        }
         if (json_is_integer(value) && b->tokens[id].p) {
             const ordo__hf_str *other = &b->tokens[id];
             return ordo__error(err, ORDO_INVALID,

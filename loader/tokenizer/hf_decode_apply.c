@@ -116,7 +116,9 @@ static ordo_status apply_step(const ordo__hf_step *st, int fused, int at_start, 
 ordo_status ordo__hf_decoder_apply(const ordo__hf_decoder *d, const char *token, size_t len,
                                    char **buffer, size_t *used, size_t *capacity, ordo_error *err)
 {
-    int at_start = *used == 0;
+    /* the first token of a sequence: the caller's buffer is still
+     * unallocated (it is allocated below even when nothing is appended) */
+    int at_start = *buffer == NULL;
     ordo__text t = {0}, tmp = {0}, out = {*buffer, *used, *capacity};
     ordo_status s = ORDO_OK;
     if (!d && !at_start) /* no decoder: the library joins tokens with spaces */
@@ -128,7 +130,7 @@ ordo_status ordo__hf_decoder_apply(const ordo__hf_decoder *d, const char *token,
         s = apply_step(&d->steps[i], fused, at_start, &t, &tmp, err);
         fused |= d->steps[i].kind == ORDO__HF_FUSE;
     }
-    if (s == ORDO_OK && t.len)
+    if (s == ORDO_OK)
         s = ordo__text_append(&out, t.data, t.len, err);
     *buffer = out.data, *used = out.len, *capacity = out.cap;
     free(t.data), free(tmp.data);

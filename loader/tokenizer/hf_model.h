@@ -230,8 +230,9 @@ ordo_status ordo__hf_decoder_parse(const json_t *json, const char *what, ordo__h
 
 void ordo__hf_decoder_free(ordo__hf_decoder *d);
 
-/* Appends one token's text through the decoder (at_start: nothing has
- * been decoded before it). */
+/* Appends one token's text through the decoder; a *buffer still NULL
+ * means the token is the first of its sequence (Metaspace, and a Strip
+ * after Fuse, treat it so). */
 ordo_status ordo__hf_decoder_apply(const ordo__hf_decoder *d, const char *token, size_t len,
                                    char **buffer, size_t *used, size_t *capacity, ordo_error *err);
 

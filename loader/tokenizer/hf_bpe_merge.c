@@ -180,6 +180,8 @@ static ordo_status merge_long(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t
 ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n,
                                     ordo__tokens *out, ordo_error *err)
 {
+    if (n == 0) /* every character dropped (not in the vocab, no unk_token) */
+        return ORDO_OK;
     ordo_status status = ORDO_OK;
     if (n <= SHORT_WORD)
         n = merge_short(b, s, n);

@@ -167,7 +167,7 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
     }
     size_t before = out->count;
     status = uncached(b, piece, len, s, out, err);
-    if (status == ORDO_OK)
+    if (status == ORDO_OK && out->count > before)
         ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)piece, len,
                               out->ids + before, out->count - before);
     return status;

@@ -183,6 +183,39 @@ static ordo_status byte_level_tables(ordo__hf_bpe *b, ordo_error *err)
     return s;
 }
 
+/* Where a long word may be cut (see hf_model.h, split_words). */
+static ordo_status word_boundaries(ordo__hf_bpe *b, ordo_error *err)
+{
+    if (b->prefix || b->suffix || b->ignore_merges || b->byte_level ||
+        ordo__hf_map_get(&b->vocab, "\xe2\x96\x81", 3) == ORDO__HF_NONE)
+        return ORDO_OK;
+    for (size_t i = 0; i <= b->merges.mask; i++) {
+        uint64_t key = b->merges.slots[i].key;
+        if (key == UINT64_MAX)
+            continue;
+        const ordo__hf_str *left = &b->tokens[key >> 32], *right = &b->tokens[key & 0xffffffffu];
+        if (right->n < 3 || memcmp(right->p, "\xe2\x96\x81", 3) != 0 || left->n == 0)
+            continue;
+        size_t at = left->n - 1;
+        while (at > 0 && ((unsigned char)left->p[at] & 0xC0) == 0x80)
+            at--;
+        uint32_t cp;
+        ordo__hf_utf8((const unsigned char *)left->p + at, &cp);
+        size_t k = 0;
+        while (k < b->ends_count && b->ends[k] != cp)
+            k++;
+        if (k < b->ends_count)
+            continue;
+        uint32_t *grown = realloc(b->ends, (b->ends_count + 1) * sizeof *grown);
+        if (!grown)
+            return ordo__error(err, ORDO_NOMEM, "out of memory");
+        b->ends = grown;
+        b->ends[b->ends_count++] = cp;
+    }
+    b->split_words = 1;
+    return ORDO_OK;
+}
+
 /* Builds the model; see hf_model.h. */
 ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *what,
                                ordo__hf_bpe **out, ordo_error *err)
@@ -213,6 +246,8 @@ ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *
         s = ordo__hf_bpe_merges(b, merges, what, err);
     if (s == ORDO_OK && byte_level)
         s = byte_level_tables(b, err);
+    if (s == ORDO_OK)
+        s = word_boundaries(b, err);
     if (s != ORDO_OK) {
         ordo__hf_bpe_free(b);
         return s;
@@ -229,6 +264,6 @@ void ordo__hf_bpe_free(ordo__hf_bpe *b)
     ordo__hf_map_free(&b->by_bytes);
     free(b->merges.slots);
     free(b->blob), free(b->tokens), free(b->prefix), free(b->suffix);
-    free(b->bytes_blob), free(b->bytes);
+    free(b->bytes_blob), free(b->bytes), free(b->ends);
     free(b);
 }

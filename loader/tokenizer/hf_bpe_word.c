@@ -145,10 +145,10 @@ static ordo_status uncached(const ordo__hf_bpe *b, const char *piece, size_t len
     return ordo__hf_bpe_merge_emit(b, s, n, out, err);
 }
 
-/* One piece through the model, or its ids from the thread's cache (which
- * holds exactly what merging gave); see hf_model.h. */
-ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
-                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
+/* One word through the model, or its ids from the thread's cache (which
+ * holds exactly what merging gave). */
+static ordo_status cached(const ordo__hf_bpe *b, const char *piece, size_t len, ordo__hf_scratch *s,
+                          ordo__tokens *out, ordo_error *err)
 {
     if (b->fast && len == 1)
         return push_one(out, b->byte_id[(unsigned char)piece[0]], err);
@@ -171,4 +171,45 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
         ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)piece, len,
                               out->ids + before, out->count - before);
     return status;
+}
+
+/* A cut before the U+2581 at `at` is safe when the character before it is
+ * a token itself and ends no left token of a merge into a U+2581 token:
+ * every symbol ending there then ends with that character, so no merge
+ * joins the two sides, and a pending unknown is flushed by the U+2581. */
+static int cut_before(const ordo__hf_bpe *b, const char *w, size_t at)
+{
+    size_t start = at - 1;
+    while (start > 0 && ((unsigned char)w[start] & 0xC0) == 0x80)
+        start--;
+    uint32_t cp;
+    ordo__hf_utf8((const unsigned char *)w + start, &cp);
+    for (size_t k = 0; k < b->ends_count; k++)
+        if (b->ends[k] == cp)
+            return 0;
+    return ordo__hf_map_get(&b->vocab, w + start, at - start) != ORDO__HF_NONE;
+}
+
+/* One piece through the model; see hf_model.h. A long word of a
+ * SentencePiece-style vocab is merged in parts cut before U+2581 where
+ * no merge can cross, which gives the ids of merging it whole. */
+ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
+                               ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
+{
+    if (!b->split_words || len <= ORDO__CACHE_BYTES)
+        return cached(b, piece, len, s, out, err);
+    size_t from = 0;
+    for (size_t at = 1; at + 3 <= len; at++) {
+        const char *hit = memchr(piece + at, '\xe2', len - at - 2);
+        if (!hit)
+            break;
+        at = (size_t)(hit - piece);
+        if (memcmp(hit, "\xe2\x96\x81", 3) != 0 || at == from || !cut_before(b, piece, at))
+            continue;
+        ordo_status status = cached(b, piece + from, at - from, s, out, err);
+        if (status != ORDO_OK)
+            return status;
+        from = at;
+    }
+    return cached(b, piece + from, len - from, s, out, err);
 }

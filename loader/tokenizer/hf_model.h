@@ -103,7 +103,14 @@ typedef struct ordo__hf_bpe {
     char *bytes_blob;      /* byte_level: each token's bytes */
     ordo__hf_str *bytes;   /* by id; n 0 when not made of byte characters */
     ordo__hf_map by_bytes; /* raw bytes -> id (ignore_merges) */
-    uint64_t owner;        /* its number in the piece cache (piece_cache.h) */
+    /* Long words split before U+2581 where no merge can join across
+     * (hf_bpe_word.c): set when there is no prefix, suffix or
+     * ignore_merges and U+2581 is a token; ends[] are the last code points
+     * of the left tokens of merges whose right token starts with U+2581. */
+    int split_words;
+    uint32_t *ends;
+    size_t ends_count;
+    uint64_t owner; /* its number in the piece cache (piece_cache.h) */
 } ordo__hf_bpe;
 
 /* GPT-2's ByteLevel table: printable Latin-1 bytes are their own

@@ -183,6 +183,37 @@ static ordo_status byte_level_tables(ordo__hf_bpe *b, ordo_error *err)
     return s;
 }
 
+/* The table of single-character tokens. */
+static ordo_status char_table(ordo__hf_bpe *b, ordo_error *err)
+{
+    size_t count = 0, cap = 64;
+    for (uint32_t id = 0; id < b->count; id++) {
+        uint32_t cp;
+        if (b->tokens[id].n &&
+            ordo__hf_utf8((const unsigned char *)b->tokens[id].p, &cp) == b->tokens[id].n)
+            count++;
+    }
+    while (cap < 2 * count)
+        cap *= 2;
+    b->chars = malloc(cap * sizeof *b->chars);
+    if (!b->chars)
+        return ordo__error(err, ORDO_NOMEM, "out of memory");
+    memset(b->chars, 0xff, cap * sizeof *b->chars);
+    b->chars_mask = cap - 1;
+    for (uint32_t id = 0; id < b->count; id++) {
+        uint32_t cp;
+        if (!b->tokens[id].n ||
+            ordo__hf_utf8((const unsigned char *)b->tokens[id].p, &cp) != b->tokens[id].n)
+            continue;
+        size_t i = (size_t)((cp * 0x9E3779B1u) >> 7) & b->chars_mask;
+        while (b->chars[i].id != ORDO__HF_NONE)
+            i = (i + 1) & b->chars_mask;
+        b->chars[i].cp = cp;
+        b->chars[i].id = id;
+    }
+    return ORDO_OK;
+}
+
 /* Where a long word may be cut (see hf_model.h, split_words). */
 static ordo_status word_boundaries(ordo__hf_bpe *b, ordo_error *err)
 {
@@ -247,6 +278,8 @@ ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *
     if (s == ORDO_OK && byte_level)
         s = byte_level_tables(b, err);
     if (s == ORDO_OK)
+        s = char_table(b, err);
+    if (s == ORDO_OK)
         s = word_boundaries(b, err);
     if (s != ORDO_OK) {
         ordo__hf_bpe_free(b);
@@ -264,6 +297,6 @@ void ordo__hf_bpe_free(ordo__hf_bpe *b)
     ordo__hf_map_free(&b->by_bytes);
     free(b->merges.slots);
     free(b->blob), free(b->tokens), free(b->prefix), free(b->suffix);
-    free(b->bytes_blob), free(b->bytes), free(b->ends);
+    free(b->bytes_blob), free(b->bytes), free(b->ends), free(b->chars);
     free(b);
 }

@@ -75,7 +75,7 @@ static void merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint32
                        uint32_t id)
 {
     uint64_t key = (uint64_t)left << 32 | right;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
+    size_t i = ordo__hf_merge_slot(key, m->mask);
     while (m->slots[i].key != UINT64_MAX && m->slots[i].key != key)
         i = (i + 1) & m->mask;
     m->slots[i] = (ordo__hf_merge){key, rank, id};

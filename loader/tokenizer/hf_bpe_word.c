@@ -36,21 +36,25 @@ static ordo_status lookup_symbol(const ordo__hf_bpe *b, ordo__hf_scratch *s, con
 {
     *text = c;
     *len = n;
-    if ((!first && b->prefix) || (last && b->suffix)) {
-        ordo__text *t = &s->symbol;
-        t->len = 0;
-        ordo_status status = ORDO_OK;
-        if (!first && b->prefix)
-            status = ordo__text_append(t, b->prefix, b->prefix_len, err);
-        if (status == ORDO_OK)
-            status = ordo__text_append(t, c, n, err);
-        if (status == ORDO_OK && last && b->suffix)
-            status = ordo__text_append(t, b->suffix, b->suffix_len, err);
-        if (status != ORDO_OK)
-            return status;
-        *text = t->data;
-        *len = t->len;
+    if ((first || !b->prefix) && (!last || !b->suffix)) { /* the character alone */
+        uint32_t cp;
+        ordo__hf_utf8((const unsigned char *)c, &cp);
+        *id = ordo__hf_char_id(b, cp);
+        return ORDO_OK;
     }
+    ordo__text *t = &s->symbol;
+    t->len = 0;
+    ordo_status status = ORDO_OK;
+    if (!first && b->prefix)
+        status = ordo__text_append(t, b->prefix, b->prefix_len, err);
+    if (status == ORDO_OK)
+        status = ordo__text_append(t, c, n, err);
+    if (status == ORDO_OK && last && b->suffix)
+        status = ordo__text_append(t, b->suffix, b->suffix_len, err);
+    if (status != ORDO_OK)
+        return status;
+    *text = t->data;
+    *len = t->len;
     *id = ordo__hf_map_get(&b->vocab, *text, *len);
     return ORDO_OK;
 }
@@ -187,7 +191,7 @@ static int cut_before(const ordo__hf_bpe *b, const char *w, size_t at)
     for (size_t k = 0; k < b->ends_count; k++)
         if (b->ends[k] == cp)
             return 0;
-    return ordo__hf_map_get(&b->vocab, w + start, at - start) != ORDO__HF_NONE;
+    return ordo__hf_char_id(b, cp) != ORDO__HF_NONE;
 }
 
 /* One piece through the model; see hf_model.h. A long word of a

@@ -47,11 +47,18 @@ typedef struct ordo__hf_merges {
     size_t mask;
 } ordo__hf_merges;
 
+/* The slot a pair's search starts at: the high half of the product
+ * depends on every bit of both ids. */
+static inline size_t ordo__hf_merge_slot(uint64_t key, size_t mask)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
 static inline const ordo__hf_merge *ordo__hf_merge_find(const ordo__hf_merges *m, uint32_t left,
                                                         uint32_t right)
 {
     uint64_t key = (uint64_t)left << 32 | right;
-    size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & m->mask;
+    size_t i = ordo__hf_merge_slot(key, m->mask);
     for (;; i = (i + 1) & m->mask) {
         const ordo__hf_merge *slot = &m->slots[i];
         if (slot->key == key)
@@ -108,6 +115,12 @@ typedef struct ordo__hf_bpe {
      * ignore_merges and U+2581 is a token; ends[] are the last code points
      * of the left tokens of merges whose right token starts with U+2581. */
     int split_words;
+    /* Single-character tokens by code point (open addressing; cp 0 with
+     * id NONE is empty), for the characters of a word. */
+    struct ordo__hf_char_id {
+        uint32_t cp, id;
+    } * chars;
+    size_t chars_mask;
     uint32_t *ends;
     size_t ends_count;
     uint64_t owner; /* its number in the piece cache (piece_cache.h) */
@@ -116,6 +129,18 @@ typedef struct ordo__hf_bpe {
 /* GPT-2's ByteLevel table: printable Latin-1 bytes are their own
  * character, the other 68 become U+0100.. in byte order. */
 void ordo__hf_byte_level_table(uint32_t cp[256]);
+
+/* The id of the token that is code point cp alone, or ORDO__HF_NONE. */
+static inline uint32_t ordo__hf_char_id(const ordo__hf_bpe *b, uint32_t cp)
+{
+    size_t i = (size_t)((cp * 0x9E3779B1u) >> 7) & b->chars_mask;
+    for (;; i = (i + 1) & b->chars_mask) {
+        if (b->chars[i].id == ORDO__HF_NONE)
+            return ORDO__HF_NONE;
+        if (b->chars[i].cp == cp)
+            return b->chars[i].id;
+    }
+}
 
 /* Builds the model from the "model" object; `what` names the file.
  * byte_level: the pre-tokenizer hands raw bytes. *out is the caller's

@@ -70,10 +70,19 @@ static void check_abcd(const ordo__hf *hf)
     ASSERT_EQ_STR(ids_of(hf, "abcabcd bcdd aaaaa aaa abab"), "0 5 0 8 8 3 11 11 4 4");
     ASSERT_EQ_STR(ids_of(hf, "abc"), "0 5");
     ASSERT_EQ_STR(ids_of(hf, ""), "");
+    ASSERT_EQ_STR(ids_of(hf, "aaa"), "10");     /* a a first at 0, not at 1 */
+    ASSERT_EQ_STR(ids_of(hf, "aaaaa"), "9 10"); /* then aa aa before aa a */
     char *as = repeat('a', 128, "b"), expected[512] = "";
     for (int i = 0; i < 31; i++)
         strcat(expected, "11 ");
     strcat(expected, "10 4");
+    ASSERT_EQ_STR(ids_of(hf, as), expected);
+    free(as);
+    as = repeat('a', 129, ""); /* the heap's ties */
+    expected[0] = '\0';
+    for (int i = 0; i < 31; i++)
+        strcat(expected, "11 ");
+    strcat(expected, "9 10");
     ASSERT_EQ_STR(ids_of(hf, as), expected);
     free(as);
     char *bs = repeat('b', 104, "cd");

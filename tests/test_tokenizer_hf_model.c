@@ -5,6 +5,8 @@
  * with the special added tokens removed from added_tokens (as
  * /work/hf/encode.mjs does it); no normalizer or pre-tokenizer, so each
  * text is one piece. */
+#include <pthread.h>
+
 #include "harness.h"
 #include "testing.h"
 
@@ -305,5 +307,66 @@ TEST(hf_decode_through_the_files_decoder)
     ordo_error err;
     ASSERT_STATUS(ordo__hf_decode(hf, 4, &buffer, &used, &capacity, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, "token 4 is out of range");
+    ordo__hf_free(hf);
+}
+
+typedef struct {
+    const ordo__hf *hf;
+    const char *const *texts;
+    size_t count;
+    const char *const *expected;
+    int same;
+} thread_job;
+
+static void *encode_all(void *arg)
+{
+    thread_job *job = arg;
+    job->same = 1;
+    for (int round = 0; round < 20; round++)
+        for (size_t i = 0; i < job->count; i++) {
+            ordo__tokens tokens = {0};
+            ordo_error err;
+            char ids[2048];
+            size_t o = 0;
+            ids[0] = '\0';
+            if (ordo__hf_encode(job->hf, job->texts[i], strlen(job->texts[i]), &tokens, &err))
+                job->same = 0;
+            for (size_t k = 0; k < tokens.count && o + 16 < sizeof ids; k++)
+                o += (size_t)snprintf(ids + o, sizeof ids - o, k ? " %u" : "%u", tokens.ids[k]);
+            free(tokens.ids);
+            if (strcmp(ids, job->expected[i]) != 0)
+                job->same = 0;
+        }
+    return NULL;
+}
+
+/* One loaded file serves two threads at once (each with its own piece
+ * cache) and both get the ids of one thread alone. */
+TEST(hf_encode_from_two_threads_gives_the_ids_of_one)
+{
+    char list[512];
+    snprintf(list, sizeof list, "%s,%s", added(261, "<m>", 0, 1, 1), added(262, "<s>", 1, 0, 0));
+    ordo__hf *hf = load(document(fallback_vocab(), "\"a b\"",
+                                 "\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true",
+                                 list, NULL));
+    static const char *const texts[] = {"ab ab <m> abab", "a\xc3\xa9 <s> zz",
+                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
+                                        "", "b<m>a"};
+    size_t n = sizeof texts / sizeof texts[0];
+    char *expected[5];
+    for (size_t i = 0; i < n; i++)
+        expected[i] = strdup(ids_of(hf, texts[i]));
+    pthread_t threads[2];
+    thread_job jobs[2];
+    for (int t = 0; t < 2; t++) {
+        jobs[t] = (thread_job){hf, texts, n, (const char *const *)expected, 0};
+        ASSERT(pthread_create(&threads[t], NULL, encode_all, &jobs[t]) == 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        pthread_join(threads[t], NULL);
+        ASSERT(jobs[t].same);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(expected[i]);
     ordo__hf_free(hf);
 }

@@ -59,7 +59,7 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
 static ordo_status merges_init(ordo__hf_merges *m, size_t count, ordo_error *err)
 {
     size_t cap = 16;
-    while (cap < 2 * count)
+    while (cap < count + count / 2) /* at most 2/3 full: a smaller table stays in cache */
         cap *= 2;
     m->mask = cap - 1;
     m->slots = malloc(cap * sizeof *m->slots);

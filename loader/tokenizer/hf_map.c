@@ -38,18 +38,24 @@ ordo_status ordo__hf_map_init(ordo__hf_map *m, const ordo__hf_str *keys, size_t 
     return ORDO_OK;
 }
 
+/* A slot holds the id and the high half of the key's hash, so most
+ * probes of other keys are told apart without reading the key. */
+#define SLOT(h, id) (((h)&0xffffffff00000000ull) | (id))
+
 /* Inserts an id; see hf_model.h. */
 uint32_t ordo__hf_map_put(ordo__hf_map *m, uint32_t id)
 {
     const ordo__hf_str *k = &m->keys[id];
-    size_t i = (size_t)hash_bytes(k->p, k->n) & m->mask;
-    for (;; i = (i + 1) & m->mask) {
-        uint32_t at = m->slots[i];
-        if (at == ORDO__HF_NONE) {
-            m->slots[i] = id;
+    uint64_t h = hash_bytes(k->p, k->n);
+    for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
+        uint64_t slot = m->slots[i];
+        if (slot == UINT64_MAX) {
+            m->slots[i] = SLOT(h, id);
             return ORDO__HF_NONE;
         }
-        if (m->keys[at].n == k->n && memcmp(m->keys[at].p, k->p, k->n) == 0)
+        uint32_t at = (uint32_t)slot;
+        if ((slot >> 32) == (h >> 32) && m->keys[at].n == k->n &&
+            memcmp(m->keys[at].p, k->p, k->n) == 0)
             return at;
     }
 }
@@ -59,12 +65,13 @@ uint32_t ordo__hf_map_get(const ordo__hf_map *m, const char *s, size_t n)
 {
     if (!m->slots)
         return ORDO__HF_NONE;
-    size_t i = (size_t)hash_bytes(s, n) & m->mask;
-    for (;; i = (i + 1) & m->mask) {
-        uint32_t at = m->slots[i];
-        if (at == ORDO__HF_NONE)
+    uint64_t h = hash_bytes(s, n);
+    for (size_t i = (size_t)h & m->mask;; i = (i + 1) & m->mask) {
+        uint64_t slot = m->slots[i];
+        if (slot == UINT64_MAX)
             return ORDO__HF_NONE;
-        if (m->keys[at].n == n && memcmp(m->keys[at].p, s, n) == 0)
+        uint32_t at = (uint32_t)slot;
+        if ((slot >> 32) == (h >> 32) && m->keys[at].n == n && memcmp(m->keys[at].p, s, n) == 0)
             return at;
     }
 }

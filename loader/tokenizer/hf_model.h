@@ -19,7 +19,7 @@ typedef struct ordo__hf_str {
  * order of insertion. */
 typedef struct ordo__hf_map {
     const ordo__hf_str *keys;
-    uint32_t *slots; /* ids, ORDO__HF_NONE when empty */
+    uint64_t *slots; /* hash's high half << 32 | id; UINT64_MAX when empty */
     size_t mask;
 } ordo__hf_map;
 

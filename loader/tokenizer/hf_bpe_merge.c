@@ -182,6 +182,8 @@ ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, 
 {
     if (n == 0) /* every character dropped (not in the vocab, no unk_token) */
         return ORDO_OK;
+    if (n >= ORDO__HF_NONE - 1) /* symbol positions are 32-bit */
+        return ordo__error(err, ORDO_INVALID, "a word of %zu symbols is too long to merge", n);
     ordo_status status = ORDO_OK;
     if (n <= SHORT_WORD)
         n = merge_short(b, s, n);

@@ -176,6 +176,7 @@ ordo_status ordo__hf_added_parse(const json_t *json, const ordo__hf_bpe *bpe,
     return s;
 }
 
+/* Frees the tokens and tries (a may be zeroed). */
 void ordo__hf_added_free(ordo__hf_added *a)
 {
     for (size_t k = 0; k < a->count; k++)

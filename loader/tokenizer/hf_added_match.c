@@ -27,6 +27,7 @@ ordo__hf_trie *ordo__hf_trie_new(void)
     return t;
 }
 
+/* Frees a trie (NULL is fine). */
 void ordo__hf_trie_free(ordo__hf_trie *t)
 {
     if (t)

@@ -289,6 +289,7 @@ ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *
     return ORDO_OK;
 }
 
+/* Frees the model and everything it owns (NULL is fine). */
 void ordo__hf_bpe_free(ordo__hf_bpe *b)
 {
     if (!b)

@@ -136,6 +136,7 @@ ordo_status ordo__hf_decoder_parse(const json_t *json, const char *what, ordo__h
     return ORDO_OK;
 }
 
+/* Frees a decoder (NULL is fine). */
 void ordo__hf_decoder_free(ordo__hf_decoder *d)
 {
     if (!d)

@@ -124,6 +124,7 @@ ordo_status ordo__hf_load(const char *path, ordo__hf **out, ordo_error *err)
     return s;
 }
 
+/* Frees a tokenizer and all its parts (NULL is fine). */
 void ordo__hf_free(ordo__hf *hf)
 {
     if (!hf)

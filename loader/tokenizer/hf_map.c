@@ -76,6 +76,7 @@ uint32_t ordo__hf_map_get(const ordo__hf_map *m, const char *s, size_t n)
     }
 }
 
+/* Frees the slots (not the keys, which the table never owned). */
 void ordo__hf_map_free(ordo__hf_map *m)
 {
     free(m->slots);

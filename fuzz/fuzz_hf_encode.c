@@ -3,12 +3,16 @@
  * with byte fallback for every byte (no unknowns, no stripped spaces) the
  * ids decode back to the input when it is valid UTF-8. A second file has
  * unk_token without fallback, prefix/suffix and added tokens with lstrip
- * and rstrip: only no crash and ids in range there. */
+ * and rstrip: only no crash and ids in range there. A third, with U+2581
+ * tokens and a merge across U+2581 after '>' (as Gemma 3 has), encodes
+ * the input spelled in a, b, >, x and U+2581 as one long word, and must
+ * give the same ids with long words cut before U+2581 as merged whole. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testing.h"
+#include "tokenizer/hf_model.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
@@ -56,8 +60,53 @@ static ordo__hf *build(int round_trip)
     return hf;
 }
 
+#define SP "\xe2\x96\x81"
+
+static ordo__hf *build_spaces(int cut)
+{
+    const char *json =
+        "{\"model\":{\"type\":\"BPE\",\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"vocab\":{"
+        "\"<unk>\":0,\"a\":1,\"b\":2,\"ab\":3,\">\":4,\"" SP "\":5,\"" SP "a\":6,\"" SP SP
+        "\":7,\">" SP "\":8,\">" SP "a\":9,\"" SP "ab\":10,\"ba\":11},\"merges\":[[\"" SP
+        "\",\"a\"],[\"" SP "\",\"" SP "\"],[\">\",\"" SP "\"],[\">" SP "\",\"a\"],[\"a\","
+        "\"b\"],[\"" SP "a\",\"b\"],[\"b\",\"a\"]]}}";
+    ordo__hf *hf = NULL;
+    ordo_error err;
+    if (ordo__hf_parse(json, strlen(json), "fuzz", &hf, &err) != ORDO_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        abort();
+    }
+    if (!hf->bpe->split_words)
+        abort();
+    hf->bpe->split_words = cut;
+    return hf;
+}
+
+static void same_cut_or_whole(const unsigned char *data, size_t size)
+{
+    static ordo__hf *cut, *whole;
+    if (!cut) {
+        cut = build_spaces(1);
+        whole = build_spaces(0);
+    }
+    static const char *const spelled[8] = {SP, SP, SP, "a", "b", ">", "x", "ab"};
+    ordo__text text = {0};
+    ordo_error err;
+    for (size_t i = 0; i < size; i++)
+        if (ordo__text_append(&text, spelled[data[i] & 7], strlen(spelled[data[i] & 7]), &err))
+            abort();
+    ordo__tokens a = {0}, b = {0};
+    if (ordo__hf_encode(cut, text.data, text.len, &a, &err) ||
+        ordo__hf_encode(whole, text.data, text.len, &b, &err))
+        abort();
+    if (a.count != b.count || (a.count && memcmp(a.ids, b.ids, a.count * sizeof *a.ids) != 0))
+        abort();
+    free(a.ids), free(b.ids), free(text.data);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
+    same_cut_or_whole(data, size);
     static ordo__hf *tokenizers[2];
     if (!tokenizers[0]) {
         tokenizers[0] = build(1);

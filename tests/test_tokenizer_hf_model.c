@@ -370,3 +370,25 @@ TEST(hf_encode_from_two_threads_gives_the_ids_of_one)
         free(expected[i]);
     ordo__hf_free(hf);
 }
+
+#define SP "\xe2\x96\x81" /* U+2581 */
+
+/* A long word is merged in parts cut before U+2581, except after '>',
+ * which ends the left side of a merge into a U+2581 token (as Gemma 3's
+ * ('>', '▁</')): the ids are those of merging it whole. */
+TEST(hf_model_long_words_cut_only_where_no_merge_crosses)
+{
+    ordo__hf *hf = load(document("\"<unk>\":0,\"a\":1,\"b\":2,\"ab\":3,\">\":4,\"" SP "\":5,\"" SP
+                                 "a\":6,\"" SP SP "\":7,\">" SP "\":8,\">" SP "a\":9,\"" SP
+                                 "ab\":10,\"ba\":11",
+                                 "[\"" SP "\",\"a\"],[\"" SP "\",\"" SP "\"],[\">\",\"" SP
+                                 "\"],[\">" SP "\",\"a\"],[\"a\",\"b\"],[\"" SP "a\",\"b\"],"
+                                 "[\"b\",\"a\"]",
+                                 "\"unk_token\":\"<unk>\",\"fuse_unk\":true", NULL, NULL));
+    ASSERT_EQ_STR(ids_of(hf, "ab" SP "ab>" SP "ab" SP SP "ab" SP "ba" SP "xx" SP "ab" SP "a>" SP
+                             "ab" SP "bab"),
+                  "3 10 4 10 5 10 5 11 5 0 10 6 4 10 5 2 3");
+    ASSERT_EQ_STR(ids_of(hf, SP SP SP "ab>" SP SP "a" SP "abababababababababab" SP "x" SP "ab"),
+                  "7 10 8 6 10 3 3 3 3 3 3 3 3 3 5 0 10");
+    ordo__hf_free(hf);
+}

@@ -296,7 +296,7 @@ void ordo__hf_bpe_free(ordo__hf_bpe *b)
         return;
     ordo__hf_map_free(&b->vocab);
     ordo__hf_map_free(&b->by_bytes);
-    free(b->merges.slots);
+    free(b->merges.slots), free(b->left), free(b->right);
     free(b->blob), free(b->tokens), free(b->prefix), free(b->suffix);
     free(b->bytes_blob), free(b->bytes), free(b->ends), free(b->chars);
     free(b);

@@ -48,10 +48,19 @@ ordo_status ordo__hf_scratch_reserve(ordo__hf_scratch *s, size_t n, ordo_error *
 
 /* ---- merging ids[0..n) in place; returns the new count ---------------- */
 
+/* The merge of a pair, or NULL: ids that start or end no merge are ruled
+ * out by their bits before the table is probed. */
+static const ordo__hf_merge *find(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
+{
+    if (!(b->left[left >> 6] >> (left & 63) & 1) || !(b->right[right >> 6] >> (right & 63) & 1))
+        return NULL;
+    return ordo__hf_merge_find(&b->merges, left, right);
+}
+
 static void pair_at(const ordo__hf_bpe *b, const uint32_t *ids, uint32_t *ranks, uint32_t *merged,
                     size_t i)
 {
-    const ordo__hf_merge *m = ordo__hf_merge_find(&b->merges, ids[i], ids[i + 1]);
+    const ordo__hf_merge *m = find(b, ids[i], ids[i + 1]);
     ranks[i] = m ? m->rank : ORDO__HF_NONE;
     merged[i] = m ? m->id : 0;
 }
@@ -125,7 +134,7 @@ static heap_entry heap_pop(ordo__hf_scratch *s, size_t *size)
 static void push_pair(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t *size, uint32_t left,
                       uint32_t right)
 {
-    const ordo__hf_merge *m = ordo__hf_merge_find(&b->merges, s->ids[left], s->ids[right]);
+    const ordo__hf_merge *m = find(b, s->ids[left], s->ids[right]);
     if (m)
         heap_push(s, size, (heap_entry){m->rank, left, m->id});
 }
@@ -156,7 +165,7 @@ static ordo_status merge_long(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t
         uint32_t pos = top.pos, right = s->next[pos];
         if (s->prev[pos] == dead || right == ORDO__HF_NONE)
             continue;
-        const ordo__hf_merge *m = ordo__hf_merge_find(&b->merges, s->ids[pos], s->ids[right]);
+        const ordo__hf_merge *m = find(b, s->ids[pos], s->ids[right]);
         if (!m || m->id != top.id)
             continue;
         s->ids[pos] = top.id;

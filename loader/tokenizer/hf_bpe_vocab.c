@@ -71,9 +71,11 @@ static ordo_status merges_init(ordo__hf_merges *m, size_t count, ordo_error *err
 
 /* A later merge of the same pair replaces an earlier one, as the
  * library's map does. */
-static void merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint32_t rank,
-                       uint32_t id)
+static void merges_put(ordo__hf_bpe *b, uint32_t left, uint32_t right, uint32_t rank, uint32_t id)
 {
+    ordo__hf_merges *m = &b->merges;
+    b->left[left >> 6] |= 1ull << (left & 63);
+    b->right[right >> 6] |= 1ull << (right & 63);
     uint64_t key = (uint64_t)left << 32 | right;
     size_t i = ordo__hf_merge_slot(key, m->mask);
     while (m->slots[i].key != UINT64_MAX && m->slots[i].key != key)
@@ -114,7 +116,7 @@ static ordo_status merge_one(ordo__hf_bpe *b, size_t index, uint32_t rank, const
             err, ORDO_INVALID,
             "tokenizer.json '%s': model.merges[%zu]: '%s' + '%s' is not in the vocab", what, index,
             ordo__hf_quote(left, left_len, q), ordo__hf_quote(right, right_len, q2));
-    merges_put(&b->merges, a, c, rank, merged);
+    merges_put(b, a, c, rank, merged);
     return ORDO_OK;
 }
 
@@ -150,6 +152,10 @@ ordo_status ordo__hf_bpe_merges(ordo__hf_bpe *b, const json_t *merges, const cha
                            what);
     size_t n = json_array_size(merges);
     ordo_status s = merges_init(&b->merges, n, err);
+    b->left = calloc(b->count / 64 + 1, sizeof *b->left);
+    b->right = calloc(b->count / 64 + 1, sizeof *b->right);
+    if (s == ORDO_OK && (!b->left || !b->right))
+        s = ordo__error(err, ORDO_NOMEM, "out of memory");
     int legacy = n > 0 && json_is_string(json_array_get(merges, 0));
     ordo__text joined = {0};
     uint32_t rank = 0;

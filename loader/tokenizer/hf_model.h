@@ -96,6 +96,10 @@ typedef struct ordo__hf_bpe {
     ordo__hf_str *tokens; /* by id */
     ordo__hf_map vocab;   /* string -> id */
     ordo__hf_merges merges;
+    /* Bit id of left: the id is the left token of some merge; of right:
+     * the right one (most pairs, of bytes or unknowns, are then ruled out
+     * without a probe of the table). */
+    uint64_t *left, *right;
     char *prefix, *suffix; /* NULL when absent or empty */
     size_t prefix_len, suffix_len;
     uint32_t unk; /* ORDO__HF_NONE: no unk_token */

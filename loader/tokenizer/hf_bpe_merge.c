@@ -69,6 +69,8 @@ static size_t merge_short(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n)
 {
     uint32_t *ids = s->ids, *ranks = s->ranks, *merged = s->prev;
     for (size_t i = 0; i + 1 < n; i++)
+        ordo__hf_merge_prefetch(&b->merges, ids[i], ids[i + 1]);
+    for (size_t i = 0; i + 1 < n; i++)
         pair_at(b, ids, ranks, merged, i);
     while (n > 1) {
         uint32_t best = ORDO__HF_NONE;
@@ -158,6 +160,8 @@ static ordo_status merge_long(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t
         s->prev[i] = i ? (uint32_t)(i - 1) : ORDO__HF_NONE;
         s->next[i] = i + 1 < n ? (uint32_t)(i + 1) : ORDO__HF_NONE;
     }
+    for (size_t i = 0; i + 1 < n; i++)
+        ordo__hf_merge_prefetch(&b->merges, s->ids[i], s->ids[i + 1]);
     for (size_t i = 0; i + 1 < n; i++)
         push_pair(b, s, &size, (uint32_t)i, (uint32_t)i + 1);
     while (size > 0) {

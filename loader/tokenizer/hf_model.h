@@ -54,6 +54,17 @@ static inline size_t ordo__hf_merge_slot(uint64_t key, size_t mask)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
 }
 
+/* Starts loading a pair's first slot, so that the misses of a word's
+ * pairs overlap instead of following one another. */
+static inline void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t left, uint32_t right)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(&m->slots[ordo__hf_merge_slot((uint64_t)left << 32 | right, m->mask)]);
+#else
+    (void)m, (void)left, (void)right;
+#endif
+}
+
 static inline const ordo__hf_merge *ordo__hf_merge_find(const ordo__hf_merges *m, uint32_t left,
                                                         uint32_t right)
 {

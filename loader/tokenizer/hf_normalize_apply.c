@@ -23,12 +23,17 @@ static int next_literal(const ordo__hf_normalizer *n, const char *text, size_t l
         *start = *end = from;
         return from <= len;
     }
-    for (size_t i = from; i + n->literal_len <= len; i++) {
-        if (memcmp(text + i, n->literal, n->literal_len) == 0) {
-            *start = i;
-            *end = i + n->literal_len;
+    if (from + n->literal_len > len)
+        return 0;
+    const char *p = text + from, *last = text + len - n->literal_len;
+    while ((p = memchr(p, n->literal[0], (size_t)(last - p) + 1)) != NULL) {
+        if (memcmp(p + 1, n->literal + 1, n->literal_len - 1) == 0) {
+            *start = (size_t)(p - text);
+            *end = *start + n->literal_len;
             return 1;
         }
+        if (p++ == last)
+            break;
     }
     return 0;
 }

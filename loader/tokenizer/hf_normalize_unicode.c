@@ -317,14 +317,10 @@ ordo_status ordo__hf_unicode_normalize(ordo__nf_form form, const char *text, siz
     return st;
 }
 
-/* The full lowercase mapping of c in buf (length returned), or 0 when c
- * is its own lowercase. */
+/* Writes the full lowercase mapping of c (a non-ASCII code point) at buf;
+ * returns its length. */
 static size_t lowercase_of(uint32_t c, unsigned char *buf)
 {
-    if (c < 0x80) {
-        buf[0] = (unsigned char)(c + 32);
-        return c >= 'A' && c <= 'Z';
-    }
     const size_t count = sizeof ordo_lowercase / sizeof ordo_lowercase[0];
     size_t lo = 0, hi = count;
     while (lo < hi) {
@@ -335,32 +331,37 @@ static size_t lowercase_of(uint32_t c, unsigned char *buf)
             hi = mid;
     }
     if (lo == count || ordo_lowercase[lo][0] != c)
-        return 0;
+        return ordo__hf_utf8_encode(c, buf);
     size_t used = ordo__hf_utf8_encode(ordo_lowercase[lo][2], buf);
     if (ordo_lowercase[lo][1] > 1)
         used += ordo__hf_utf8_encode(ordo_lowercase[lo][3], buf + used);
     return used;
 }
 
-/* Appends the lowercase of valid UTF-8; see hf_normalize.h. */
+/* Appends the lowercase of valid UTF-8 (through a local buffer); see
+ * hf_normalize.h. */
 ordo_status ordo__hf_lowercase(const char *text, size_t len, ordo__text *out, ordo_error *err)
 {
     const unsigned char *s = (const unsigned char *)text;
-    size_t run = 0;
-    ordo_status st = ORDO_OK;
-    for (size_t i = 0; st == ORDO_OK && i < len;) {
-        uint32_t c;
-        unsigned char buf[8];
-        size_t n = ordo__hf_utf8_decode(s + i, &c), used = lowercase_of(c, buf);
-        if (used) {
-            st = ordo__text_append(out, s + run, i - run, err);
-            if (st == ORDO_OK)
-                st = ordo__text_append(out, buf, used, err);
-            run = i + n;
+    unsigned char buf[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < len;) {
+        if (used + 8 > sizeof buf) {
+            ordo_status st = ordo__text_append(out, buf, used, err);
+            if (st != ORDO_OK)
+                return st;
+            used = 0;
         }
-        i += n;
+        if (s[i] < 0x80) {
+            buf[used++] = (unsigned char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+            i++;
+            continue;
+        }
+        uint32_t c;
+        i += ordo__hf_utf8_decode(s + i, &c);
+        used += lowercase_of(c, buf + used);
     }
-    return st == ORDO_OK ? ordo__text_append(out, s + run, len - run, err) : st;
+    return ordo__text_append(out, buf, used, err);
 }
 
 /* White_Space; see hf_normalize.h. */

@@ -5,8 +5,8 @@
 # (tests/peers/hf_normalize_oracle.mjs) must give the same bytes, line for
 # line, for NFC, NFD, NFKC, NFKD over every code point, every mark after
 # several bases, marks in and out of canonical order, long runs of marks,
-# Hangul, every decomposable character decomposed, and
-# tests/peers/normalization_cases.json; and for Lowercase, Strip, Prepend,
+# Hangul, every decomposable character decomposed, random strings of all
+# those characters, and tests/peers/normalization_cases.json; and for Lowercase, Strip, Prepend,
 # Replace (String and Regex) and Sequence over the same lines.
 # Needs node and the pinned peers (scripts/peers.sh); closing line
 # "N passed, N failed".

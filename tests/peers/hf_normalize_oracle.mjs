@@ -5,7 +5,8 @@
 //       every mark after several bases, marks in and out of canonical order
 //       against one mark of each common class, long runs of marks, Hangul
 //       jamo and syllables, every decomposable character decomposed (with
-//       marks after it), and the strings of FILE (normalization_cases.json)
+//       marks after it), random strings of all those characters, and the
+//       strings of FILE (normalization_cases.json)
 //   node hf_normalize_oracle.mjs normalize JSON    reads such lines, prints the
 //       hexadecimal UTF-8 of each line normalized by the normalizer JSON
 import fs from 'node:fs';
@@ -64,6 +65,14 @@ function* cases(file) {
     const d = c.normalize('NFD');
     return [d, d + '\u0301', d + '\u0316', d + '\u0323\u0307', c + '\u0323\u0307', c + '\u0334'];
   }));
+  // random strings over the characters that interact, without separators
+  const pool = [...marks, ...decomposed, ...L, ...V, ...T.slice(1), ...bases, '\uac00', '\uac01', 'a', ' '];
+  for (let k = 0; k < 3000; k++) {
+    let s = '';
+    const n = 2 + (next() % 24);
+    for (let i = 0; i < n; i++) s += pool[next() % pool.length];
+    yield s;
+  }
   yield* group(JSON.parse(fs.readFileSync(file, 'utf8')));
 }
 

@@ -60,4 +60,6 @@ compare "Sequence [Prepend, Replace String] (Llama 2)" \
   '{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"▁"},{"type":"Replace","pattern":{"String":" "},"content":"▁"}]}'
 compare "Replace Regex \\s+, Strip right, NFC" \
   '{"type":"Sequence","normalizers":[{"type":"Replace","pattern":{"Regex":"\\s+"},"content":" "},{"type":"Strip","strip_left":false,"strip_right":true},{"type":"NFC"}]}'
+compare "Replace Regex \\p{M}+, [\\p{L}\\p{N}]+ (Unicode 16 classes)" \
+  '{"type":"Sequence","normalizers":[{"type":"Replace","pattern":{"Regex":"\\p{M}+"},"content":"<m>"},{"type":"Replace","pattern":{"Regex":"[\\p{L}\\p{N}]+"},"content":"w"}]}'
 finish

@@ -167,6 +167,13 @@ TEST(hf_normalize_strip_prepend_replace_as_the_library)
           "b");
     check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\h\"},\"content\":\"_\"}", "a b\tz",
           "_ _\tz");
+    /* \p{M} as Unicode 16.0 (U+0897, new in 16.0; PCRE2 10.42 knows 14) */
+    check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\p{M}\"},\"content\":\"_\"}",
+          "a\xe0\xa2\x97"
+          "b\xcc\x81",
+          "a_b_");
+    check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\p{^letter}\"},\"content\":\"\"}",
+          "a1 b\xe0\xa2\x97", "ab");
 }
 
 TEST(hf_normalize_sequence_runs_in_order)

@@ -3,6 +3,8 @@
  * (npm tokenizers 0.23.2, normalizeString on the same normalizer); the
  * conformance suite (tests/hf_normalize_conformance.sh) compares the whole
  * Unicode range with it. */
+#include <pthread.h>
+
 #include "harness.h"
 #include "testing.h"
 #include "tokenizer/hf_normalize.h"
@@ -232,4 +234,56 @@ TEST(hf_normalize_refuses_unknown_and_malformed)
     refused("{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"Sequence\",\"normalizers\":[{"
             "\"type\":\"Prepend\",\"prepend\":false}]}]}",
             "normalizer.normalizers[0].normalizers[0].prepend: not a string");
+}
+
+/* One compiled normalizer serves many threads at once (read-only; PCRE2
+ * match data per call): each thread's outputs equal one thread's. */
+typedef struct {
+    const ordo__hf_normalizer *n;
+    const char *const *texts;
+    size_t count;
+    char *joined; /* every output, in order (the thread's) */
+} worker;
+
+static void *normalize_all(void *arg)
+{
+    worker *w = arg;
+    ordo__text out = {0}, all = {0};
+    ordo_error err;
+    for (int round = 0; round < 50; round++)
+        for (size_t i = 0; i < w->count; i++) {
+            if (ordo__hf_normalize(w->n, w->texts[i], strlen(w->texts[i]), &out, &err) != ORDO_OK ||
+                ordo__text_append(&all, out.data, out.len, &err) != ORDO_OK)
+                return NULL;
+        }
+    free(out.data);
+    w->joined = all.data;
+    return w;
+}
+
+TEST(hf_normalize_one_normalizer_many_threads)
+{
+    ordo__hf_normalizer *n =
+        compile("{\"type\":\"Sequence\",\"normalizers\":[{\"type\":\"NFKC\"},{\"type\":"
+                "\"Lowercase\"},{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},"
+                "\"content\":\" \"},{\"type\":\"Prepend\",\"prepend\":\"_\"}]}");
+    const char *const texts[] = {"Caf\xc3\xa9  \xef\xac\x81 \xe1\x84\x80\xe1\x85\xa1",
+                                 "a\xcc\x96\xcc\x81\t\tB", "", "\xe2\x91\xa0 \xc4\xb0"};
+    worker w[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){n, texts, sizeof texts / sizeof texts[0], NULL};
+        ASSERT(pthread_create(&t[i], NULL, normalize_all, &w[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        void *r = NULL;
+        ASSERT(pthread_join(t[i], &r) == 0);
+        ASSERT(r != NULL && w[i].joined != NULL);
+    }
+    for (int i = 1; i < 4; i++)
+        ASSERT_EQ_STR(w[i].joined, w[0].joined);
+    ASSERT_CONTAINS(w[0].joined, "_caf\xc3\xa9 fi \xea\xb0\x80_\xc3\xa1\xcc\x96 b");
+    for (int i = 0; i < 4; i++)
+        free(w[i].joined);
+    ordo__hf_normalizer_free(n);
 }

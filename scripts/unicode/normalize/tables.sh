@@ -6,6 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
+(cd "$root" && scripts/deps.sh libutf8proc-dev clang-format) >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)

@@ -46,6 +46,12 @@ struct ordo__hf_normalizer {
     size_t members;
 };
 
+/* Compiles a Replace's Regex pattern (the library's Oniguruma syntax) into
+ * *out (the caller's, pcre2_code_free); refuses a bad one naming
+ * `where`.pattern.Regex. */
+ordo_status ordo__hf_regex_compile(const char *pattern, size_t len, const char *where,
+                                   pcre2_code **out, ordo_error *err);
+
 /* Appends the normalized form of valid UTF-8 text to `out`, as the
  * library's `unicode-normalization-alignments` (Unicode 9.0) gives it. */
 ordo_status ordo__hf_unicode_normalize(ordo__nf_form form, const char *text, size_t len,

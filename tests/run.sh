@@ -89,6 +89,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
   run_suite formats env BUILD="$build" tests/formats.sh
   run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
+  run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then
     # Both at once: each runs its tests one at a time, so together they

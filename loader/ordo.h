@@ -321,7 +321,10 @@ typedef struct ordo_recipe_info {
     int shuffle;      /* 1: samples permuted within each flush epoch per source */
     int source_count;
     int vocab_size; /* ids 0 .. vocab_size-1, specials included */
+    /* A document is packed as [bos] tokens eos (docs/recipe.md,
+     * "Tokenizer"): eot_id is the eos; bos_id UINT32_MAX when there is none. */
     uint32_t eot_id, pad_id;
+    uint32_t bos_id;
 } ordo_recipe_info;
 
 /* Fills `info` from the recipe. */

@@ -38,31 +38,37 @@ static ordo_status check_keys(json_t *tokenizer, const char *kind, const char *c
     return ORDO_OK;
 }
 
-/* The file the tokenizer's "path" names, a regular file: what it is is
- * said ("the .tiktoken rank file", "the tokenizer.json"), as it is not a
- * shard. */
-static ordo_status file_readable(const char *path, const char *what, ordo_error *err)
+/* What a tokenizer's file is called in messages: it is not a shard. */
+typedef struct file_kind {
+    const char *what; /* "tokenizer rank file" */
+    const char *is;   /* "the .tiktoken file" */
+} file_kind;
+
+static const file_kind rank_file = {"tokenizer rank file", "the .tiktoken file"};
+static const file_kind json_file = {"tokenizer.json", "the Hugging Face tokenizer file"};
+
+/* The file the tokenizer's "path" names: one that opens, a regular file. */
+static ordo_status file_readable(const char *path, const file_kind *kind, ordo_error *err)
 {
     char text[ORDO__ERRNO_TEXT_SIZE];
     struct stat st;
     FILE *f = fopen(path, "rb");
     if (!f)
         return ordo__error(err, ORDO_IO,
-                           "recipe: cannot open the tokenizer %s '%s' (the file its tokenizer "
-                           "'path' names): %s",
-                           what, path, ordo__errno_text(errno, text));
+                           "recipe: cannot open the %s '%s' (%s its tokenizer 'path' names): %s",
+                           kind->what, path, kind->is, ordo__errno_text(errno, text));
     int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     fclose(f);
     if (!regular)
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: the tokenizer %s '%s' (its tokenizer 'path') is not a file", what,
-                           path);
+                           "recipe: the %s '%s' (%s its tokenizer 'path' names) is not a file",
+                           kind->what, path, kind->is);
     return ORDO_OK;
 }
 
 /* Reads "path" and "sha256", hashes the file and checks it is the one the
  * recipe names; *full is the caller's. */
-static ordo_status pin_file(ordo_recipe *r, json_t *tokenizer, const char *what, char **full,
+static ordo_status pin_file(ordo_recipe *r, json_t *tokenizer, const file_kind *kind, char **full,
                             ordo_error *err)
 {
     json_t *path = json_object_get(tokenizer, "path");
@@ -70,18 +76,18 @@ static ordo_status pin_file(ordo_recipe *r, json_t *tokenizer, const char *what,
     *full = NULL;
     if (!json_is_string(path) || json_string_length(path) == 0)
         return ordo__error(err, ORDO_INVALID,
-                           "recipe: tokenizer 'path' (%s) must be a non-empty string", what);
+                           "recipe: tokenizer 'path' (%s) must be a non-empty string", kind->is);
     if (sha && !json_is_string(sha))
-        return ordo__error(err, ORDO_INVALID,
-                           "recipe: tokenizer 'sha256' must be a string (the SHA-256 of %s, in hex)",
-                           what);
+        return ordo__error(
+            err, ORDO_INVALID,
+            "recipe: tokenizer 'sha256' must be a string (the SHA-256 of %s, in hex)", kind->is);
     if (!(r->tokenizer_path = ordo__strdup(json_string_value(path))))
         return nomem(err);
     ordo__shard probe = {.path = r->tokenizer_path};
     if (!(*full = ordo__shard_path(r, &probe)))
         return nomem(err);
     uint64_t size = 0;
-    ordo_status status = file_readable(*full, what, err);
+    ordo_status status = file_readable(*full, kind, err);
     if (status == ORDO_OK)
         status = ordo__sha256_file(*full, r->tokenizer_sha256, &size, err);
     unsigned char recorded[ORDO_DIGEST_SIZE];
@@ -89,9 +95,9 @@ static ordo_status pin_file(ordo_recipe *r, json_t *tokenizer, const char *what,
     if (status == ORDO_OK && sha &&
         (ordo_digest_from_hex(json_string_value(sha), recorded, &hex_err) != ORDO_OK ||
          memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
-        status = ordo__error(err, ORDO_CONFLICT,
-                             "tokenizer %s '%s' is not the one the recipe names (SHA-256 %s)", what,
-                             *full, json_string_value(sha));
+        status =
+            ordo__error(err, ORDO_CONFLICT, "%s '%s' is not the one the recipe names (SHA-256 %s)",
+                        kind->what, *full, json_string_value(sha));
     return status;
 }
 
@@ -104,8 +110,7 @@ static ordo_status special_name(json_t *tokenizer, const char *key, int nullable
     *out = NULL;
     if (!value || (nullable && json_is_null(value)))
         return ORDO_OK;
-    if (!json_is_string(value) || json_string_length(value) == 0 ||
-        strlen(json_string_value(value)) != json_string_length(value))
+    if (!json_is_string(value) || json_string_length(value) == 0)
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer '%s' must be %s", key,
                            nullable ? "a token's text (a non-empty string) or null"
                                     : "a token's text (a non-empty string)");
@@ -114,8 +119,8 @@ static ordo_status special_name(json_t *tokenizer, const char *key, int nullable
 
 /* The id of the recipe's bos or eos, refused naming the tokenizer when it
  * has no such token. */
-static ordo_status special_id(const ordo_recipe *r, const char *key, const char *name,
-                              uint32_t *id, ordo_error *err)
+static ordo_status special_id(const ordo_recipe *r, const char *key, const char *name, uint32_t *id,
+                              ordo_error *err)
 {
     ordo_error lookup;
     if (ordo_tokenizer_token_id(r->tokenizer, name, id, &lookup) == ORDO_OK)
@@ -133,23 +138,29 @@ static ordo_status special_id(const ordo_recipe *r, const char *key, const char 
                        key, name, e->name, names);
 }
 
-/* bos and eos: names and ids. A tiktoken encoding's eos defaults to its
- * end-of-text, and naming that one is the same policy (kept out of the
- * canonical form, so the recipe id does not change). */
-static ordo_status parse_policy(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
+/* bos and eos as written, read before the file is opened. */
+static ordo_status policy_names(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
 {
     ordo_status status = special_name(tokenizer, "bos", 1, &r->bos, err);
     if (status == ORDO_OK)
         status = special_name(tokenizer, "eos", 0, &r->eos, err);
-    if (status != ORDO_OK)
-        return status;
-    if (!r->eos && r->tokenizer_kind == ORDO_TOKENIZER_HUGGINGFACE)
-        return ordo__error(
+    if (status == ORDO_OK && !r->eos && r->tokenizer_kind == ORDO_TOKENIZER_HUGGINGFACE)
+        status = ordo__error(
             err, ORDO_INVALID,
             "recipe: a huggingface tokenizer needs 'eos', the token appended after every "
             "document (e.g. \"eos\": \"<|end_of_text|>\"): no default is safe, as a "
             "tokenizer.json's configs name chat terminators such as <|im_end|> or <|eot_id|>, "
             "not the pretraining end-of-text");
+    return status;
+}
+
+/* The ids of bos and eos, once the tokenizer is open. A tiktoken
+ * encoding's eos defaults to its end-of-text, and naming that one is the
+ * same policy (kept out of the canonical form: the recipe id is the one
+ * without it). */
+static ordo_status policy_ids(ordo_recipe *r, ordo_error *err)
+{
+    ordo_status status = ORDO_OK;
     r->bos_id = ORDO__NO_TOKEN;
     if (r->bos && (status = special_id(r, "bos", r->bos, &r->bos_id, err)) != ORDO_OK)
         return status;
@@ -177,7 +188,7 @@ static ordo_status open_tiktoken(ordo_recipe *r, json_t *tokenizer, ordo_error *
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be %s",
                            name ? name : "", names);
     char *full = NULL;
-    ordo_status status = pin_file(r, tokenizer, "rank file", &full, err);
+    ordo_status status = pin_file(r, tokenizer, &rank_file, &full, err);
     if (status == ORDO_OK)
         status = ordo_tokenizer_open(encoding->name, full, &r->tokenizer, err);
     free(full);
@@ -191,7 +202,7 @@ static ordo_status open_huggingface(ordo_recipe *r, json_t *tokenizer, ordo_erro
                            "recipe: a huggingface tokenizer takes no 'encoding': its "
                            "tokenizer.json ('path') is the whole tokenizer");
     char *full = NULL;
-    ordo_status status = pin_file(r, tokenizer, "tokenizer.json", &full, err);
+    ordo_status status = pin_file(r, tokenizer, &json_file, &full, err);
     if (status == ORDO_OK)
         status = ordo_tokenizer_open_json(full, &r->tokenizer, err);
     free(full);
@@ -221,8 +232,10 @@ ordo_status ordo__tokenizer_parse(json_t *root, ordo_recipe *r, ordo_error *err)
                                  "recipe: the bytes tokenizer takes no settings besides 'kind'");
     if (strcmp(kind, "tiktoken") == 0) {
         r->tokenizer_kind = ORDO_TOKENIZER_TIKTOKEN;
-        status = check_keys(tokenizer, kind, tiktoken_keys, "kind, encoding, path, sha256, bos and eos",
-                            err);
+        status = check_keys(tokenizer, kind, tiktoken_keys,
+                            "kind, encoding, path, sha256, bos and eos", err);
+        if (status == ORDO_OK)
+            status = policy_names(r, tokenizer, err);
         if (status == ORDO_OK)
             status = open_tiktoken(r, tokenizer, err);
     } else if (strcmp(kind, "huggingface") == 0) {
@@ -231,6 +244,8 @@ ordo_status ordo__tokenizer_parse(json_t *root, ordo_recipe *r, ordo_error *err)
                      ? ORDO_OK
                      : check_keys(tokenizer, kind, huggingface_keys,
                                   "kind, path, sha256, bos and eos", err);
+        if (status == ORDO_OK && !json_object_get(tokenizer, "encoding"))
+            status = policy_names(r, tokenizer, err);
         if (status == ORDO_OK)
             status = open_huggingface(r, tokenizer, err);
     } else
@@ -238,7 +253,7 @@ ordo_status ordo__tokenizer_parse(json_t *root, ordo_recipe *r, ordo_error *err)
                            "recipe: tokenizer kind '%s' is not supported "
                            "(supported: bytes, tiktoken, huggingface)",
                            kind);
-    return status == ORDO_OK ? parse_policy(r, tokenizer, err) : status;
+    return status == ORDO_OK ? policy_ids(r, err) : status;
 }
 
 /* The canonical "tokenizer" (a new reference): a tiktoken one without bos
@@ -252,8 +267,8 @@ json_t *ordo__tokenizer_canonical(const ordo_recipe *r)
     const ordo__encoding *e = ordo__tokenizer_encoding(r->tokenizer);
     json_t *out = e ? json_pack("{s:s, s:s, s:s, s:s}", "kind", "tiktoken", "encoding", e->name,
                                 "path", r->tokenizer_path, "sha256", hex)
-                    : json_pack("{s:s, s:s, s:s}", "kind", "huggingface", "path",
-                                r->tokenizer_path, "sha256", hex);
+                    : json_pack("{s:s, s:s, s:s}", "kind", "huggingface", "path", r->tokenizer_path,
+                                "sha256", hex);
     if (out && r->bos && json_object_set_new(out, "bos", json_string(r->bos)) != 0)
         json_decref(out), out = NULL;
     if (out && r->eos && json_object_set_new(out, "eos", json_string(r->eos)) != 0)

@@ -16,8 +16,8 @@ typedef struct special {
 
 static const special gpt2_specials[] = {{"<|endoftext|>", 50256}, {NULL, 0}};
 
-static const special cl100k_specials[] = {{"<|endoftext|>", 100257},  {"<|fim_prefix|>", 100258},
-                                          {"<|fim_middle|>", 100259}, {"<|fim_suffix|>", 100260},
+static const special cl100k_specials[] = {{"<|endoftext|>", 100257},   {"<|fim_prefix|>", 100258},
+                                          {"<|fim_middle|>", 100259},  {"<|fim_suffix|>", 100260},
                                           {"<|endofprompt|>", 100276}, {NULL, 0}};
 
 static const special o200k_specials[] = {
@@ -26,8 +26,8 @@ static const special o200k_specials[] = {
 /* Llama 3's named tokens; the other ids of 128000..128255 are
  * <|reserved_special_token_N|> (see llama3_reserved). */
 static const special llama3_specials[] = {
-    {"<|begin_of_text|>", 128000},   {"<|end_of_text|>", 128001}, {"<|start_header_id|>", 128006},
-    {"<|end_header_id|>", 128007}, {"<|eot_id|>", 128009},     {NULL, 0}};
+    {"<|begin_of_text|>", 128000}, {"<|end_of_text|>", 128001}, {"<|start_header_id|>", 128006},
+    {"<|end_header_id|>", 128007}, {"<|eot_id|>", 128009},      {NULL, 0}};
 
 #define LLAMA3_FIRST 128000u
 #define LLAMA3_RESERVED_LAST 250u
@@ -58,7 +58,7 @@ static int llama3_reserved(const char *content, uint32_t *id)
     unsigned long k = strtoul(digits, NULL, 10);
     if (k > LLAMA3_RESERVED_LAST)
         return 0;
-    *id = k <= 3 ? LLAMA3_FIRST + 2 + (uint32_t)k
+    *id = k <= 3   ? LLAMA3_FIRST + 2 + (uint32_t)k
           : k == 4 ? LLAMA3_FIRST + 8
                    : LLAMA3_FIRST + 10 + (uint32_t)(k - 5);
     return 1;

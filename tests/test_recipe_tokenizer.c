@@ -136,7 +136,7 @@ TEST(tokenizer_tiktoken_encodings_name_their_special_tokens)
     not_special(t, "<|reserved_special_token_|>");
     not_special(t, "<|reserved_special_token_1|>x");
     not_special(t, "<|endoftext|>");
-    not_special(t, "<|eom_id|>"); /* Llama 3.1's, not Llama 3's */
+    not_special(t, "<|eom_id|>");
     ordo_tokenizer_close(t);
 }
 

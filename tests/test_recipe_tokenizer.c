@@ -307,3 +307,151 @@ TEST(recipe_tokenizer_bad_configs_are_refused)
 #undef TIK
 #undef HF
 }
+
+/* A tokenizer.json small enough to reason about: "abcab" is abc ab, ids 4 2;
+ * <s> and </s> are its special added tokens 5 and 6. */
+static const char tiny_json[] =
+    "{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": ["
+    "{\"id\": 5, \"content\": \"<s>\", \"single_word\": false, \"lstrip\": false, \"rstrip\": "
+    "false, \"normalized\": false, \"special\": true},"
+    "{\"id\": 6, \"content\": \"</s>\", \"single_word\": false, \"lstrip\": false, \"rstrip\": "
+    "false, \"normalized\": false, \"special\": true}],"
+    "\"normalizer\": null, \"pre_tokenizer\": null, \"post_processor\": null, \"decoder\": null,"
+    "\"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": null, "
+    "\"continuing_subword_prefix\": null, \"end_of_word_suffix\": null, \"fuse_unk\": false, "
+    "\"byte_fallback\": false, \"ignore_merges\": false, "
+    "\"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2, \"c\": 3, \"abc\": 4}, "
+    "\"merges\": [[\"a\", \"b\"], [\"ab\", \"c\"]]}}";
+
+static void write_tiny(void)
+{
+    test_write_file(test_path("tokenizer.json"), tiny_json, strlen(tiny_json));
+    mkdir(test_path("data"), 0700);
+    FILE *f = fopen(test_path("data/doc-0.jsonl"), "w");
+    ASSERT(f != NULL);
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "{\"text\": \"abcab\"}\n");
+    fclose(f);
+}
+
+/* Every sample of the tiny corpus: documents "abcab" as <s> abc ab </s>. */
+static void check_tiny_samples(const ordo_recipe *r)
+{
+    static const uint32_t doc[] = {5, 4, 2, 6};
+    ordo_loader_options o = {.world_size = 2, .read_workers = 1, .tokenize_workers = 1};
+    for (int rank = 0; rank < 2; rank++) {
+        ordo_loader *l = NULL;
+        ordo_error err;
+        o.rank = rank;
+        ASSERT_OK(ordo_loader_open(r, &o, &l, &err), &err);
+        for (int step = 0; step < 12; step++) {
+            ordo_batch b;
+            ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+            for (int i = 0; i < b.rows * b.seq_len; i++) {
+                ASSERT_EQ_INT(b.tokens[i], doc[i % 4]);
+                ASSERT_EQ_INT(b.doc_start[i], i % 4 == 0);
+            }
+        }
+        ordo_loader_close(l);
+    }
+}
+
+/* A tokenizer.json recipe: its bos and eos are tokens of the file, in the
+ * recipe id with the file's SHA-256; documents packed as <s> ids </s>;
+ * estimates count both. */
+TEST(recipe_huggingface_tokenizer_packs_bos_and_eos)
+{
+    write_tiny();
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    char hex[ORDO_DIGEST_HEX_SIZE], canonical[512], pinned[512];
+    ordo_sha256(tiny_json, strlen(tiny_json), digest);
+    ordo_digest_to_hex(digest, hex);
+#define HF "{\"kind\": \"huggingface\", \"path\": \"tokenizer.json\""
+    ordo_recipe *r = indexed(HF ", \"bos\": \"<s>\", \"eos\": \"</s>\"}");
+    snprintf(canonical, sizeof canonical,
+             "\"tokenizer\":{\"bos\":\"<s>\",\"eos\":\"</s>\",\"kind\":\"huggingface\",\"path\":"
+             "\"tokenizer.json\",\"sha256\":\"%s\"}",
+             hex);
+    ASSERT_CONTAINS(ordo_recipe_canonical(r), canonical);
+    ordo_recipe_info info;
+    ordo_recipe_describe(r, &info);
+    ASSERT_EQ_INT(info.vocab_size, 7);
+    ASSERT_EQ_INT(info.bos_id, 5);
+    ASSERT_EQ_INT(info.eot_id, 6);
+    ASSERT_EQ_INT(info.pad_id, 6);
+    const ordo__source *src = &r->sources[0];
+    ASSERT_EQ_INT(src->sample_tokens, 4 * src->sample_records);
+    ordo_source_plan plan;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_passes(r, 10, &plan, &err), &err);
+    ASSERT_EQ_INT(plan.tokens_per_pass, 4 * 40);
+    check_tiny_samples(r);
+    /* The file pinned by its own SHA-256 is the same recipe. */
+    snprintf(pinned, sizeof pinned, HF ", \"bos\": \"<s>\", \"eos\": \"</s>\", \"sha256\": \"%s\"}",
+             hex);
+    ordo_recipe *same = parsed(pinned);
+    ASSERT_EQ_STR(ordo_recipe_id(same), ordo_recipe_id(r));
+    ordo_recipe_free(same);
+    /* Without bos, another recipe; any token of the file may be the eos. */
+    ordo_recipe *no_bos = parsed(HF ", \"eos\": \"ab\", \"bos\": null}");
+    ASSERT(strcmp(ordo_recipe_id(no_bos), ordo_recipe_id(r)) != 0);
+    ordo_recipe_describe(no_bos, &info);
+    ASSERT_EQ_INT((long long)info.bos_id, (long long)UINT32_MAX);
+    ASSERT_EQ_INT(info.eot_id, 2);
+    ordo_recipe_free(no_bos);
+    refused(HF ", \"bos\": \"<unk>\", \"eos\": \"</s>\"}", ORDO_INVALID,
+            "tokenizer bos '<unk>' is not a token of tokenizer.json 'tokenizer.json'");
+    refused(HF ", \"eos\": \"<|endoftext|>\"}", ORDO_INVALID,
+            "tokenizer eos '<|endoftext|>' is not a token of tokenizer.json 'tokenizer.json'");
+    /* Another file under the pinned recipe is refused; unpinned, it is
+     * another recipe. */
+    test_write_file(test_path("tokenizer.json"), tiny_json, strlen(tiny_json) - 1);
+    refused(pinned, ORDO_CONFLICT, "is not the one the recipe names");
+    ordo_recipe_free(r);
+#undef HF
+}
+
+/* Llama 3.1's tokenizer.json and the llama3 encoding are one tokenizer: the
+ * same recipe under either kind, with the same bos and eos, gives the same
+ * token estimates and the same samples. */
+TEST(recipe_llama3_tokenizer_json_packs_as_the_llama3_encoding)
+{
+    corpus_jsonl("data", "doc", 2, 40, 20, 400, 31);
+    copy_ranks("llama3", "llama3.tiktoken");
+    const char *dir = getenv("ORDO_VOCAB");
+    char source[1024];
+    snprintf(source, sizeof source, "%s/llama3_1.json", dir ? dir : "build/vocab");
+    size_t size = 0;
+    char *file = test_read_file(source, &size);
+    ASSERT(file != NULL);
+    test_write_file(test_path("llama3_1.json"), file, size);
+    free(file);
+    const char *json = "{\"kind\": \"huggingface\", \"path\": \"llama3_1.json\", \"bos\": "
+                       "\"<|begin_of_text|>\", \"eos\": \"<|end_of_text|>\"}";
+    ordo_recipe *hf = indexed(json);
+    ordo_recipe *tk = indexed("{\"kind\": \"tiktoken\", \"encoding\": \"llama3\", \"path\": "
+                              "\"llama3.tiktoken\", \"bos\": \"<|begin_of_text|>\"}");
+    ASSERT_EQ_INT(hf->sources[0].sample_tokens, tk->sources[0].sample_tokens);
+    ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
+    ordo_loader *a = NULL, *b = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_loader_open(hf, &o, &a, &err), &err);
+    ASSERT_OK(ordo_loader_open(tk, &o, &b, &err), &err);
+    int bos = 0;
+    for (int step = 0; step < 10; step++) {
+        ordo_batch x, y;
+        ASSERT_OK(ordo_loader_next(a, &x, &err), &err);
+        ASSERT_OK(ordo_loader_next(b, &y, &err), &err);
+        size_t n = (size_t)x.rows * (size_t)x.seq_len;
+        ASSERT_EQ_INT(x.rows, y.rows);
+        ASSERT(memcmp(x.tokens, y.tokens, n * sizeof *x.tokens) == 0);
+        ASSERT(memcmp(x.doc_start, y.doc_start, n) == 0);
+        for (size_t i = 0; i < n; i++)
+            bos += x.tokens[i] == 128000;
+    }
+    ASSERT(bos > 10);
+    ordo_loader_close(a);
+    ordo_loader_close(b);
+    ordo_recipe_free(hf);
+    ordo_recipe_free(tk);
+}

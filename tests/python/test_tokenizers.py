@@ -22,6 +22,16 @@ def recipe_with(folder, tokenizer):
     return path
 
 
+# A tiny tokenizer.json: "abcab" is abc ab (4 2); <s> 5 and </s> 6 special.
+TINY = {"added_tokens": [{"id": 5, "content": "<s>", "special": True, "normalized": False,
+                          "single_word": False, "lstrip": False, "rstrip": False},
+                         {"id": 6, "content": "</s>", "special": True, "normalized": False,
+                          "single_word": False, "lstrip": False, "rstrip": False}],
+        "normalizer": None, "pre_tokenizer": None, "decoder": None,
+        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3, "abc": 4},
+                  "merges": [["a", "b"], ["ab", "c"]]}}
+
+
 class TokenizerRecipes(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="ordo-py-tok-")
@@ -42,6 +52,23 @@ class TokenizerRecipes(unittest.TestCase):
             for row, flags in zip(b["tokens"], b["doc_start"]):
                 for token, start in zip(row, flags):
                     self.assertEqual(int(token) == 100276, bool(start))
+                    starts += int(start)
+        loader.close()
+        self.assertGreater(starts, 0)
+
+    def test_huggingface_recipe_packs_bos_and_eos(self):
+        with open(os.path.join(self.dir, "tokenizer.json"), "w") as f:
+            json.dump(TINY, f)
+        recipe = recipe_with(self.dir, {"kind": "huggingface", "path": "tokenizer.json",
+                                        "bos": "<s>", "eos": "</s>"})
+        loader = Loader(recipe, 0, 1, index_cache=False)
+        starts = 0
+        for _ in range(4):
+            b = next(loader)
+            for row, flags in zip(b["tokens"], b["doc_start"]):
+                for token, start in zip(row, flags):
+                    self.assertLess(int(token), 7)
+                    self.assertEqual(int(token) == 5, bool(start))
                     starts += int(start)
         loader.close()
         self.assertGreater(starts, 0)

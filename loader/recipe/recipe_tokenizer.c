@@ -197,16 +197,38 @@ static ordo_status open_tiktoken(ordo_recipe *r, json_t *tokenizer, ordo_error *
 
 static ordo_status open_huggingface(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
 {
-    if (json_object_get(tokenizer, "encoding"))
-        return ordo__error(err, ORDO_INVALID,
-                           "recipe: a huggingface tokenizer takes no 'encoding': its "
-                           "tokenizer.json ('path') is the whole tokenizer");
     char *full = NULL;
     ordo_status status = pin_file(r, tokenizer, &json_file, &full, err);
     if (status == ORDO_OK)
         status = ordo_tokenizer_open_json(full, &r->tokenizer, err);
     free(full);
     return status;
+}
+
+static ordo_status parse_tiktoken(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
+{
+    r->tokenizer_kind = ORDO_TOKENIZER_TIKTOKEN;
+    ordo_status status = check_keys(tokenizer, "tiktoken", tiktoken_keys,
+                                    "kind, encoding, path, sha256, bos and eos", err);
+    if (status == ORDO_OK)
+        status = policy_names(r, tokenizer, err);
+    return status == ORDO_OK ? open_tiktoken(r, tokenizer, err) : status;
+}
+
+/* An "encoding" is refused first, saying why: a tokenizer.json names no
+ * encoding. */
+static ordo_status parse_huggingface(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
+{
+    r->tokenizer_kind = ORDO_TOKENIZER_HUGGINGFACE;
+    if (json_object_get(tokenizer, "encoding"))
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: a huggingface tokenizer takes no 'encoding': its "
+                           "tokenizer.json ('path') is the whole tokenizer");
+    ordo_status status = check_keys(tokenizer, "huggingface", huggingface_keys,
+                                    "kind, path, sha256, bos and eos", err);
+    if (status == ORDO_OK)
+        status = policy_names(r, tokenizer, err);
+    return status == ORDO_OK ? open_huggingface(r, tokenizer, err) : status;
 }
 
 /* Reads the recipe's "tokenizer" into r (the bytes tokenizer without one);
@@ -224,31 +246,17 @@ ordo_status ordo__tokenizer_parse(json_t *root, ordo_recipe *r, ordo_error *err)
     const char *kind = json_string_value(json_object_get(tokenizer, "kind"));
     if (!kind)
         return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'kind' must be a string");
-    ordo_status status;
     if (strcmp(kind, "bytes") == 0)
         return json_object_size(tokenizer) == 1
                    ? ORDO_OK
                    : ordo__error(err, ORDO_INVALID,
                                  "recipe: the bytes tokenizer takes no settings besides 'kind'");
-    if (strcmp(kind, "tiktoken") == 0) {
-        r->tokenizer_kind = ORDO_TOKENIZER_TIKTOKEN;
-        status = check_keys(tokenizer, kind, tiktoken_keys,
-                            "kind, encoding, path, sha256, bos and eos", err);
-        if (status == ORDO_OK)
-            status = policy_names(r, tokenizer, err);
-        if (status == ORDO_OK)
-            status = open_tiktoken(r, tokenizer, err);
-    } else if (strcmp(kind, "huggingface") == 0) {
-        r->tokenizer_kind = ORDO_TOKENIZER_HUGGINGFACE;
-        status = json_object_get(tokenizer, "encoding")
-                     ? ORDO_OK
-                     : check_keys(tokenizer, kind, huggingface_keys,
-                                  "kind, path, sha256, bos and eos", err);
-        if (status == ORDO_OK && !json_object_get(tokenizer, "encoding"))
-            status = policy_names(r, tokenizer, err);
-        if (status == ORDO_OK)
-            status = open_huggingface(r, tokenizer, err);
-    } else
+    ordo_status status;
+    if (strcmp(kind, "tiktoken") == 0)
+        status = parse_tiktoken(r, tokenizer, err);
+    else if (strcmp(kind, "huggingface") == 0)
+        status = parse_huggingface(r, tokenizer, err);
+    else
         return ordo__error(err, ORDO_INVALID,
                            "recipe: tokenizer kind '%s' is not supported "
                            "(supported: bytes, tiktoken, huggingface)",

@@ -413,7 +413,7 @@ TEST(recipe_huggingface_tokenizer_packs_bos_and_eos)
 
 /* Llama 3.1's tokenizer.json and the llama3 encoding are one tokenizer: the
  * same recipe under either kind, with the same bos and eos, gives the same
- * token estimates and the same samples. */
+ * token estimates and the same samples, with any number of workers. */
 TEST(recipe_llama3_tokenizer_json_packs_as_the_llama3_encoding)
 {
     corpus_jsonl("data", "doc", 2, 40, 20, 400, 31);
@@ -433,25 +433,30 @@ TEST(recipe_llama3_tokenizer_json_packs_as_the_llama3_encoding)
                               "\"llama3.tiktoken\", \"bos\": \"<|begin_of_text|>\"}");
     ASSERT_EQ_INT(hf->sources[0].sample_tokens, tk->sources[0].sample_tokens);
     ordo_loader_options o = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
-    ordo_loader *a = NULL, *b = NULL;
+    ordo_loader_options many = {.world_size = 1, .read_workers = 2, .tokenize_workers = 2};
+    ordo_loader *a = NULL, *b = NULL, *c = NULL;
     ordo_error err;
     ASSERT_OK(ordo_loader_open(hf, &o, &a, &err), &err);
     ASSERT_OK(ordo_loader_open(tk, &o, &b, &err), &err);
+    ASSERT_OK(ordo_loader_open(hf, &many, &c, &err), &err);
     int bos = 0;
     for (int step = 0; step < 10; step++) {
-        ordo_batch x, y;
+        ordo_batch x, y, z;
         ASSERT_OK(ordo_loader_next(a, &x, &err), &err);
         ASSERT_OK(ordo_loader_next(b, &y, &err), &err);
+        ASSERT_OK(ordo_loader_next(c, &z, &err), &err);
         size_t n = (size_t)x.rows * (size_t)x.seq_len;
         ASSERT_EQ_INT(x.rows, y.rows);
         ASSERT(memcmp(x.tokens, y.tokens, n * sizeof *x.tokens) == 0);
         ASSERT(memcmp(x.doc_start, y.doc_start, n) == 0);
+        ASSERT(memcmp(x.tokens, z.tokens, n * sizeof *x.tokens) == 0);
         for (size_t i = 0; i < n; i++)
             bos += x.tokens[i] == 128000;
     }
     ASSERT(bos > 10);
     ordo_loader_close(a);
     ordo_loader_close(b);
+    ordo_loader_close(c);
     ordo_recipe_free(hf);
     ordo_recipe_free(tk);
 }

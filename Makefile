@@ -121,14 +121,20 @@ $(BUILD)/bench_parquet: $(BUILD)/bench/bench_parquet.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_gzip: $(BUILD)/bench/bench_gzip.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_hf_normalize: $(BUILD)/bench/bench_hf_normalize.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 # What ordo reads from a Parquet file, for tests/parquet_conformance.sh.
 $(BUILD)/parquet_dump: $(BUILD)/tests/tools/parquet_dump.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
+# What ordo's tokenizer.json normalizers make of text, for tests/hf_normalize_conformance.sh.
+$(BUILD)/hf_normalize: $(BUILD)/tests/tools/hf_normalize.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+
 # The suite runs build/ordo as a subprocess for the CLI tests.
-test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump
+test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh
@@ -145,9 +151,11 @@ tsan:
 # the real demo corpus too once `make demo` has built it.
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
-	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/bench_gzip $(BUILD)/ordo
+	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/bench_gzip $(BUILD)/ordo \
+	$(BUILD)/bench_hf_normalize
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
+	BUILD=$(BUILD) bench/hf_normalize.sh
 	$(BUILD)/bench_loader --rounds 7 --ranks $(CURDIR)/$(BUILD)/vocab/cl100k_base.tiktoken \
 	  --text $(CURDIR)/$(BUILD)/bench-data/english.jsonl
 	$(BUILD)/bench_mixing --recipe-extra '$(MIXING_EXTRA)' \

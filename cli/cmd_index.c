@@ -138,14 +138,17 @@ static void print_starts(const ordo_source_plan *p)
         printf(", pass %lld at step %lld", (long long)p->pass_count, (long long)p->last_pass_start);
 }
 
-/* One line per source: how often its data repeats within the horizon. */
-static void print_passes(const ordo_source_plan *plans, int count)
+/* One line per source: how often its data repeats within the horizon;
+ * every document adds its special tokens (eos, and bos when there is one). */
+static void print_passes(const ordo_source_plan *plans, int count, const ordo_recipe_info *info)
 {
+    int specials = info->bos_id == UINT32_MAX ? 1 : 2;
     for (int i = 0; i < count; i++) {
         const ordo_source_plan *p = &plans[i];
-        printf("  passes of %s: %.4f tokens/byte + 1 a document, %llu tokens a pass (%.1f samples)",
-               p->name, p->tokens_per_byte, (unsigned long long)p->tokens_per_pass,
-               p->samples_per_pass);
+        printf(
+            "  passes of %s: %.4f tokens/byte + %d a document, %llu tokens a pass (%.1f samples)",
+            p->name, p->tokens_per_byte, specials, (unsigned long long)p->tokens_per_pass,
+            p->samples_per_pass);
         print_starts(p);
         printf("; %.2f passes in %lld steps", p->passes, (long long)p->steps);
         if (p->lane_pass2_last)
@@ -202,7 +205,7 @@ int cmd_index(int argc, char **argv)
     if (rc == EXIT_OK && json)
         rc = cli_print_json(index_json(recipe, plans, info.source_count));
     else if (rc == EXIT_OK)
-        print_recipe(recipe, 1), print_passes(plans, info.source_count);
+        print_recipe(recipe, 1), print_passes(plans, info.source_count, &info);
     ordo_ledger_close(ledger);
     free(plans);
     ordo_recipe_free(recipe);

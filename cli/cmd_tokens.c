@@ -1,4 +1,5 @@
-/* ordo tokens: a file's token ids (or count) under a BPE encoding. */
+/* ordo tokens: a file's token ids (or count) under a tiktoken encoding or
+ * a Hugging Face tokenizer.json. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,11 +7,12 @@
 
 /* The help, around the encodings' names (from the library's table). */
 static const char tokens_help_head[] =
-    "usage: ordo tokens --encoding NAME [--path RANKS] [--count] [--jsonl] FILE\n"
-    "       ordo tokens --encoding NAME [--count [--json]] [--text-field F] [--filter FILE]\n"
-    "                   SHARD\n\n"
-    "Prints FILE's token ids (space-separated) under a tiktoken-compatible\n"
-    "encoding: ";
+    "usage: ordo tokens (--encoding NAME [--path RANKS] | --tokenizer FILE.json)\n"
+    "                   [--count] [--jsonl] FILE\n"
+    "       ordo tokens (--encoding NAME [--path RANKS] | --tokenizer FILE.json)\n"
+    "                   [--count [--json]] [--text-field F] [--filter FILE] SHARD\n\n"
+    "Prints FILE's token ids (space-separated) under a Hugging Face\n"
+    "tokenizer.json whose model is BPE, or a tiktoken-compatible encoding: ";
 static const char tokens_help[] =
     ". With\n"
     "--jsonl every line is a JSON object whose \"text\" is tokenized on its own,\n"
@@ -19,11 +21,13 @@ static const char tokens_help[] =
     "A SHARD (a file ending in .jsonl, .jsonl.zst, .jsonl.gz, .json.gz or\n"
     ".parquet) is read as a recipe's source reads it: the text at --text-field\n"
     "of every record, kept when non-empty and passing --filter; one line of ids\n"
-    "per document, or with --count its documents and tokens (end-of-text not\n"
+    "per document, or with --count its documents and tokens (no bos or eos\n"
     "counted) and how many records were read, filtered out and empty.\n\n"
     "  --encoding NAME  the encoding\n"
     "  --path RANKS     its .tiktoken rank file (default: $ORDO_VOCAB/NAME.tiktoken,\n"
     "                   else vocab/NAME.tiktoken; gpt2 uses r50k_base's file)\n"
+    "  --tokenizer FILE.json  a Hugging Face tokenizer.json instead of --encoding\n"
+    "                   (special added tokens are never produced from the text)\n"
     "  --count          print the number of tokens instead of the ids\n"
     "  --jsonl          one JSON object per line, its \"text\" tokenized\n"
     "  --text-field F   a SHARD's text field, a name or dotted path (default text)\n"
@@ -48,12 +52,16 @@ static const char *help_text(char *buffer, size_t size)
     return buffer;
 }
 
-/* Opens the tokenizer; a default rank file that cannot be read says how to
- * name another. */
-static int open_tokenizer(const char *encoding, const char *path, ordo_tokenizer **t)
+/* Opens the tokenizer (a tokenizer.json, or an encoding); a default rank
+ * file that cannot be read says how to name another. */
+static int open_tokenizer(const char *encoding, const char *path, const char *json,
+                          ordo_tokenizer **t)
 {
     char buffer[4096];
     ordo_error err;
+    if (json)
+        return ordo_tokenizer_open_json(json, t, &err) == ORDO_OK ? EXIT_OK
+                                                                  : cli_fail("tokens", &err);
     const char *ranks = path ? path : default_ranks(encoding, buffer, sizeof buffer);
     ordo_status status = ordo_tokenizer_open(encoding, ranks, t, &err);
     if (status == ORDO_OK)
@@ -223,22 +231,31 @@ static int tokens_of_shard(const ordo_tokenizer *t, const char *file, const char
 /* Entry point of `ordo tokens`. */
 int cmd_tokens(int argc, char **argv)
 {
-    const char *encoding = NULL, *path = NULL;
+    const char *encoding = NULL, *path = NULL, *json = NULL;
     const char *field = NULL, *filter = NULL;
     int count = 0, jsonl = 0, as_json = 0;
-    const cli_option options[] = {
-        {"encoding", 1, .text = &encoding}, {"path", 1, .text = &path},
-        {"count", 0, .flag = &count},       {"jsonl", 0, .flag = &jsonl},
-        {"text-field", 1, .text = &field},  {"filter", 1, .text = &filter},
-        {"json", 0, .flag = &as_json},      {0}};
+    const cli_option options[] = {{"encoding", 1, .text = &encoding},
+                                  {"path", 1, .text = &path},
+                                  {"tokenizer", 1, .text = &json},
+                                  {"count", 0, .flag = &count},
+                                  {"jsonl", 0, .flag = &jsonl},
+                                  {"text-field", 1, .text = &field},
+                                  {"filter", 1, .text = &filter},
+                                  {"json", 0, .flag = &as_json},
+                                  {0}};
     char help[sizeof tokens_help_head + 256 + sizeof tokens_help];
     const cli_parser parser = {
         .command = "tokens", .help = help_text(help, sizeof help), .options = options};
     int first, rc = cli_parse(&parser, argc, argv, &first);
     if (rc != CLI_PARSED)
         return rc;
-    if (!encoding || argc - first != 1)
-        return cli_usage_error("tokens", "needs --encoding NAME and one FILE");
+    if (encoding && json)
+        return cli_usage_error("tokens", "--encoding and --tokenizer exclude each other: give one");
+    if (path && !encoding)
+        return cli_usage_error("tokens", "--path RANKS goes with --encoding NAME");
+    if ((!encoding && !json) || argc - first != 1)
+        return cli_usage_error("tokens",
+                               "needs --encoding NAME or --tokenizer FILE.json, and one FILE");
     const char *file = argv[first];
     int shard = !jsonl && is_shard(file);
     if ((field || filter) && !shard)
@@ -250,7 +267,7 @@ int cmd_tokens(int argc, char **argv)
     if (as_json && !(shard && count))
         return cli_usage_error("tokens", "--json goes with --count on a SHARD");
     ordo_tokenizer *t = NULL;
-    if (open_tokenizer(encoding, path, &t) != EXIT_OK)
+    if (open_tokenizer(encoding, path, json, &t) != EXIT_OK)
         return EXIT_FAILURE_;
     if (shard) {
         rc = tokens_of_shard(t, file, field, filter, count, as_json);

@@ -321,7 +321,10 @@ typedef struct ordo_recipe_info {
     int shuffle;      /* 1: samples permuted within each flush epoch per source */
     int source_count;
     int vocab_size; /* ids 0 .. vocab_size-1, specials included */
+    /* A document is packed as [bos] tokens eos (docs/recipe.md,
+     * "Tokenizer"): eot_id is the eos; bos_id UINT32_MAX when there is none. */
     uint32_t eot_id, pad_id;
+    uint32_t bos_id;
 } ordo_recipe_info;
 
 /* Fills `info` from the recipe. */
@@ -407,17 +410,18 @@ ordo_status ordo_recipe_open_stored(ordo_ledger *ledger, const char *id, const c
  * lane starts its pass near that step. */
 typedef struct ordo_source_plan {
     const char *name; /* owned by the recipe */
-    /* Tokens per byte of its documents, end-of-text not counted, measured
+    /* Tokens per byte of its documents, bos and eos not counted, measured
      * on the TokenEstimation sample. */
     double tokens_per_byte;
-    uint64_t bytes;           /* bytes of its documents (records as stored, decompressed) */
-    uint64_t documents;       /* documents kept: one end-of-text each */
-    uint64_t tokens_per_pass; /* bytes × tokens_per_byte (rounded) + documents */
-    double samples_per_pass;  /* tokens_per_pass / seq_len */
-    int64_t steps;            /* the horizon */
-    uint64_t samples;         /* samples the slot plan gives it in steps 1 .. steps */
-    double passes;            /* samples / samples_per_pass (9.3: nine passes and a third) */
-    int64_t pass_count;       /* passes begun within the horizon (0: it gets no sample) */
+    uint64_t bytes;     /* bytes of its documents (records as stored, decompressed) */
+    uint64_t documents; /* documents kept: one eos each, and one bos with a bos */
+    /* bytes × tokens_per_byte (rounded) + documents × (1, or 2 with a bos) */
+    uint64_t tokens_per_pass;
+    double samples_per_pass; /* tokens_per_pass / seq_len */
+    int64_t steps;           /* the horizon */
+    uint64_t samples;        /* samples the slot plan gives it in steps 1 .. steps */
+    double passes;           /* samples / samples_per_pass (9.3: nine passes and a third) */
+    int64_t pass_count;      /* passes begun within the horizon (0: it gets no sample) */
     /* pass_start[k-1]: the step pass k starts at, for k <= pass_count (0
      * past it); last_pass_start: the step pass pass_count starts at. */
     int64_t pass_start[ORDO_PASS_STARTS];

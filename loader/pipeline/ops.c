@@ -76,7 +76,7 @@ void ordo__work_release(ordo__work *w)
     w->text_cap = w->doc_cap = w->offset_cap = 0;
 }
 
-/* Tokenize: every document's tokens followed by end-of-text. */
+/* Tokenize: every document as [bos] tokens eos (end-of-text). */
 void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
 {
     w->tokens.count = 0;
@@ -91,11 +91,14 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
         w->doc_offset = grown;
         w->offset_cap = w->doc_count;
     }
-    uint32_t eot = ordo__eot_id(r);
+    uint32_t eot = ordo__eot_id(r), bos = ordo__bos_id(r);
     size_t at = 0;
     for (size_t d = 0; d < w->doc_count && w->status == ORDO_OK; d++) {
         w->doc_offset[d] = w->tokens.count;
-        w->status = ordo__tokenize(r, w->text + at, w->doc_len[d], &w->tokens, &w->err);
+        if (bos != ORDO__NO_TOKEN)
+            w->status = ordo__tokens_push(&w->tokens, bos, &w->err);
+        if (w->status == ORDO_OK)
+            w->status = ordo__tokenize(r, w->text + at, w->doc_len[d], &w->tokens, &w->err);
         if (w->status == ORDO_OK)
             w->status = ordo__tokens_push(&w->tokens, eot, &w->err);
         at += w->doc_len[d];

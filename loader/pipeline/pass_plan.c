@@ -9,8 +9,8 @@
 #include "units.h"
 
 /* Bytes, documents and tokens of one pass; tokens per byte leave the
- * end-of-text tokens out (the sample counted one per kept document) so
- * that each document adds exactly one. */
+ * special tokens out (the sample counted eos, and bos when the recipe has
+ * one, per kept document) so that each document adds exactly those. */
 static void pass_size(const ordo_recipe *r, uint32_t s, ordo_source_plan *plan)
 {
     const ordo__source *src = &r->sources[s];
@@ -26,13 +26,15 @@ static void pass_size(const ordo_recipe *r, uint32_t s, ordo_source_plan *plan)
         plan->records.filtered += counts->filtered;
         plan->records.empty += counts->empty;
     }
-    uint64_t text_tokens =
-        src->sample_tokens > src->sample_records ? src->sample_tokens - src->sample_records : 0;
+    uint64_t specials = ordo__doc_specials(r);
+    uint64_t text_tokens = src->sample_tokens > src->sample_records * specials
+                               ? src->sample_tokens - src->sample_records * specials
+                               : 0;
     uint64_t sample_bytes = src->sample_bytes ? src->sample_bytes : 1;
     plan->tokens_per_byte = (double)text_tokens / (double)sample_bytes;
     unsigned __int128 tokens =
         ((unsigned __int128)plan->bytes * text_tokens + sample_bytes / 2) / sample_bytes;
-    plan->tokens_per_pass = (uint64_t)tokens + plan->documents;
+    plan->tokens_per_pass = (uint64_t)tokens + plan->documents * specials;
     plan->samples_per_pass = (double)plan->tokens_per_pass / (double)r->seq_len;
 }
 

@@ -22,7 +22,7 @@ static int count_doc(void *context, const char *text, size_t len, uint64_t recor
     count_context *c = context;
     c->tokens.count = 0;
     c->status = ordo__tokenize(c->recipe, text, len, &c->tokens, c->err);
-    c->count += c->tokens.count + 1; /* + end-of-text */
+    c->count += c->tokens.count + ordo__doc_specials(c->recipe); /* + [bos] and eos */
     return c->status != ORDO_OK;
 }
 

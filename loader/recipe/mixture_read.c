@@ -75,6 +75,8 @@ ordo_status ordo__mixture_read(const char *json, size_t len, ordo_recipe **out, 
     }
     ordo_recipe *r = calloc(1, sizeof *r);
     ordo_status status = r ? ORDO_OK : ordo__error(err, ORDO_NOMEM, "out of memory");
+    if (r)
+        r->bos_id = ORDO__NO_TOKEN, r->eos_id = ORDO_BYTES_EOT; /* no tokenizer is read */
     json_t *batch = json_object_get(root, "global_batch");
     if (status == ORDO_OK && batch &&
         (!json_is_integer(batch) || json_integer_value(batch) < 1 ||

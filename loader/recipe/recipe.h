@@ -12,7 +12,14 @@
 #include "shards/shards.h"
 #include "tokenizer/tokenizer.h"
 
-enum ordo__tokenizer_kind { ORDO_TOKENIZER_BYTES, ORDO_TOKENIZER_TIKTOKEN };
+enum ordo__tokenizer_kind {
+    ORDO_TOKENIZER_BYTES,
+    ORDO_TOKENIZER_TIKTOKEN,
+    ORDO_TOKENIZER_HUGGINGFACE
+};
+
+/* A recipe without a bos (ordo__bos_id). */
+#define ORDO__NO_TOKEN UINT32_MAX
 
 /* A source's chunk, by shard and chunk index. */
 typedef struct ordo__chunk_ref {
@@ -63,10 +70,12 @@ struct ordo_recipe {
     int scheduled;        /* the recipe has a "schedule" (sources have no weight) */
     int chunk_records;    /* lines per chunk of a plain .jsonl shard */
     int estimate_records; /* records sampled per source for token estimation */
-    enum ordo__tokenizer_kind tokenizer;
-    struct ordo__bpe *bpe; /* the tiktoken tokenizer, owned */
-    char *tokenizer_path;  /* its rank file as written (relative to data_root) */
+    enum ordo__tokenizer_kind tokenizer_kind;
+    ordo_tokenizer *tokenizer; /* a tiktoken encoding or a tokenizer.json, owned; NULL: bytes */
+    char *tokenizer_path;      /* its file as written (relative to data_root) */
     unsigned char tokenizer_sha256[ORDO_DIGEST_SIZE];
+    char *bos, *eos;         /* as the recipe names them; NULL: none, the encoding's end-of-text */
+    uint32_t bos_id, eos_id; /* bos_id ORDO__NO_TOKEN: none */
     ordo__source *sources;
     uint32_t source_count;
     char *canonical;
@@ -135,12 +144,27 @@ void ordo__step_shares(const ordo_recipe *recipe, int64_t step, uint64_t *shares
 /* Builds every source's flat chunk list and integer shares (plan done). */
 ordo_status ordo__recipe_finish_plan(ordo_recipe *recipe, ordo_error *err);
 
-/* Appends the tokens of `text` (no end-of-text) to `out`. */
+/* Reads the recipe's "tokenizer" (recipe_tokenizer.c): opens the tokenizer
+ * file, pinned by SHA-256, and checks its bos and eos are its tokens. */
+ordo_status ordo__tokenizer_parse(json_t *root, ordo_recipe *recipe, ordo_error *err);
+
+/* The canonical "tokenizer" of the recipe, a new reference (NULL: out of
+ * memory). */
+json_t *ordo__tokenizer_canonical(const ordo_recipe *recipe);
+
+/* Frees the recipe's tokenizer and its names. */
+void ordo__tokenizer_release(ordo_recipe *recipe);
+
+/* Appends the tokens of `text` (no bos or eos) to `out`. */
 ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
                            ordo__tokens *out, ordo_error *err);
 
-/* End-of-text and pad ids of the recipe's tokenizer. */
+/* A document is packed as [bos] tokens eos: the eos (end-of-text) id, the
+ * bos id (ORDO__NO_TOKEN: none), the special tokens each document adds
+ * (1 or 2) and the pad id of the recipe's tokenizer. */
 uint32_t ordo__eot_id(const ordo_recipe *recipe);
+uint32_t ordo__bos_id(const ordo_recipe *recipe);
+uint32_t ordo__doc_specials(const ordo_recipe *recipe);
 uint32_t ordo__pad_id(const ordo_recipe *recipe);
 
 #endif

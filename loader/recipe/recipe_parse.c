@@ -24,7 +24,6 @@ static const char *const top_keys[] = {
 static const char *const source_keys[] = {"name",       "paths",  "shards", "weight",
                                           "text_field", "filter", NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
-static const char *const tokenizer_keys[] = {"kind", "encoding", "path", "sha256", NULL};
 
 static ordo_status check_keys(json_t *object, const char *const *allowed, const char *where,
                               ordo_error *err)
@@ -112,102 +111,6 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
                            "recipe: global_batch (%d) must be divisible by lanes (%d)",
                            r->global_batch, r->lanes);
     return ORDO_OK;
-}
-
-/* The tokenizer's rank file is not a shard: a missing one is named as what
- * it is. */
-static ordo_status rank_file_readable(const char *path, ordo_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ordo__error(err, ORDO_IO,
-                           "recipe: cannot open the tokenizer rank file '%s' "
-                           "(the .tiktoken file its tokenizer 'path' names): %s",
-                           path, ordo__errno_text(errno, (char[ORDO__ERRNO_TEXT_SIZE]){0}));
-    fclose(f);
-    return ORDO_OK;
-}
-
-static ordo_status load_bpe(ordo_recipe *r, json_t *tokenizer, ordo_error *err)
-{
-    const char *name = json_string_value(json_object_get(tokenizer, "encoding"));
-    const char *path = json_string_value(json_object_get(tokenizer, "path"));
-    const char *sha = json_string_value(json_object_get(tokenizer, "sha256"));
-    const ordo__encoding *encoding = ordo__encoding_find(name);
-    char names[256];
-    ordo_tokenizer_encodings(names, sizeof names);
-    if (!encoding)
-        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer encoding '%s' must be %s",
-                           name ? name : "", names);
-    if (!path || !*path)
-        return ordo__error(err, ORDO_INVALID,
-                           "recipe: tokenizer 'path' (the .tiktoken rank "
-                           "file) must be a non-empty string");
-    if (!(r->tokenizer_path = ordo__strdup(path)))
-        return ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
-    ordo__shard probe = {.path = r->tokenizer_path};
-    char *full = ordo__shard_path(r, &probe);
-    uint64_t size = 0;
-    ordo_status status =
-        full ? rank_file_readable(full, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
-    if (status == ORDO_OK)
-        status = ordo__sha256_file(full, r->tokenizer_sha256, &size, err);
-    unsigned char recorded[ORDO_DIGEST_SIZE];
-    ordo_error hex_err;
-    if (status == ORDO_OK && sha &&
-        (ordo_digest_from_hex(sha, recorded, &hex_err) != ORDO_OK ||
-         memcmp(recorded, r->tokenizer_sha256, ORDO_DIGEST_SIZE) != 0))
-        status = ordo__error(err, ORDO_CONFLICT,
-                             "tokenizer rank file '%s' is not the one the "
-                             "recipe names (SHA-256 %s)",
-                             full, sha);
-    if (status == ORDO_OK)
-        status = ordo__bpe_load(full, encoding, &r->bpe, err);
-    free(full);
-    return status;
-}
-
-static ordo_status parse_tokenizer(json_t *root, ordo_recipe *r, ordo_error *err)
-{
-    json_t *tokenizer = json_object_get(root, "tokenizer");
-    if (!tokenizer) {
-        r->tokenizer = ORDO_TOKENIZER_BYTES;
-        return ORDO_OK;
-    }
-    if (!json_is_object(tokenizer))
-        return ordo__error(err, ORDO_INVALID, "recipe: 'tokenizer' must be an object");
-    ordo_status status = check_keys(tokenizer, tokenizer_keys, "tokenizer", err);
-    if (status != ORDO_OK)
-        return status;
-    const char *kind = json_string_value(json_object_get(tokenizer, "kind"));
-    if (!kind)
-        return ordo__error(err, ORDO_INVALID, "recipe: tokenizer 'kind' must be a string");
-    if (strcmp(kind, "bytes") == 0) {
-        r->tokenizer = ORDO_TOKENIZER_BYTES;
-        return json_object_size(tokenizer) == 1
-                   ? ORDO_OK
-                   : ordo__error(err, ORDO_INVALID,
-                                 "recipe: the bytes tokenizer takes no "
-                                 "settings besides 'kind'");
-    }
-    if (strcmp(kind, "tiktoken") == 0) {
-        r->tokenizer = ORDO_TOKENIZER_TIKTOKEN;
-        return load_bpe(r, tokenizer, err);
-    }
-    return ordo__error(err, ORDO_INVALID,
-                       "recipe: tokenizer kind '%s' is not supported "
-                       "(supported: bytes, tiktoken)",
-                       kind);
-}
-
-static json_t *canonical_tokenizer(const ordo_recipe *r)
-{
-    if (r->tokenizer == ORDO_TOKENIZER_BYTES)
-        return json_pack("{s:s}", "kind", "bytes");
-    char hex[ORDO_DIGEST_HEX_SIZE];
-    ordo_digest_to_hex(r->tokenizer_sha256, hex);
-    return json_pack("{s:s, s:s, s:s, s:s}", "kind", "tiktoken", "encoding",
-                     ordo__bpe_encoding(r->bpe)->name, "path", r->tokenizer_path, "sha256", hex);
 }
 
 /* Joins the data root and a relative path; absolute paths stay. */
@@ -488,7 +391,7 @@ static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
         ORDO__DATA_ALGORITHM, "name", r->name, "seed", (json_int_t)r->seed, "seq_len", r->seq_len,
         "global_batch", r->global_batch, "lanes", r->lanes, "flush_every", r->flush_every,
         "shuffle", r->shuffle, "chunk_records", r->chunk_records, "estimate_records",
-        r->estimate_records, "tokenizer", canonical_tokenizer(r), "sources", sources);
+        r->estimate_records, "tokenizer", ordo__tokenizer_canonical(r), "sources", sources);
     json_t *schedule = ordo__mixture_canonical(r);
     if (root && schedule)
         json_object_set_new(root, "schedule", schedule);
@@ -515,7 +418,7 @@ static ordo_status parse_root(json_t *root, ordo_recipe *r, unsigned flags, ordo
     if (status == ORDO_OK)
         status = parse_numbers(root, r, err);
     if (status == ORDO_OK)
-        status = parse_tokenizer(root, r, err);
+        status = ordo__tokenizer_parse(root, r, err);
     if (status == ORDO_OK)
         status = parse_sources(root, r, flags, err);
     if (status == ORDO_OK)
@@ -549,6 +452,7 @@ ordo_status ordo_recipe_parse_with(const char *json, size_t len, const char *dat
     if (!r || !(r->data_root = ordo__strdup(data_root ? data_root : ".")))
         status = ordo__error(err, ORDO_NOMEM, "out of memory reading a recipe");
     if (status == ORDO_OK) {
+        r->bos_id = ORDO__NO_TOKEN, r->eos_id = ORDO_BYTES_EOT; /* the bytes tokenizer's */
         r->known = ledger;
         status = parse_root(root, r, flags, err);
         r->known = NULL;
@@ -622,8 +526,7 @@ void ordo_recipe_free(ordo_recipe *r)
     }
     ordo__mixture_free(r);
     free(r->sources);
-    ordo__bpe_free(r->bpe);
-    free(r->tokenizer_path);
+    ordo__tokenizer_release(r);
     free(r->data_root);
     free(r->name);
     free(r->canonical);
@@ -662,8 +565,9 @@ void ordo_recipe_describe(const ordo_recipe *r, ordo_recipe_info *info)
     info->flush_every = r->flush_every;
     info->shuffle = r->shuffle;
     info->source_count = (int)r->source_count;
-    info->vocab_size = r->bpe ? (int)ordo__bpe_encoding(r->bpe)->vocab_size : 258;
+    info->vocab_size = r->tokenizer ? (int)ordo_tokenizer_vocab_size(r->tokenizer) : 258;
     info->eot_id = ordo__eot_id(r);
+    info->bos_id = ordo__bos_id(r);
     info->pad_id = ordo__pad_id(r);
 }
 

@@ -1,4 +1,6 @@
-/* Tokenizing a recipe's documents: the byte tokenizer or the recipe's BPE. */
+/* Tokenizing a recipe's documents: the byte tokenizer or the recipe's BPE
+ * (a tiktoken encoding or a tokenizer.json), and the special tokens a
+ * document is packed with: [bos] tokens eos. */
 #include <stdlib.h>
 
 #include "recipe.h"
@@ -7,8 +9,8 @@
 ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
                            ordo__tokens *out, ordo_error *err)
 {
-    if (recipe->bpe)
-        return ordo__bpe_encode(recipe->bpe, text, len, out, err);
+    if (recipe->tokenizer)
+        return ordo__tokenizer_append(recipe->tokenizer, text, len, out, err);
     ordo_status status = ordo__tokens_reserve(out, len, err);
     if (status != ORDO_OK)
         return status;
@@ -18,15 +20,29 @@ ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t l
     return ORDO_OK;
 }
 
-/* End-of-text: the encoding's <|endoftext|>, or 256 for bytes. */
+/* End-of-text, the recipe's eos: a tiktoken encoding's own unless the
+ * recipe names one, the one a tokenizer.json recipe names, or 256 for
+ * bytes. */
 uint32_t ordo__eot_id(const ordo_recipe *recipe)
 {
-    return recipe->bpe ? ordo__bpe_encoding(recipe->bpe)->eot : ORDO_BYTES_EOT;
+    return recipe->eos_id;
 }
 
-/* Pad: the tiktoken encodings have no pad token, so end-of-text pads
+/* The recipe's bos, or ORDO__NO_TOKEN. */
+uint32_t ordo__bos_id(const ordo_recipe *recipe)
+{
+    return recipe->bos_id;
+}
+
+/* Special tokens per document: eos, and bos when there is one. */
+uint32_t ordo__doc_specials(const ordo_recipe *recipe)
+{
+    return recipe->bos_id == ORDO__NO_TOKEN ? 1u : 2u;
+}
+
+/* Pad: neither BPE kind has a pad token ordo could trust, so eos pads
  * (samples mark padding by position; see docs/recipe.md); 257 for bytes. */
 uint32_t ordo__pad_id(const ordo_recipe *recipe)
 {
-    return recipe->bpe ? ordo__bpe_encoding(recipe->bpe)->eot : ORDO_BYTES_PAD;
+    return recipe->tokenizer ? recipe->eos_id : ORDO_BYTES_PAD;
 }

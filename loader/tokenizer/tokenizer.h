@@ -90,4 +90,24 @@ ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, s
 
 const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe);
 
+/* Special tokens of an encoding (specials.c, the table docs/tokenizer.md
+ * lists): 1 and the id of `content`, or 0 when it names none. */
+int ordo__encoding_special(const ordo__encoding *e, const char *content, uint32_t *id);
+
+/* The encoding's end-of-text token ("<|endoftext|>"; Llama 3's
+ * "<|end_of_text|>"): the default eos. A static string. */
+const char *ordo__encoding_eot_name(const ordo__encoding *e);
+
+/* The encoding's special tokens as text for messages, written to `buffer`
+ * (always NUL-terminated, truncated when small); returns the length needed. */
+size_t ordo__encoding_specials(const ordo__encoding *e, char *buffer, size_t size);
+
+/* Appends the ids of ordinary text to `out` under either kind of
+ * ordo_tokenizer (what ordo_tokenizer_encode does, without a copy). */
+ordo_status ordo__tokenizer_append(const ordo_tokenizer *t, const char *text, size_t len,
+                                   ordo__tokens *out, ordo_error *err);
+
+/* The tiktoken encoding behind a tokenizer, or NULL for a tokenizer.json. */
+const ordo__encoding *ordo__tokenizer_encoding(const ordo_tokenizer *t);
+
 #endif

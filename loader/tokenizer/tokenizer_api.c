@@ -58,13 +58,26 @@ void ordo_tokenizer_close(ordo_tokenizer *t)
     free(t);
 }
 
+/* Appends to a growable buffer; see tokenizer.h. */
+ordo_status ordo__tokenizer_append(const ordo_tokenizer *t, const char *text, size_t len,
+                                   ordo__tokens *out, ordo_error *err)
+{
+    return t->hf ? ordo__hf_encode(t->hf, text, len, out, err)
+                 : ordo__bpe_encode(t->bpe, text, len, out, err);
+}
+
+/* The encoding, or NULL for a tokenizer.json. */
+const ordo__encoding *ordo__tokenizer_encoding(const ordo_tokenizer *t)
+{
+    return t->bpe ? ordo__bpe_encoding(t->bpe) : NULL;
+}
+
 /* Encodes into a caller-owned array. */
 ordo_status ordo_tokenizer_encode(const ordo_tokenizer *t, const char *text, size_t len,
                                   uint32_t **ids, size_t *count, ordo_error *err)
 {
     ordo__tokens tokens = {0};
-    ordo_status status = t->hf ? ordo__hf_encode(t->hf, text, len, &tokens, err)
-                               : ordo__bpe_encode(t->bpe, text, len, &tokens, err);
+    ordo_status status = ordo__tokenizer_append(t, text, len, &tokens, err);
     if (status != ORDO_OK) {
         free(tokens.ids);
         *ids = NULL;
@@ -108,12 +121,13 @@ ordo_status ordo_tokenizer_token_id(const ordo_tokenizer *t, const char *content
                            content ? content : "");
     }
     const ordo__encoding *e = ordo__bpe_encoding(t->bpe);
-    if (content && strcmp(content, "<|endoftext|>") == 0) {
-        *id = e->eot;
+    if (ordo__encoding_special(e, content, id))
         return ordo__ok(err);
-    }
-    return ordo__error(err, ORDO_NOTFOUND, "token '%s' is not a special token of %s",
-                       content ? content : "", e->name);
+    char names[512];
+    ordo__encoding_specials(e, names, sizeof names);
+    return ordo__error(err, ORDO_NOTFOUND,
+                       "token '%s' is not a special token of %s (its special tokens: %s)",
+                       content ? content : "", e->name, names);
 }
 
 uint32_t ordo_tokenizer_eot(const ordo_tokenizer *t)

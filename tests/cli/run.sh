@@ -24,7 +24,7 @@
 # REGEX stands for the ledger schema version `ordo --version` reports.
 # Every case runs in a fresh temporary folder holding a copy of the
 # fixtures (tests/cli/fixtures.sh), without $ORDO_DB, with $ORDO_VOCAB set
-# to $BUILD/vocab, for at most 60 seconds.
+# to $BUILD/vocab (or $PEERS_BUILD/vocab), for at most 60 seconds.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-build}
@@ -41,7 +41,7 @@ fi
 filters=("$@")
 
 ordo=$(cd "$(dirname "$build/ordo")" && pwd)/ordo
-vocab=$(cd "$build" && pwd)/vocab
+vocab=$(cd "${PEERS_BUILD:-$build}" && pwd)/vocab
 if [ ! -x "$ordo" ]; then
   echo "cli: $ordo is missing (make first)" >&2
   echo "0 passed, 1 failed"

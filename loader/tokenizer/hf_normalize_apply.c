@@ -1,0 +1,178 @@
+/* Applying a compiled normalizer (hf_normalize.c) to text, as Hugging Face
+ * tokenizers' NormalizedString does: Replace replaces every match, left to
+ * right, never overlapping (an empty match right after the previous one is
+ * skipped, as the library's regex iterator does); Prepend prepends to a
+ * non-empty string only; Strip removes White_Space. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_normalize.h"
+
+/* Bytes of the character starting at s[i] (1 at the end). */
+static size_t char_length(const unsigned char *s, size_t len, size_t i)
+{
+    uint32_t c;
+    return i < len ? ordo__hf_utf8_decode(s + i, &c) : 1;
+}
+
+/* The next match at or after `from`: 1 and [*start, *end), or 0. */
+static int next_literal(const ordo__hf_normalizer *n, const char *text, size_t len, size_t from,
+                        size_t *start, size_t *end)
+{
+    if (n->literal_len == 0) {
+        *start = *end = from;
+        return from <= len;
+    }
+    if (from + n->literal_len > len)
+        return 0;
+    const char *p = text + from, *last = text + len - n->literal_len;
+    while ((p = memchr(p, n->literal[0], (size_t)(last - p) + 1)) != NULL) {
+        if (memcmp(p + 1, n->literal + 1, n->literal_len - 1) == 0) {
+            *start = (size_t)(p - text);
+            *end = *start + n->literal_len;
+            return 1;
+        }
+        if (p++ == last)
+            break;
+    }
+    return 0;
+}
+
+static int next_regex(const ordo__hf_normalizer *n, pcre2_match_data *md, const char *text,
+                      size_t len, size_t from, size_t *start, size_t *end, int *failed)
+{
+    int rc = pcre2_match(n->regex, (PCRE2_SPTR)text, len, from, PCRE2_NO_UTF_CHECK, md, NULL);
+    if (rc < 0) {
+        *failed = rc != PCRE2_ERROR_NOMATCH;
+        return 0;
+    }
+    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+    *start = ov[0];
+    *end = ov[1];
+    return 1;
+}
+
+static ordo_status replace(const ordo__hf_normalizer *n, const char *text, size_t len,
+                           ordo__text *out, ordo_error *err)
+{
+    pcre2_match_data *md = NULL;
+    if (n->regex && !(md = pcre2_match_data_create_from_pattern(n->regex, NULL)))
+        return ordo__error(err, ORDO_NOMEM, "out of memory");
+    size_t copied = 0, from = 0, start, end, last_end = 0;
+    int have_last = 0, failed = 0;
+    ordo_status st = ORDO_OK;
+    while (st == ORDO_OK && len > 0 && from <= len &&
+           (n->regex ? next_regex(n, md, text, len, from, &start, &end, &failed)
+                     : next_literal(n, text, len, from, &start, &end))) {
+        if (start == end && have_last && last_end == end) {
+            from += char_length((const unsigned char *)text, len, from);
+            continue;
+        }
+        st = ordo__text_append(out, text + copied, start - copied, err);
+        if (st == ORDO_OK)
+            st = ordo__text_append(out, n->content, n->content_len, err);
+        copied = from = last_end = end;
+        have_last = 1;
+    }
+    pcre2_match_data_free(md);
+    if (st == ORDO_OK && failed)
+        st = ordo__error(err, ORDO_INVALID, "Replace: the pattern failed to match (PCRE2 error)");
+    return st == ORDO_OK ? ordo__text_append(out, text + copied, len - copied, err) : st;
+}
+
+/* The length of the White_Space prefix (left) or suffix (right). */
+static size_t white_space_prefix(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint32_t c;
+        size_t n = ordo__hf_utf8_decode(s + i, &c);
+        if (!ordo__hf_white_space(c))
+            break;
+        i += n;
+    }
+    return i;
+}
+
+static size_t white_space_suffix(const unsigned char *s, size_t len)
+{
+    size_t end = len;
+    while (end > 0) {
+        size_t start = end - 1;
+        while (start > 0 && (s[start] & 0xC0) == 0x80)
+            start--;
+        uint32_t c;
+        ordo__hf_utf8_decode(s + start, &c);
+        if (!ordo__hf_white_space(c))
+            break;
+        end = start;
+    }
+    return len - end;
+}
+
+static ordo_status strip(const ordo__hf_normalizer *n, const char *text, size_t len,
+                         ordo__text *out, ordo_error *err)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t left = n->strip_left ? white_space_prefix(s, len) : 0;
+    size_t right = n->strip_right && left < len ? white_space_suffix(s + left, len - left) : 0;
+    return ordo__text_append(out, text + left, len - left - right, err);
+}
+
+/* One normalizer (not a Sequence) from text to out (emptied first). */
+static ordo_status apply(const ordo__hf_normalizer *n, const char *text, size_t len,
+                         ordo__text *out, ordo_error *err)
+{
+    out->len = 0;
+    switch (n->kind) {
+    case KIND_NFC:
+    case KIND_NFKC:
+    case KIND_NFD:
+    case KIND_NFKD: {
+        ordo_status st = ordo__text_append(out, "", 0, err);
+        return st == ORDO_OK
+                   ? ordo__hf_unicode_normalize((ordo__nf_form)n->kind, text, len, out, err)
+                   : st;
+    }
+    case KIND_LOWERCASE: {
+        ordo_status st = ordo__text_append(out, "", 0, err);
+        return st == ORDO_OK ? ordo__hf_lowercase(text, len, out, err) : st;
+    }
+    case KIND_STRIP: return strip(n, text, len, out, err);
+    case KIND_PREPEND:
+        if (len > 0) {
+            ordo_status st = ordo__text_append(out, n->content, n->content_len, err);
+            if (st != ORDO_OK)
+                return st;
+        }
+        return ordo__text_append(out, text, len, err);
+    case KIND_REPLACE: {
+        ordo_status st = ordo__text_append(out, "", 0, err);
+        return st == ORDO_OK ? replace(n, text, len, out, err) : st;
+    }
+    case KIND_SEQUENCE: return ordo__hf_normalize(n, text, len, out, err);
+    }
+    return ordo__error(err, ORDO_INVALID, "normalizer: unknown kind");
+}
+
+/* Normalizes text; see hf.h. A Sequence passes the text from member to
+ * member through two buffers, the last writing to out. */
+ordo_status ordo__hf_normalize(const ordo__hf_normalizer *n, const char *text, size_t len,
+                               ordo__text *out, ordo_error *err)
+{
+    out->len = 0;
+    if (!n || (n->kind == KIND_SEQUENCE && n->members == 0))
+        return ordo__text_append(out, text, len, err);
+    if (n->kind != KIND_SEQUENCE)
+        return apply(n, text, len, out, err);
+    ordo__text spare = {0};
+    ordo_status st = apply(n->member[0], text, len, out, err);
+    for (size_t i = 1; st == ORDO_OK && i < n->members; i++) {
+        ordo__text input = *out; /* out's buffer becomes the input */
+        *out = spare;
+        st = apply(n->member[i], input.data, input.len, out, err);
+        spare = input;
+    }
+    free(spare.data);
+    return st;
+}

@@ -392,3 +392,27 @@ TEST(hf_model_long_words_cut_only_where_no_merge_crosses)
                   "7 10 8 6 10 3 3 3 3 3 3 3 3 3 5 0 10");
     ordo__hf_free(hf);
 }
+
+/* normalized: true tokens are matched, by their normalized form, on the
+ * normalized text; normalized: false ones on the raw text, before the
+ * normalizer (here Lowercase) runs. Ids from the library as above. */
+TEST(hf_added_tokens_normalized_matched_after_the_normalizer)
+{
+    const char *json =
+        "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[{\"id\":31,\"c"
+        "ontent\":\"Day\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":tr"
+        "ue,\"special\":false},{\"id\":32,\"content\":\"[DAY]\",\"single_word\":false,\"lstrip\":fa"
+        "lse,\"rstrip\":false,\"normalized\":false,\"special\":false},{\"id\":33,\"content\":\" x\""
+        ",\"single_word\":false,\"lstrip\":true,\"rstrip\":false,\"normalized\":true,\"special\":fa"
+        "lse}],\"normalizer\":{\"type\":\"Lowercase\"},\"pre_tokenizer\":null,\"post_processor\":nu"
+        "ll,\"decoder\":null,\"model\":{\"type\":\"BPE\",\"dropout\":null,\"unk_token\":null,\"voca"
+        "b\":{\"a\":0,\"b\":1,\"c\":2,\"d\":3,\"e\":4,\"y\":5,\"h\":6,\"i\":7,\"j\":8,\"k\":9,\"l\""
+        ":10,\"m\":11,\"n\":12,\"o\":13,\"p\":14,\"q\":15,\"r\":16,\"s\":17,\"t\":18,\"u\":19,\"v\""
+        ":20,\"w\":21,\"x\":22,\"z\":23,\" \":24,\"[\":25,\"]\":26,\"A\":27,\"B\":28,\"D\":29,\"Y\""
+        ":30},\"merges\":[]}}";
+    ordo__hf *hf = load(json);
+    ASSERT_EQ_STR(ids_of(hf, "I read a [DAY] monday Day DAY day [day]  x  X"),
+                  "7 24 16 4 0 3 24 0 24 32 24 11 13 12 31 24 31 24 31 24 31 24 25 31 26 33 33");
+    ASSERT_EQ_STR(ids_of(hf, "yesterDAY[DAY]Day"), "5 4 17 18 4 16 31 32 31");
+    ordo__hf_free(hf);
+}

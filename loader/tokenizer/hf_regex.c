@@ -1,0 +1,327 @@
+/* tokenizer.json regexes under PCRE2: the library compiles them with
+ * Oniguruma (Ruby syntax, Unicode 16); this translates what PCRE2 would
+ * read differently and refuses what it cannot express. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_pretok.h"
+#include "unicode_classes.h"
+
+typedef struct translator {
+    const char *start, *p, *end;
+    const char *where;
+    ordo__text out;
+    ordo_error *err;
+} translator;
+
+static ordo_status put(translator *t, const char *s)
+{
+    return ordo__text_append(&t->out, s, strlen(s), t->err);
+}
+
+static ordo_status refuse(translator *t, const char *construct)
+{
+    return ordo__error(t->err, ORDO_INVALID,
+                       "%s: the regex's %s is not supported (at byte %zu of the pattern)", t->where,
+                       construct, (size_t)(t->p - t->start));
+}
+
+/* The class body of a \p{name}, or NULL. */
+static const char *property(const char *name, size_t n)
+{
+    static const struct {
+        const char *name, *body;
+    } names[] = {
+        {"L", ORDO_U_L},   {"N", ORDO_U_N},   {"Lu", ORDO_U_LU}, {"Ll", ORDO_U_LL},
+        {"Lt", ORDO_U_LT}, {"Lm", ORDO_U_LM}, {"Lo", ORDO_U_LO}, {"M", ORDO_U_M},
+    };
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strlen(names[k].name) == n && memcmp(names[k].name, name, n) == 0)
+            return names[k].body;
+    return NULL;
+}
+
+/* Appends a class body for escape letter c (s w d h, lower case), or
+ * \p{...} at t->p (after "\p"). */
+static ordo_status body_of(translator *t, char c)
+{
+    if (c == 's')
+        return put(t, ORDO_U_WS);
+    if (c == 'w')
+        return ordo__hf_unicode_body(ORDO__HF_ONIG_WORD, &t->out, t->err);
+    if (c == 'd')
+        return ordo__hf_unicode_body(ORDO__HF_ND16, &t->out, t->err);
+    if (c == 'h')
+        return put(t, "0-9a-fA-F"); /* Oniguruma's \h: a hex digit */
+    /* \p{Name} or \p{^Name} */
+    if (t->p >= t->end || *t->p != '{')
+        return refuse(t, "\\p without braces");
+    const char *close = memchr(t->p, '}', (size_t)(t->end - t->p));
+    if (!close)
+        return refuse(t, "unterminated \\p{");
+    const char *name = t->p + 1;
+    if (name < close && *name == '^')
+        name++; /* \p{^Name}: the caller negates */
+    const char *body = property(name, (size_t)(close - name));
+    if (!body)
+        return ordo__error(t->err, ORDO_INVALID,
+                           "%s: the regex's property \\p{%.*s} is not supported (supported: L, N, "
+                           "Lu, Ll, Lt, Lm, Lo, M)",
+                           t->where, (int)(close - name), name);
+    t->p = close + 1;
+    return put(t, body);
+}
+
+/* One escape (t->p just after the backslash). */
+static ordo_status escape(translator *t, int in_class)
+{
+    if (t->p >= t->end)
+        return refuse(t, "trailing backslash");
+    char c = *t->p++;
+    char lower = (char)(c | 0x20);
+    if (strchr("swdhpSWDHP", c)) {
+        int negated = c >= 'A' && c <= 'Z';
+        if (lower == 'p' && t->end - t->p >= 2 && t->p[0] == '{' && t->p[1] == '^')
+            negated = !negated;
+        if (in_class && negated)
+            return refuse(t, "negated class escape inside a character class");
+        ordo_status status = in_class ? ORDO_OK : put(t, negated ? "[^" : "[");
+        if (status == ORDO_OK)
+            status = body_of(t, lower);
+        return status == ORDO_OK && !in_class ? put(t, "]") : status;
+    }
+    if (c == 'u') { /* \uHHHH */
+        if (t->end - t->p < 4)
+            return refuse(t, "short \\u escape");
+        char hex[16] = "\\x{";
+        memcpy(hex + 3, t->p, 4);
+        strcpy(hex + 7, "}");
+        t->p += 4;
+        return put(t, hex);
+    }
+    if (c == 'v')
+        return put(t, "\\x{0b}"); /* Oniguruma's \v is the character VT */
+    if (strchr("bBRXKGyYgNOQEZ", c) && !(in_class && c == 'b')) {
+        char what[32] = "escape \\";
+        what[8] = c;
+        what[9] = '\0';
+        return refuse(t, what);
+    }
+    char two[3] = {'\\', c, '\0'};
+    return put(t, two);
+}
+
+/* A character class, t->p just after its '['. */
+static ordo_status char_class(translator *t)
+{
+    ordo_status status = put(t, "[");
+    if (status == ORDO_OK && t->p < t->end && *t->p == '^')
+        status = put(t, "^"), t->p++;
+    int first = 1;
+    while (status == ORDO_OK) {
+        if (t->p >= t->end)
+            return refuse(t, "unterminated character class");
+        char c = *t->p;
+        if (c == ']' && !first) {
+            t->p++;
+            return put(t, "]");
+        }
+        if (c == '[')
+            return refuse(t, "nested character class");
+        if (c == '&' && t->p + 1 < t->end && t->p[1] == '&')
+            return refuse(t, "class intersection &&");
+        if (c == ']')
+            return refuse(t, "']' first in a character class");
+        t->p++;
+        if (c == '\\')
+            status = escape(t, 1);
+        else
+            status = ordo__text_append(&t->out, &c, 1, t->err);
+        first = 0;
+    }
+    return status;
+}
+
+/* "(?flags" or "(?flags:": Ruby's m is PCRE2's s; Ruby has no s. */
+static ordo_status group_open(translator *t)
+{
+    ordo_status status = put(t, "(?");
+    const char *q = t->p;
+    while (q < t->end && (*q == 'i' || *q == 'm' || *q == 'x' || *q == '-'))
+        q++;
+    if (q < t->end && q > t->p && (*q == ')' || *q == ':')) {
+        for (; status == ORDO_OK && t->p < q; t->p++)
+            status = put(t, *t->p == 'm' ? "s" : *t->p == 'i' ? "i" : *t->p == 'x' ? "x" : "-");
+        return status;
+    }
+    if (t->p < t->end && *t->p == '~')
+        return refuse(t, "absent operator (?~");
+    return status;
+}
+
+static int contains(const char *s, size_t len, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= len; i++)
+        if (memcmp(s + i, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
+/* Oniguruma also matches a multi-character fold (ß for ss, ﬁ for fi):
+ * refuse caseless patterns whose text holds one. */
+static ordo_status folds(translator *t, const char *pattern, size_t len)
+{
+    static const char *const pairs[] = {"ss", "st", "ff", "fi", "fl", NULL};
+    if (!contains(pattern, len, "(?i") && !contains(pattern, len, "(?mi") &&
+        !contains(pattern, len, "(?xi"))
+        return ORDO_OK;
+    for (size_t i = 0; i + 1 < len; i++)
+        for (int k = 0; pairs[k]; k++)
+            if ((pattern[i] | 0x20) == pairs[k][0] && (pattern[i + 1] | 0x20) == pairs[k][1]) {
+                t->p = pattern + i;
+                return refuse(t, "case-insensitive letter pair with a one-character fold");
+            }
+    return ORDO_OK;
+}
+
+/* See hf_pretok.h. */
+ordo_status ordo__hf_regex_translate(const char *pattern, size_t len, const char *where, char **out,
+                                     ordo_error *err)
+{
+    translator t = {pattern, pattern, pattern + len, where, {0}, err};
+    ordo_status status = folds(&t, pattern, len);
+    t.p = pattern;
+    while (status == ORDO_OK && t.p < t.end) {
+        char c = *t.p++;
+        if (c == '\\')
+            status = escape(&t, 0);
+        else if (c == '[')
+            status = char_class(&t);
+        else if (c == '(' && t.p < t.end && *t.p == '?')
+            t.p++, status = group_open(&t);
+        else if (c == '{' && t.p < t.end && *t.p == ',')
+            status = put(&t, "{0"); /* Ruby's {,n} is {0,n} */
+        else
+            status = ordo__text_append(&t.out, &c, 1, err);
+    }
+    if (status == ORDO_OK && !t.out.data)
+        status = ordo__text_append(&t.out, "", 0, err);
+    if (status != ORDO_OK) {
+        free(t.out.data);
+        return status;
+    }
+    *out = t.out.data;
+    return ORDO_OK;
+}
+
+/* A literal: every character quoted. */
+static ordo_status quote(const char *s, size_t len, char **out, ordo_error *err)
+{
+    ordo__text t = {0};
+    ordo_status status = ordo__text_append(&t, "", 0, err);
+    for (size_t i = 0; status == ORDO_OK && i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80 && !((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')))
+            status = ordo__text_append(&t, "\\", 1, err);
+        if (status == ORDO_OK)
+            status = ordo__text_append(&t, s + i, 1, err);
+    }
+    if (status != ORDO_OK) {
+        free(t.data);
+        return status;
+    }
+    *out = t.data;
+    return ORDO_OK;
+}
+
+/* See hf_pretok.h. */
+ordo_status ordo__hf_regex_compile(const char *pattern, size_t len, int literal, const char *where,
+                                   pcre2_code **out, ordo_error *err)
+{
+    char *text = NULL;
+    ordo_status status = literal ? quote(pattern, len, &text, err)
+                                 : ordo__hf_regex_translate(pattern, len, where, &text, err);
+    if (status != ORDO_OK)
+        return status;
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    if (!cc) {
+        free(text);
+        return ordo__error(err, ORDO_NOMEM, "out of memory compiling %s", where);
+    }
+    pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+    int code = 0;
+    PCRE2_SIZE offset = 0;
+    *out = pcre2_compile((PCRE2_SPTR)text, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_MULTILINE,
+                         &code, &offset, cc);
+    pcre2_compile_context_free(cc);
+    free(text);
+    if (!*out) {
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(code, message, sizeof message);
+        return ordo__error(err, ORDO_INVALID, "%s: the regex does not compile: %s", where,
+                           (const char *)message);
+    }
+    pcre2_jit_compile(*out, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+    return ORDO_OK;
+}
+
+static ordo_status scanned_spans(const ordo__hf_step *step, const char *s, size_t n,
+                                 ordo__hf_span_fn fn, void *context, ordo_error *err)
+{
+    const ordo__unicode_table *u = ordo__unicode();
+    if (!u)
+        return ordo__error(err, ORDO_NOMEM, "out of memory building the Unicode table");
+    ordo_status status = ORDO_OK;
+    for (size_t i = 0; status == ORDO_OK && i < n;) {
+        size_t end = step->scan(u, (const unsigned char *)s, n, i);
+        status = fn(context, i, end, 1, err);
+        i = end;
+    }
+    return status;
+}
+
+/* See hf_pretok.h. */
+ordo_status ordo__hf_regex_spans(const ordo__hf_step *step, const char *s, size_t n,
+                                 ordo__hf_span_fn fn, void *context, ordo_error *err)
+{
+    if (step->scan)
+        return scanned_spans(step, s, n, fn, context, err);
+    pcre2_match_data *match = pcre2_match_data_create_from_pattern(step->regex, NULL);
+    if (!match)
+        return ordo__error(err, ORDO_NOMEM, "out of memory splitting");
+    ordo_status status = ORDO_OK;
+    size_t at = 0, prev = 0, last_end = (size_t)-1;
+    while (status == ORDO_OK && at <= n) {
+        int rc =
+            pcre2_jit_match(step->regex, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, NULL);
+        if (rc == PCRE2_ERROR_JIT_BADOPTION)
+            rc = pcre2_match(step->regex, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, NULL);
+        if (rc == PCRE2_ERROR_NOMATCH)
+            break;
+        if (rc < 0) {
+            PCRE2_UCHAR message[256];
+            pcre2_get_error_message(rc, message, sizeof message);
+            status = ordo__error(err, ORDO_INVALID, "split regex failed at byte %zu: %s", at,
+                                 (const char *)message);
+            break;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match);
+        size_t start = ov[0], end = ov[1];
+        if (start == end && last_end == end) { /* an empty match right after a match */
+            at++;
+            while (at < n && ((unsigned char)s[at] & 0xC0) == 0x80)
+                at++;
+            continue;
+        }
+        if (prev != start)
+            status = fn(context, prev, start, 0, err);
+        if (status == ORDO_OK)
+            status = fn(context, start, end, 1, err);
+        prev = at = last_end = end;
+    }
+    if (status == ORDO_OK && prev != n)
+        status = fn(context, prev, n, 0, err);
+    pcre2_match_data_free(match);
+    return status;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# tokenizer.json pre-tokenizer conformance: ordo's pieces (build/hf_pretok_dump,
+# with the hand scanners and again through PCRE2 alone) against the pinned
+# `tokenizers` library's preTokenizeString, line for line, over a sample of
+# the tokenizer corpus (every 13th line: UDHR languages, books, every code
+# point in context; plus the edge cases at its end), for the pre-tokenizers
+# of Qwen3, Llama 3.1, Gemma 3 and Llama 2 and for each other supported
+# pre-tokenizer and behavior. Needs node and the pinned peers
+# (scripts/peers.sh); closing line "N passed, N failed".
+set -uo pipefail
+build=${BUILD:-build}
+dump=$build/hf_pretok_dump
+peers=$build/peers
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
+finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
+
+[ -x "$dump" ] || make -s --no-print-directory BUILD="$build" "$dump" >&2 || { fail "build $dump"; finish; }
+[ -f "$peers/corpus.mjs" ] || BUILD="$build" scripts/peers.sh >/dev/null || { fail "peers"; finish; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+corpus=$peers/corpus.jsonl
+[ -s "$corpus" ] || node "$peers/corpus.mjs" "$peers/node_modules" > "$corpus" || { fail "corpus"; finish; }
+{ awk 'NR % 13 == 0' "$corpus"; tail -n 22 "$corpus"; } > "$dir/sample.jsonl"
+
+split() { # pattern kind ("String"/"Regex"), pattern JSON string, behavior, invert
+  printf '{"type":"Split","pattern":{"%s":%s},"behavior":"%s","invert":%s}' "$1" "$2" "$3" "$4"
+}
+qwen='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
+llama='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
+bl='{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}'
+cases=(
+  "qwen3|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$qwen" Isolated false),$bl]}"
+  "llama3.1|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$llama" Isolated false),$bl]}"
+  "gemma3|$(split String '" "' MergedWithPrevious false)"
+  "llama2|null"
+  "bytelevel-gpt2|{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"trim_offsets\":true,\"use_regex\":true}"
+  "bytelevel-then-split|{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":true},$(split Regex '"\\p{L}+|Ġ"' Isolated false)]}"
+  "split-removed|$(split Regex '"\\s+"' Removed false)"
+  "split-next|$(split Regex '"[.,;:!?]"' MergedWithNext false)"
+  "split-contiguous-invert|$(split Regex '"\\p{N}+|\\w"' Contiguous true)"
+  "split-empty-matches|$(split Regex '"a*|\\d"' Isolated false)"
+  "metaspace|{\"type\":\"Metaspace\",\"replacement\":\"▁\",\"prepend_scheme\":\"always\",\"split\":true}"
+  "metaspace-first-nosplit|{\"type\":\"Metaspace\",\"replacement\":\"▁\",\"prepend_scheme\":\"first\",\"split\":false}"
+  "digits|{\"type\":\"Digits\",\"individual_digits\":false}"
+  "digits-individual|{\"type\":\"Digits\",\"individual_digits\":true}"
+  "punctuation|{\"type\":\"Punctuation\",\"behavior\":\"Contiguous\"}"
+  "whitespace|{\"type\":\"Whitespace\"}"
+  "whitespace-split|{\"type\":\"WhitespaceSplit\"}"
+)
+for c in "${cases[@]}"; do
+  name=${c%%|*} pre=${c#*|}
+  printf '{"pre_tokenizer":%s}\n' "$pre" > "$dir/$name.json"
+  for mode in scanners pcre2; do
+    flag=; [ $mode = pcre2 ] && flag=--pcre2
+    if ! "$dump" $flag "$dir/$name.json" < "$dir/sample.jsonl" > "$dir/$name.$mode.jsonl" 2> "$dir/err"; then
+      fail "$name ($mode)" "$(head -c 300 "$dir/err")"
+    elif out=$(node tests/tools/hf_pretok_reference.mjs "$peers/node_modules" "$dir/$name.json" \
+                 "$dir/sample.jsonl" "$dir/$name.$mode.jsonl"); then
+      ok "$name ($mode): $(tail -n 1 <<< "$out") lines"
+    else
+      fail "$name ($mode)" "$out"
+    fi
+  done
+done
+finish

@@ -434,3 +434,46 @@ TEST(hf_pretok_gpt2_byte_level_scanner_matches_pcre2)
     scanner_matches_pcre2("{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"trim_offsets\":"
                           "true,\"use_regex\":true}");
 }
+
+/* Metaspace "first" after an added token: the library gives "QQhi" as
+ * ["QQ", "hi"] and "hi" as ["▁hi"] (tokenizers 0.23.2, an added token QQ). */
+TEST(hf_pretok_metaspace_first_only_where_the_document_begins)
+{
+    ordo_error err;
+    ordo_status status;
+    ordo__hf_pretokenizer *p = compile("{\"type\":\"Metaspace\",\"replacement\":\"\\u2581\","
+                                       "\"prepend_scheme\":\"first\",\"split\":true}",
+                                       1, &err, &status);
+    ASSERT_OK(status, &err);
+    pieces got = {json_array(), 0};
+    ASSERT_OK(ordo__hf_pretokenize_segment(p, "hi", 2, 0, collect, &got, &err), &err);
+    ASSERT_OK(ordo__hf_pretokenize_segment(p, "hi", 2, 1, collect, &got, &err), &err);
+    json_t *want = json_pack("[ss]", "hi", "\xe2\x96\x81hi");
+    ASSERT(json_equal(got.list, want));
+    json_decref(want);
+    json_decref(got.list);
+    ordo__hf_pretokenizer_free(p);
+}
+
+/* A match deeper than PCRE2's default JIT stack (a group repeated a
+ * million times) still splits, as Oniguruma does. */
+TEST(hf_pretok_deep_regex_match_is_not_refused)
+{
+    ordo_error err;
+    ordo_status status;
+    ordo__hf_pretokenizer *p = compile(SPLIT("(?:(a)|b)+"), 1, &err, &status);
+    ASSERT_OK(status, &err);
+    size_t n = 1000001;
+    char *text = malloc(n);
+    ASSERT(text != NULL);
+    for (size_t i = 0; i + 1 < n; i++)
+        text[i] = i % 2 ? 'b' : 'a';
+    text[n - 1] = 'c';
+    ends e = {NULL, 0, 0, text};
+    ASSERT_OK(ordo__hf_pretokenize(p, text, n, record, &e, &err), &err);
+    ASSERT_EQ_INT(e.count, 2);
+    ASSERT_EQ_INT(e.at[0], n - 1);
+    free(e.at);
+    free(text);
+    ordo__hf_pretokenizer_free(p);
+}

@@ -144,6 +144,14 @@ ordo_status ordo__hf_run_from(ordo__hf_run *r, size_t step, const char *piece, s
 ordo_status ordo__hf_pretokenize(const ordo__hf_pretokenizer *p, const char *text, size_t len,
                                  ordo__hf_piece_fn fn, void *context, ordo_error *err)
 {
+    return ordo__hf_pretokenize_segment(p, text, len, 1, fn, context, err);
+}
+
+/* The same for a segment that may not begin the document; see hf.h. */
+ordo_status ordo__hf_pretokenize_segment(const ordo__hf_pretokenizer *p, const char *text,
+                                         size_t len, int first, ordo__hf_piece_fn fn, void *context,
+                                         ordo_error *err)
+{
     if (!p || !p->count)
         return len ? fn(context, text, len, err) : ORDO_OK;
     ordo__text scratch[16];
@@ -155,7 +163,7 @@ ordo_status ordo__hf_pretokenize(const ordo__hf_pretokenizer *p, const char *tex
     } else {
         memset(scratch, 0, sizeof scratch);
     }
-    ordo_status status = ordo__hf_run_from(&r, 0, text, len, 1, err);
+    ordo_status status = ordo__hf_run_from(&r, 0, text, len, first != 0, err);
     for (size_t k = 0; k < 2 * p->count; k++)
         free(r.scratch[k].data);
     if (r.scratch != scratch)

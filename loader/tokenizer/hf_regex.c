@@ -281,6 +281,19 @@ static ordo_status scanned_spans(const ordo__hf_step *step, const char *s, size_
     return status;
 }
 
+/* A match deeper than the JIT's default 32 KB stack: again with a stack
+ * of up to 256 MB (mapped, touched only as deep as the match goes). */
+static int deeper(const pcre2_code *re, const char *s, size_t n, size_t at, pcre2_match_data *match,
+                  pcre2_match_context **deep, pcre2_jit_stack **stack)
+{
+    *deep = pcre2_match_context_create(NULL);
+    *stack = pcre2_jit_stack_create(32 * 1024, 256 * 1024 * 1024, NULL);
+    if (!*deep || !*stack)
+        return PCRE2_ERROR_NOMEMORY;
+    pcre2_jit_stack_assign(*deep, NULL, *stack);
+    return pcre2_jit_match(re, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, *deep);
+}
+
 /* See hf_pretok.h. */
 ordo_status ordo__hf_regex_spans(const ordo__hf_step *step, const char *s, size_t n,
                                  ordo__hf_span_fn fn, void *context, ordo_error *err)
@@ -292,10 +305,17 @@ ordo_status ordo__hf_regex_spans(const ordo__hf_step *step, const char *s, size_
         return ordo__error(err, ORDO_NOMEM, "out of memory splitting");
     ordo_status status = ORDO_OK;
     size_t at = 0, prev = 0, last_end = (size_t)-1;
+    pcre2_match_context *deep = NULL;
+    pcre2_jit_stack *stack = NULL;
     while (status == ORDO_OK && at <= n) {
         int rc =
             pcre2_jit_match(step->regex, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, NULL);
-        if (rc == PCRE2_ERROR_JIT_BADOPTION)
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !deep)
+            rc = deeper(step->regex, s, n, at, match, &deep, &stack);
+        else if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+            rc =
+                pcre2_jit_match(step->regex, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, deep);
+        if (rc == PCRE2_ERROR_JIT_BADOPTION) /* not compiled by the JIT: the interpreter */
             rc = pcre2_match(step->regex, (PCRE2_SPTR)s, n, at, PCRE2_NO_UTF_CHECK, match, NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
@@ -323,5 +343,7 @@ ordo_status ordo__hf_regex_spans(const ordo__hf_step *step, const char *s, size_
     if (status == ORDO_OK && prev != n)
         status = fn(context, prev, n, 0, err);
     pcre2_match_data_free(match);
+    pcre2_match_context_free(deep);
+    pcre2_jit_stack_free(stack);
     return status;
 }

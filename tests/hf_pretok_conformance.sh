@@ -31,7 +31,14 @@ split() { # pattern kind ("String"/"Regex"), pattern JSON string, behavior, inve
 qwen='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
 llama='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
 bl='{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}'
+# DeepSeek V3's: General_Category and code point ranges in classes.
+deepseek=$(cat <<'JSON'
+{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\p{N}{1,3}"},"behavior":"Isolated","invert":false},{"type":"Split","pattern":{"Regex":"[一-龥぀-ゟ゠-ヿ]+"},"behavior":"Isolated","invert":false},{"type":"Split","pattern":{"Regex":"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]}
+JSON
+)
 cases=(
+  "deepseek-v3|$deepseek"
+  "split-scripts|$(split Regex '"\\p{Han}+|\\p{Hiragana}|\\p{katakana}+|\\p{^Latin}\\p{Cyrillic}|[\\p{Zs}\\p{Cf}]|\\P{Cn}\\p{Co}"' Isolated false)"
   "qwen3|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$qwen" Isolated false),$bl]}"
   "llama3.1|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$llama" Isolated false),$bl]}"
   "gemma3|$(split String '" "' MergedWithPrevious false)"

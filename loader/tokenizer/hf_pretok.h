@@ -167,6 +167,12 @@ int ordo__hf_unicode_is(int which, uint32_t cp);
 /* Appends class `which` as a PCRE2 class body ("\x{41}-\x{5a}..."). */
 ordo_status ordo__hf_unicode_body(int which, ordo__text *out, ordo_error *err);
 
+/* Appends the body of the Unicode 16 property named name[0..n) (a
+ * General_Category or Script, named as Oniguruma names them); 0 when
+ * there is no such property. */
+int ordo__hf_property_body(const char *name, size_t n, ordo__text *out, ordo_status *status,
+                           ordo_error *err);
+
 /* The code point at s[i] (valid UTF-8) and its length in *len. */
 uint32_t ordo__hf_utf8_at(const unsigned char *s, size_t i, size_t *len);
 

@@ -26,21 +26,6 @@ static ordo_status refuse(translator *t, const char *construct)
                        construct, (size_t)(t->p - t->start));
 }
 
-/* The class body of a \p{name}, or NULL. */
-static const char *property(const char *name, size_t n)
-{
-    static const struct {
-        const char *name, *body;
-    } names[] = {
-        {"L", ORDO_U_L},   {"N", ORDO_U_N},   {"Lu", ORDO_U_LU}, {"Ll", ORDO_U_LL},
-        {"Lt", ORDO_U_LT}, {"Lm", ORDO_U_LM}, {"Lo", ORDO_U_LO}, {"M", ORDO_U_M},
-    };
-    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
-        if (strlen(names[k].name) == n && memcmp(names[k].name, name, n) == 0)
-            return names[k].body;
-    return NULL;
-}
-
 /* Appends a class body for escape letter c (s w d h, lower case), or
  * \p{...} at t->p (after "\p"). */
 static ordo_status body_of(translator *t, char c)
@@ -62,14 +47,14 @@ static ordo_status body_of(translator *t, char c)
     const char *name = t->p + 1;
     if (name < close && *name == '^')
         name++; /* \p{^Name}: the caller negates */
-    const char *body = property(name, (size_t)(close - name));
-    if (!body)
+    ordo_status status = ORDO_OK;
+    if (!ordo__hf_property_body(name, (size_t)(close - name), &t->out, &status, t->err))
         return ordo__error(t->err, ORDO_INVALID,
-                           "%s: the regex's property \\p{%.*s} is not supported (supported: L, N, "
-                           "Lu, Ll, Lt, Lm, Lo, M)",
+                           "%s: the regex's property \\p{%.*s} is not supported (supported: "
+                           "Unicode General_Category and Script names)",
                            t->where, (int)(close - name), name);
     t->p = close + 1;
-    return put(t, body);
+    return status;
 }
 
 /* One escape (t->p just after the backslash). */

@@ -1,6 +1,7 @@
 /* The library's Unicode classes that differ from Unicode 16's General
  * Categories: lookups and PCRE2 class bodies over generated ranges. */
 #include <stdio.h>
+#include <string.h>
 
 #include "hf_pretok.h"
 #include "hf_unicode_ranges.h"
@@ -35,12 +36,11 @@ int ordo__hf_unicode_is(int which, uint32_t cp)
     return 0;
 }
 
-/* See hf_pretok.h. */
-ordo_status ordo__hf_unicode_body(int which, ordo__text *out, ordo_error *err)
+static ordo_status body(const uint32_t (*ranges)[2], size_t count, ordo__text *out, ordo_error *err)
 {
-    for (size_t k = 0; k < classes[which].count; k++) {
+    for (size_t k = 0; k < count; k++) {
         char item[40];
-        uint32_t lo = classes[which].ranges[k][0], hi = classes[which].ranges[k][1];
+        uint32_t lo = ranges[k][0], hi = ranges[k][1];
         int n = lo == hi ? snprintf(item, sizeof item, "\\x{%x}", lo)
                          : snprintf(item, sizeof item, "\\x{%x}-\\x{%x}", lo, hi);
         ordo_status status = ordo__text_append(out, item, (size_t)n, err);
@@ -48,6 +48,44 @@ ordo_status ordo__hf_unicode_body(int which, ordo__text *out, ordo_error *err)
             return status;
     }
     return ORDO_OK;
+}
+
+/* See hf_pretok.h. */
+ordo_status ordo__hf_unicode_body(int which, ordo__text *out, ordo_error *err)
+{
+    return body(classes[which].ranges, classes[which].count, out, err);
+}
+
+/* See hf_pretok.h. */
+int ordo__hf_property_body(const char *name, size_t n, ordo__text *out, ordo_status *status,
+                           ordo_error *err)
+{
+    char key[64];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (c == ' ' || c == '_' || c == '-')
+            continue;
+        if (len + 1 >= sizeof key)
+            return 0;
+        key[len++] = c >= 'A' && c <= 'Z' ? (char)(c | 0x20) : c;
+    }
+    key[len] = '\0';
+    size_t lo = 0, hi = sizeof ordo__hf_properties / sizeof *ordo__hf_properties;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int order = strcmp(key, ordo__hf_properties[mid].name);
+        if (order == 0) {
+            *status =
+                body(ordo__hf_properties[mid].ranges, ordo__hf_properties[mid].count, out, err);
+            return 1;
+        }
+        if (order < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return 0;
 }
 
 /* See hf_pretok.h. */

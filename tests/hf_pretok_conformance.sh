@@ -30,6 +30,7 @@ split() { # pattern kind ("String"/"Regex"), pattern JSON string, behavior, inve
 }
 qwen='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
 llama='"(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
+o200k='"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'"'"'s|'"'"'t|'"'"'re|'"'"'ve|'"'"'m|'"'"'ll|'"'"'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
 bl='{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}'
 # DeepSeek V3's: General_Category and code point ranges in classes.
 deepseek=$(cat <<'JSON'
@@ -41,6 +42,7 @@ cases=(
   "split-scripts|$(split Regex '"\\p{Han}+|\\p{Hiragana}|\\p{katakana}+|\\p{^Latin}\\p{Cyrillic}|[\\p{Zs}\\p{Cf}]|\\P{Cn}\\p{Co}"' Isolated false)"
   "qwen3|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$qwen" Isolated false),$bl]}"
   "llama3.1|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$llama" Isolated false),$bl]}"
+  "gpt-4o|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$o200k" Isolated false),$bl]}"
   "gemma3|$(split String '" "' MergedWithPrevious false)"
   "llama2|null"
   "bytelevel-gpt2|{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"trim_offsets\":true,\"use_regex\":true}"
@@ -68,7 +70,7 @@ for c in "${cases[@]}"; do
   name=${c%%|*} pre=${c#*|}
   printf '{"pre_tokenizer":%s}\n' "$pre" > "$dir/$name.json"
   modes=scanners
-  case $name in qwen3 | llama3.1 | bytelevel-gpt2) modes="scanners pcre2" ;; esac
+  case $name in qwen3 | llama3.1 | gpt-4o | bytelevel-gpt2) modes="scanners pcre2" ;; esac
   for mode in $modes; do
     flag=; [ $mode = pcre2 ] && flag=--pcre2
     if "$dump" $flag "$dir/$name.json" < "$dir/sample.jsonl" > "$dir/$name.$mode.jsonl" 2> "$dir/err"; then

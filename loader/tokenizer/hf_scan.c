@@ -1,5 +1,5 @@
 /* Hand-written scanners for the split regexes of common tokenizer.json
- * files, chosen when a file's pattern string is exactly one of them; each
+ * files (GPT-2's, Qwen's, Llama 3's, GPT-4o's), chosen when a file's pattern string is exactly one of them; each
  * gives the match starting at i, as Oniguruma (leftmost alternative
  * first, Unicode 16 classes) gives it. tests/test_tokenizer_hf_pretok.c
  * checks them piece for piece against the PCRE2 translation. */
@@ -21,6 +21,13 @@ static const char qwen_pattern[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\
 static const char llama3_pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/* GPT-4o's (tiktoken's o200k_base pattern, pretokenize.h). */
+static const char o200k_pattern[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+"
+    "[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 #define LNW (ORDO__U_L | ORDO__U_N | ORDO__U_WS)
 
@@ -156,6 +163,7 @@ ordo__hf_scan_fn ordo__hf_scanner_for(const char *pattern, size_t len)
         {ordo__hf_gpt2_pattern, gpt2_piece},
         {qwen_pattern, qwen_piece},
         {llama3_pattern, ordo__llama3_piece},
+        {o200k_pattern, ordo__o200k_piece},
     };
     for (size_t k = 0; k < sizeof known / sizeof *known; k++)
         if (strlen(known[k].pattern) == len && memcmp(known[k].pattern, pattern, len) == 0)

@@ -51,7 +51,7 @@ cases=(
   "split-next|$(split Regex '"[.,;:!?]"' MergedWithNext false)"
   "split-contiguous-invert|$(split Regex '"\\p{N}+|\\w"' Contiguous true)"
   "split-empty-matches|$(split Regex '"a*|\\d"' Isolated false)"
-  "split-anchors|$(split Regex '"^ +| +$|\\n"' Removed false)"
+  "split-anchors|$(split Regex '"^ +| +$|\\n|\\A.|.\\Z|\\S\\z|\\x{41}\\u0042"' Removed false)"
   "split-caseless|$(split Regex '"(?i:[a-z]+|ǆ)|(?i)[θ-ω]"' Isolated false)"
   "split-previous-invert|$(split String '" "' MergedWithPrevious true)"
   "split-then-bytelevel-prefix|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex '"\\p{N}+"' Isolated false),{\"type\":\"ByteLevel\",\"add_prefix_space\":true,\"trim_offsets\":false,\"use_regex\":false}]}"

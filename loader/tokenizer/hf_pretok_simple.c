@@ -102,6 +102,8 @@ ordo_status ordo__hf_simple_step(ordo__hf_run *r, size_t step, const char *piece
                                  int at_start, ordo_error *err)
 {
     const ordo__hf_step *s = &r->p->steps[step];
+    if (!ordo__unicode())
+        return ordo__error(err, ORDO_NOMEM, "out of memory building the Unicode table");
     switch (s->kind) {
     case ORDO__HF_METASPACE: return metaspace(r, step, piece, len, at_start, err);
     case ORDO__HF_WHITESPACE: return whitespace(r, step, piece, len, at_start, err);

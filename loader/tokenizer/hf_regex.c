@@ -86,7 +86,7 @@ static ordo_status escape(translator *t, int in_class)
     }
     if (c == 'v')
         return put(t, "\\x{0b}"); /* Oniguruma's \v is the character VT */
-    if (strchr("bBRXKGyYgNOQEZ", c) && !(in_class && c == 'b')) {
+    if (strchr("bBRXKGyYgNOQECc", c) && !(in_class && c == 'b')) {
         char what[32] = "escape \\";
         what[8] = c;
         what[9] = '\0';

@@ -129,13 +129,13 @@ ordo_status ordo__hf_member_bool(const json_t *json, const char *where, const ch
  * translating what the two read differently; refuses a construct the
  * translation cannot express, naming it and `where`. *out is the caller's
  * (pcre2_code_free). `literal` 1: the pattern is a plain string. */
-ordo_status ordo__hf_regex_compile(const char *pattern, size_t len, int literal, const char *where,
-                                   pcre2_code **out, ordo_error *err);
+ordo_status ordo__hf_split_regex_compile(const char *pattern, size_t len, int literal,
+                                         const char *where, pcre2_code **out, ordo_error *err);
 
 /* The translated PCRE2 pattern text (for tests and messages); *out is the
  * caller's (free). */
-ordo_status ordo__hf_regex_translate(const char *pattern, size_t len, const char *where, char **out,
-                                     ordo_error *err);
+ordo_status ordo__hf_split_regex_translate(const char *pattern, size_t len, const char *where,
+                                           char **out, ordo_error *err);
 
 /* Every match of the regex (or scanner) over s[0..n), with the gaps
  * between them, in order, as the library's find_iter gives them (an empty

@@ -91,8 +91,8 @@ ordo_status ordo__hf_byte_level_parse(const json_t *json, const char *where, int
         return status;
     char member[600];
     snprintf(member, sizeof member, "%s (GPT-2's split)", where);
-    status = ordo__hf_regex_compile(ordo__hf_gpt2_pattern, strlen(ordo__hf_gpt2_pattern), 0, member,
-                                    &step->regex, err);
+    status = ordo__hf_split_regex_compile(ordo__hf_gpt2_pattern, strlen(ordo__hf_gpt2_pattern), 0,
+                                          member, &step->regex, err);
     if (status == ORDO_OK && scanners)
         step->scan = ordo__hf_scanner_for(ordo__hf_gpt2_pattern, strlen(ordo__hf_gpt2_pattern));
     return status;

@@ -150,7 +150,7 @@ ordo_status ordo__hf_split_parse(const json_t *json, const char *where, int scan
     size_t n = json_string_length(text);
     if (memchr(s, '\0', n))
         return ordo__error(err, ORDO_INVALID, "%s: holds a NUL character", member);
-    status = ordo__hf_regex_compile(s, n, string != NULL, member, &step->regex, err);
+    status = ordo__hf_split_regex_compile(s, n, string != NULL, member, &step->regex, err);
     if (status == ORDO_OK && scanners && regex)
         step->scan = ordo__hf_scanner_for(s, n);
     return status;

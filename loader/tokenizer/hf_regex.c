@@ -171,8 +171,8 @@ static ordo_status folds(translator *t, const char *pattern, size_t len)
 }
 
 /* See hf_pretok.h. */
-ordo_status ordo__hf_regex_translate(const char *pattern, size_t len, const char *where, char **out,
-                                     ordo_error *err)
+ordo_status ordo__hf_split_regex_translate(const char *pattern, size_t len, const char *where,
+                                           char **out, ordo_error *err)
 {
     translator t = {pattern, pattern, pattern + len, where, {0}, err};
     ordo_status status = folds(&t, pattern, len);
@@ -221,12 +221,12 @@ static ordo_status quote(const char *s, size_t len, char **out, ordo_error *err)
 }
 
 /* See hf_pretok.h. */
-ordo_status ordo__hf_regex_compile(const char *pattern, size_t len, int literal, const char *where,
-                                   pcre2_code **out, ordo_error *err)
+ordo_status ordo__hf_split_regex_compile(const char *pattern, size_t len, int literal,
+                                         const char *where, pcre2_code **out, ordo_error *err)
 {
     char *text = NULL;
     ordo_status status = literal ? quote(pattern, len, &text, err)
-                                 : ordo__hf_regex_translate(pattern, len, where, &text, err);
+                                 : ordo__hf_split_regex_translate(pattern, len, where, &text, err);
     if (status != ORDO_OK)
         return status;
     pcre2_compile_context *cc = pcre2_compile_context_create(NULL);

@@ -2,6 +2,7 @@
  * strings, bad pre-tokenizers refused by name and place, and the hand
  * scanners piece for piece against PCRE2 running the same pattern. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -488,4 +489,67 @@ TEST(hf_pretok_o200k_scanner_matches_pcre2)
               "[\\\\p{Ll}\\\\p{Lm}\\\\p{Lo}\\\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\\\p{N}{1,3}| "
               "?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n/]*|\\\\s*[\\\\r\\\\n]+|\\\\s+(?!\\\\S)|"
               "\\\\s+"));
+}
+
+/* One compiled pre-tokenizer serves several threads at once: each gets
+ * the pieces one thread alone gets (scanner and PCRE2 paths). */
+typedef struct worker {
+    const ordo__hf_pretokenizer *p;
+    const char *text;
+    ordo__text got; /* the pieces, each followed by \x01 */
+    ordo_status status;
+} worker;
+
+static ordo_status concat(void *context, const char *piece, size_t len, ordo_error *err)
+{
+    ordo__text *t = context;
+    ordo_status status = ordo__text_append(t, piece, len, err);
+    return status == ORDO_OK ? ordo__text_append(t, "\x01", 1, err) : status;
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    ordo_error err;
+    for (int round = 0; round < 20 && w->status == ORDO_OK; round++) {
+        w->got.len = 0;
+        w->status = ordo__hf_pretokenize(w->p, w->text, strlen(w->text), concat, &w->got, &err);
+    }
+    return NULL;
+}
+
+TEST(hf_pretok_one_pre_tokenizer_serves_threads_at_once)
+{
+    const char *text =
+        "Hello world's 12345  \n\n\tend \xc5\xbf'S \xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
+        "x\xe2\x80\x8dy!!\r\n  ";
+    for (int scanners = 0; scanners < 2; scanners++) {
+        ordo_error err;
+        ordo_status status;
+        ordo__hf_pretokenizer *p = compile(
+            "{\"type\":\"Sequence\",\"pretokenizers\":[" SPLIT(
+                "\\\\p{N}{1,3}|\\\\s+|[^\\\\s\\\\p{N}]+") ",{\"type\":\"ByteLevel\",\"add_prefix_"
+                                                          "space\":true,\"trim_offsets\":true}]}",
+            scanners, &err, &status);
+        ASSERT_OK(status, &err);
+        worker alone = {p, text, {0}, ORDO_OK};
+        work(&alone);
+        ASSERT_OK(alone.status, &err);
+        ASSERT(alone.got.len > 40);
+        worker w[4];
+        pthread_t threads[4];
+        for (int k = 0; k < 4; k++) {
+            w[k] = (worker){p, text, {0}, ORDO_OK};
+            ASSERT(pthread_create(&threads[k], NULL, work, &w[k]) == 0);
+        }
+        for (int k = 0; k < 4; k++) {
+            pthread_join(threads[k], NULL);
+            ASSERT_EQ_INT(w[k].status, ORDO_OK);
+            ASSERT_EQ_INT(w[k].got.len, alone.got.len);
+            ASSERT(memcmp(w[k].got.data, alone.got.data, alone.got.len) == 0);
+            free(w[k].got.data);
+        }
+        free(alone.got.data);
+        ordo__hf_pretokenizer_free(p);
+    }
 }

@@ -37,8 +37,11 @@ deepseek=$(cat <<'JSON'
 {"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\p{N}{1,3}"},"behavior":"Isolated","invert":false},{"type":"Split","pattern":{"Regex":"[一-龥぀-ゟ゠-ヿ]+"},"behavior":"Isolated","invert":false},{"type":"Split","pattern":{"Regex":"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]}
 JSON
 )
+# BLOOM's: a class nested in a negated class (Oniguruma's union).
+bloom='{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":" ?[^(\\s|[.,!?…。，、।۔،])]+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":false}]}'
 cases=(
   "deepseek-v3|$deepseek"
+  "bloom|$bloom"
   "split-scripts|$(split Regex '"\\p{Han}+|\\p{Hiragana}|\\p{katakana}+|\\p{^Latin}\\p{Cyrillic}|[\\p{Zs}\\p{Cf}]|\\P{Cn}\\p{Co}"' Isolated false)"
   "qwen3|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$qwen" Isolated false),$bl]}"
   "llama3.1|{\"type\":\"Sequence\",\"pretokenizers\":[$(split Regex "$llama" Isolated false),$bl]}"

@@ -130,6 +130,13 @@ static const char *const cases[] = {
     "[\"Hey\",\"man\",\"!!,\",\"what\",\"'\",\"s\",\"up\",\"?\",\"x\",\"\\u00b2\",\"y\\u200dz\"]]",
     "[{\"type\":\"WhitespaceSplit\"}, \"Hey man!!\\u3000what's\\u0085up? \\n\", "
     "[\"Hey\",\"man!!\",\"what's\",\"up?\"]]",
+    "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\" "
+    "?[^(\\\\s|[.,!?\\u2026\\u3002\\uff0c\\u3001\\u0964\\u06d4\\u060c])]+\"},\"behavior\":"
+    "\"Isolated\",\"invert\":false}, \"Hello, world! (a|b) \\u4f60\\u597d\\u3002ok\\u2026x\", "
+    "[\"Hello\",\",\",\" world\",\"! (\",\"a\",\"|\",\"b\",\")\",\" "
+    "\\u4f60\\u597d\",\"\\u3002\",\"ok\",\"\\u2026\",\"x\"]]",
+    "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a[b-d][\\\\p{N}]]+\"},\"behavior\":"
+    "\"Isolated\",\"invert\":false}, \"xabcdez123a\", [\"x\",\"abcd\",\"ez\",\"123a\"]]",
 };
 
 TEST(hf_pretok_every_pre_tokenizer_and_behavior_as_the_library)
@@ -220,9 +227,15 @@ TEST(hf_pretok_refuses_what_it_cannot_read_by_name_and_place)
          "\"Isolated\","
          "\"invert\":false}",
          "property \\p{Alphabetic} is not supported"},
-        {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a[b]]\"},\"behavior\":\"Isolated\","
+        {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a[^b]]\"},\"behavior\":\"Isolated\","
          "\"invert\":false}",
-         "nested character class is not supported"},
+         "negated class nested in a class is not supported"},
+        {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[[:alpha:]]\"},\"behavior\":\"Isolated\","
+         "\"invert\":false}",
+         "POSIX bracket class is not supported"},
+        {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a&&b]\"},\"behavior\":\"Isolated\","
+         "\"invert\":false}",
+         "class intersection && is not supported"},
         {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[^\\\\S]\"},\"behavior\":\"Isolated\","
          "\"invert\":false}",
          "negated class escape inside a character class"},

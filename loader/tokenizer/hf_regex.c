@@ -96,12 +96,12 @@ static ordo_status escape(translator *t, int in_class)
     return put(t, two);
 }
 
-/* A character class, t->p just after its '['. */
-static ordo_status char_class(translator *t)
+/* The items of a character class up to its ']' (t->p just after the
+ * '[' or "[^"); a class nested in it (Oniguruma's union) is read inline,
+ * unless negated. */
+static ordo_status class_items(translator *t, int depth)
 {
-    ordo_status status = put(t, "[");
-    if (status == ORDO_OK && t->p < t->end && *t->p == '^')
-        status = put(t, "^"), t->p++;
+    ordo_status status = ORDO_OK;
     int first = 1;
     while (status == ORDO_OK) {
         if (t->p >= t->end)
@@ -109,22 +109,39 @@ static ordo_status char_class(translator *t)
         char c = *t->p;
         if (c == ']' && !first) {
             t->p++;
-            return put(t, "]");
+            return ORDO_OK;
         }
-        if (c == '[')
-            return refuse(t, "nested character class");
-        if (c == '&' && t->p + 1 < t->end && t->p[1] == '&')
-            return refuse(t, "class intersection &&");
         if (c == ']')
             return refuse(t, "']' first in a character class");
+        if (c == '&' && t->p + 1 < t->end && t->p[1] == '&')
+            return refuse(t, "class intersection &&");
         t->p++;
-        if (c == '\\')
+        if (c == '[') {
+            if (t->p < t->end && (*t->p == '^' || *t->p == ':'))
+                return refuse(t, *t->p == '^' ? "negated class nested in a class"
+                                              : "POSIX bracket class");
+            if (depth > 8)
+                return refuse(t, "class nested deeper than 8");
+            status = class_items(t, depth + 1);
+        } else if (c == '\\') {
             status = escape(t, 1);
-        else
+        } else {
             status = ordo__text_append(&t->out, &c, 1, t->err);
+        }
         first = 0;
     }
     return status;
+}
+
+/* A character class, t->p just after its '['. */
+static ordo_status char_class(translator *t)
+{
+    ordo_status status = put(t, "[");
+    if (status == ORDO_OK && t->p < t->end && *t->p == '^')
+        status = put(t, "^"), t->p++;
+    if (status == ORDO_OK)
+        status = class_items(t, 0);
+    return status == ORDO_OK ? put(t, "]") : status;
 }
 
 /* "(?flags" or "(?flags:": Ruby's m is PCRE2's s; Ruby has no s. */

@@ -2,12 +2,13 @@
 # tokenizer.json pre-tokenizer conformance: ordo's pieces (build/hf_pretok_dump,
 # with the hand scanners, and for the patterns that have one again through
 # PCRE2 alone) against the pinned `tokenizers` library's preTokenizeString,
-# line for line, over a sample of the tokenizer corpus (every 26th line:
+# line for line, over a sample of the tokenizer corpus (every 39th line:
 # UDHR languages, books, every code point in context; plus the edge cases
-# at its end; about 2.5 MB), for the pre-tokenizers
-# of Qwen3, Llama 3.1, Gemma 3 and Llama 2 and for each other supported
-# pre-tokenizer and behavior. Needs node and the pinned peers
-# (scripts/peers.sh); closing line "N passed, N failed".
+# at its end; about 1.7 MB), for the pre-tokenizers of Qwen3, Llama 3.1,
+# Gemma 3, Llama 2, GPT-4o, DeepSeek V3 and BLOOM, each other supported
+# pre-tokenizer and behavior, and regex features (on a fifth of the
+# sample). Needs node and the pinned peers (scripts/peers.sh); closing
+# line "N passed, N failed". KEEP=1 keeps the work folder.
 set -uo pipefail
 build=${BUILD:-build}
 dump=$build/hf_pretok_dump
@@ -20,10 +21,11 @@ finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 [ -x "$dump" ] || make -s --no-print-directory BUILD="$build" "$dump" >&2 || { fail "build $dump"; finish; }
 [ -f "$peers/corpus.mjs" ] || BUILD="$build" scripts/peers.sh >/dev/null || { fail "peers"; finish; }
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap 'rm -rf "$dir"' EXIT; [ -n "${KEEP:-}" ] && trap - EXIT
 corpus=$peers/corpus.jsonl
 [ -s "$corpus" ] || node "$peers/corpus.mjs" "$peers/node_modules" > "$corpus" || { fail "corpus"; finish; }
-{ awk 'NR % 26 == 0' "$corpus"; tail -n 22 "$corpus"; } > "$dir/sample.jsonl"
+{ awk 'NR % 39 == 0' "$corpus"; tail -n 22 "$corpus"; } > "$dir/sample.jsonl"
+awk 'NR % 5 == 0' "$dir/sample.jsonl" > "$dir/small.jsonl" # for the regex features
 
 split() { # pattern kind ("String"/"Regex"), pattern JSON string, behavior, invert
   printf '{"type":"Split","pattern":{"%s":%s},"behavior":"%s","invert":%s}' "$1" "$2" "$3" "$4"
@@ -68,27 +70,52 @@ cases=(
   "whitespace|{\"type\":\"Whitespace\"}"
   "whitespace-split|{\"type\":\"WhitespaceSplit\"}"
 )
-pairs=()
+# Regex features Oniguruma and PCRE2 share, and Oniguruma's reading of
+# \w \d \s \h \v {,n} and (?m) (Split, Isolated).
+while IFS= read -r re; do
+  cases+=("regex ${re//|/ OR }|$(node -e 'console.log(JSON.stringify({type: "Split",
+    pattern: {Regex: process.argv[1]}, behavior: "Isolated", invert: false}))' "$re")")
+done <<'PATTERNS'
+\w+?x|.
+(?>a+)b|a
+(?<=\s)\S+
+(\p{L})\1
+(?<w>\p{N})\k<w>
+(?x) \p{L} + # letters
+a{2,}?|b{,3}|\h+
+(?i)[^a-z\s]+
+\d+(?:[.,]\d+)*
+\t|\n|\r|\f|\e|\a|\x41|\v
+(?m).+|\A\s*\S|\s+\z
+PATTERNS
+pairs=() small=()
+k=0
 for c in "${cases[@]}"; do
-  name=${c%%|*} pre=${c#*|}
-  printf '{"pre_tokenizer":%s}\n' "$pre" > "$dir/$name.json"
+  name=${c%%|*} pre=${c#*|} file=$dir/case$((k += 1)) input=sample
+  case $name in "regex "*) input=small ;; esac
+  printf '{"pre_tokenizer":%s}\n' "$pre" > "$file.json"
   modes=scanners
   case $name in qwen3 | llama3.1 | gpt-4o | bytelevel-gpt2) modes="scanners pcre2" ;; esac
   for mode in $modes; do
     flag=; [ $mode = pcre2 ] && flag=--pcre2
-    if "$dump" $flag "$dir/$name.json" < "$dir/sample.jsonl" > "$dir/$name.$mode.jsonl" 2> "$dir/err"; then
-      pairs+=("$name ($mode)" "$dir/$name.json" "$dir/$name.$mode.jsonl")
-    else
+    if ! "$dump" $flag "$file.json" < "$dir/$input.jsonl" > "$file.$mode.jsonl" 2> "$dir/err"; then
       fail "$name ($mode)" "$(head -c 300 "$dir/err")"
+    elif [ $input = small ]; then
+      small+=("$name ($mode)" "$file.json" "$file.$mode.jsonl")
+    else
+      pairs+=("$name ($mode)" "$file.json" "$file.$mode.jsonl")
     fi
   done
 done
-node tests/tools/hf_pretok_reference.mjs "$peers/node_modules" "$dir/sample.jsonl" "${pairs[@]}" > "$dir/verdicts" 2>&1
-[ $((${#pairs[@]} / 3)) -eq "$(grep -c -e '^ok   ' -e '^FAIL ' "$dir/verdicts")" ] || fail "the reference" "$(head -c 500 "$dir/verdicts")"
-while IFS= read -r line; do
-  case $line in
-    "ok   "*) ok "${line#ok   }" ;;
-    "FAIL "*) fail "${line#FAIL }" ;;
-  esac
-done < "$dir/verdicts"
+for input in sample small; do
+  if [ $input = small ]; then set -- "${small[@]}"; else set -- "${pairs[@]}"; fi
+  node tests/tools/hf_pretok_reference.mjs "$peers/node_modules" "$dir/$input.jsonl" "$@" > "$dir/verdicts" 2>&1
+  [ $(($# / 3)) -eq "$(grep -c -e '^ok   ' -e '^FAIL ' "$dir/verdicts")" ] || fail "the reference" "$(head -c 500 "$dir/verdicts")"
+  while IFS= read -r line; do
+    case $line in
+      "ok   "*) ok "${line#ok   }" ;;
+      "FAIL "*) fail "${line#FAIL }" ;;
+    esac
+  done < "$dir/verdicts"
+done
 finish

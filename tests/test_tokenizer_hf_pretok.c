@@ -233,6 +233,9 @@ TEST(hf_pretok_refuses_what_it_cannot_read_by_name_and_place)
         {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[[:alpha:]]\"},\"behavior\":\"Isolated\","
          "\"invert\":false}",
          "POSIX bracket class is not supported"},
+        {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(?<w>a)(b)\\\\1\"},\"behavior\":"
+         "\"Isolated\",\"invert\":false}",
+         "numbered backreference in a pattern with named groups is not supported"},
         {"{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a&&b]\"},\"behavior\":\"Isolated\","
          "\"invert\":false}",
          "class intersection && is not supported"},

@@ -9,6 +9,7 @@
 
 typedef struct translator {
     const char *start, *p, *end;
+    int named; /* the pattern has a named group: Oniguruma then refuses \1 */
     const char *where;
     ordo__text out;
     ordo_error *err;
@@ -86,6 +87,8 @@ static ordo_status escape(translator *t, int in_class)
     }
     if (c == 'v')
         return put(t, "\\x{0b}"); /* Oniguruma's \v is the character VT */
+    if (c >= '1' && c <= '9' && !in_class && t->named)
+        return refuse(t, "numbered backreference in a pattern with named groups");
     if (strchr("bBRXKGyYgNOQECc", c) && !(in_class && c == 'b')) {
         char what[32] = "escape \\";
         what[8] = c;
@@ -191,7 +194,13 @@ static ordo_status folds(translator *t, const char *pattern, size_t len)
 ordo_status ordo__hf_split_regex_translate(const char *pattern, size_t len, const char *where,
                                            char **out, ordo_error *err)
 {
-    translator t = {pattern, pattern, pattern + len, where, {0}, err};
+    translator t = {pattern, pattern, pattern + len, 0, where, {0}, err};
+    for (size_t i = 0; i + 3 < len; i++) /* (?<name> or (?'name' */
+        if (pattern[i] == '(' && pattern[i + 1] == '?' &&
+            ((pattern[i + 2] == '<' && pattern[i + 3] != '=' && pattern[i + 3] != '!') ||
+             pattern[i + 2] == '\'') &&
+            (i == 0 || pattern[i - 1] != '\\'))
+            t.named = 1;
     ordo_status status = folds(&t, pattern, len);
     t.p = pattern;
     while (status == ORDO_OK && t.p < t.end) {

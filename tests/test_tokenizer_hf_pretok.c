@@ -137,6 +137,9 @@ static const char *const cases[] = {
     "\\u4f60\\u597d\",\"\\u3002\",\"ok\",\"\\u2026\",\"x\"]]",
     "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[a[b-d][\\\\p{N}]]+\"},\"behavior\":"
     "\"Isolated\",\"invert\":false}, \"xabcdez123a\", [\"x\",\"abcd\",\"ez\",\"123a\"]]",
+    "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\p{N}{1,3}+|[ab]{2}+c\"},\"behavior\":"
+    "\"Isolated\",\"invert\":false}, \"12345 6 ababac abc\", [\"12345\",\" \",\"6\",\" "
+    "a\",\"babac\",\" \",\"abc\"]]",
 };
 
 TEST(hf_pretok_every_pre_tokenizer_and_behavior_as_the_library)

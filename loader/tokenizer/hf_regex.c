@@ -190,6 +190,77 @@ static ordo_status folds(translator *t, const char *pattern, size_t len)
     return ORDO_OK;
 }
 
+/* An interval {n} {n,} {,m} {n,m} at t->p (just after its '{'): its
+ * length through the '}', or 0 when the braces are literal. */
+static size_t interval_length(const translator *t)
+{
+    const char *q = t->p;
+    int digits = 0, comma = 0;
+    for (; q < t->end && ((*q >= '0' && *q <= '9') || (*q == ',' && !comma)); q++)
+        if (*q == ',')
+            comma = 1;
+        else
+            digits++;
+    return q < t->end && *q == '}' && digits ? (size_t)(q - t->p) + 1 : 0;
+}
+
+/* An interval; `atom` is where the atom it repeats starts in the output.
+ * Ruby's {,m} is {0,m}; its X{n,m}+ repeats X{n,m} (PCRE2 would read a
+ * possessive interval), so it becomes (?:X{n,m})+. */
+static ordo_status interval(translator *t, size_t atom, size_t n)
+{
+    int repeated = t->p + n < t->end && t->p[n] == '+';
+    ordo_status status = ORDO_OK;
+    if (repeated) {
+        status = ordo__text_append(&t->out, "(?:", 3, t->err);
+        if (status != ORDO_OK)
+            return status;
+        memmove(t->out.data + atom + 3, t->out.data + atom, t->out.len - atom - 3);
+        memcpy(t->out.data + atom, "(?:", 3);
+    }
+    status = put(t, *t->p == ',' ? "{0" : "{");
+    if (status == ORDO_OK)
+        status = ordo__text_append(&t->out, t->p, n, t->err);
+    t->p += n;
+    return status == ORDO_OK && repeated ? put(t, ")") : status;
+}
+
+/* The pattern outside classes, tracking where the last atom starts (for
+ * interval), groups included. */
+static ordo_status sequence(translator *t)
+{
+    size_t groups[256], depth = 0, atom = 0, n;
+    ordo_status status = ORDO_OK;
+    while (status == ORDO_OK && t->p < t->end) {
+        size_t here = t->out.len;
+        char c = *t->p++;
+        if (c == '(') {
+            if (depth == sizeof groups / sizeof *groups)
+                return refuse(t, "groups nested deeper than 256");
+            groups[depth++] = here;
+            if (t->p < t->end && *t->p == '?')
+                t->p++, status = group_open(t);
+            else
+                status = put(t, "(");
+        } else if (c == ')') {
+            atom = depth ? groups[--depth] : here;
+            status = put(t, ")");
+        } else if (c == '{' && (n = interval_length(t))) {
+            status = interval(t, atom, n);
+        } else {
+            if (c != '*' && c != '+' && c != '?' && ((unsigned char)c & 0xC0) != 0x80)
+                atom = here;
+            if (c == '\\')
+                status = escape(t, 0);
+            else if (c == '[')
+                status = char_class(t);
+            else
+                status = ordo__text_append(&t->out, &c, 1, t->err);
+        }
+    }
+    return status;
+}
+
 /* See hf_pretok.h. */
 ordo_status ordo__hf_split_regex_translate(const char *pattern, size_t len, const char *where,
                                            char **out, ordo_error *err)
@@ -203,19 +274,8 @@ ordo_status ordo__hf_split_regex_translate(const char *pattern, size_t len, cons
             t.named = 1;
     ordo_status status = folds(&t, pattern, len);
     t.p = pattern;
-    while (status == ORDO_OK && t.p < t.end) {
-        char c = *t.p++;
-        if (c == '\\')
-            status = escape(&t, 0);
-        else if (c == '[')
-            status = char_class(&t);
-        else if (c == '(' && t.p < t.end && *t.p == '?')
-            t.p++, status = group_open(&t);
-        else if (c == '{' && t.p < t.end && *t.p == ',')
-            status = put(&t, "{0"); /* Ruby's {,n} is {0,n} */
-        else
-            status = ordo__text_append(&t.out, &c, 1, err);
-    }
+    if (status == ORDO_OK)
+        status = sequence(&t);
     if (status == ORDO_OK && !t.out.data)
         status = ordo__text_append(&t.out, "", 0, err);
     if (status != ORDO_OK) {

@@ -88,6 +88,7 @@ a{2,}?|b{,3}|\h+
 \t|\n|\r|\f|\e|\a|\x41|\v
 (?m).+|\A\s*\S|\s+\z
 \p{N}{1,3}+|\p{L}{2}+|[ab]{2}+c|(?:ab){1,2}+|a{,2}+|a++b|\s?+\S
+(?i)\p{Lu}+|(?i)[\p{Ll}\d]|(?i)\P{Ll}\s|(?i:\w)\W
 PATTERNS
 pairs=() small=()
 k=0

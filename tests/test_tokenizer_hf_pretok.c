@@ -140,6 +140,10 @@ static const char *const cases[] = {
     "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\p{N}{1,3}+|[ab]{2}+c\"},\"behavior\":"
     "\"Isolated\",\"invert\":false}, \"12345 6 ababac abc\", [\"12345\",\" \",\"6\",\" "
     "a\",\"babac\",\" \",\"abc\"]]",
+    "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(?i)\\\\p{Lu}\"},\"behavior\":\"Removed\","
+    "\"invert\":false}, \"aAbB\\u01c5\\u017fK\", [\"a\",\"b\",\"\\u01c5\\u017f\"]]",
+    "[{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(?i)[\\\\p{Lu}]|(?i:\\\\S)\"},\"behavior\":"
+    "\"Removed\",\"invert\":false}, \"aAbB\\u01c5\", []]",
 };
 
 TEST(hf_pretok_every_pre_tokenizer_and_behavior_as_the_library)

@@ -71,10 +71,12 @@ static ordo_status escape(translator *t, int in_class)
             negated = !negated;
         if (in_class && negated)
             return refuse(t, "negated class escape inside a character class");
-        ordo_status status = in_class ? ORDO_OK : put(t, negated ? "[^" : "[");
+        /* outside a class Oniguruma does not case-fold a property, even
+         * under (?i) ((?i)\p{Lu} does not match a); inside one it does */
+        ordo_status status = in_class ? ORDO_OK : put(t, negated ? "(?-i:[^" : "(?-i:[");
         if (status == ORDO_OK)
             status = body_of(t, lower);
-        return status == ORDO_OK && !in_class ? put(t, "]") : status;
+        return status == ORDO_OK && !in_class ? put(t, "])") : status;
     }
     if (c == 'u') { /* \uHHHH */
         if (t->end - t->p < 4)

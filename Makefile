@@ -132,9 +132,12 @@ $(BUILD)/parquet_dump: $(BUILD)/tests/tools/parquet_dump.o $(BUILD)/libordo.a
 # What ordo's tokenizer.json normalizers make of text, for tests/hf_normalize_conformance.sh.
 $(BUILD)/hf_normalize: $(BUILD)/tests/tools/hf_normalize.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+# What ordo's tokenizer.json pre-tokenizer makes, for tests/hf_pretok_conformance.sh.
+$(BUILD)/hf_pretok_dump: $(BUILD)/tests/tools/hf_pretok_dump.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
-test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize
+test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize $(BUILD)/hf_pretok_dump
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh

@@ -11,6 +11,7 @@
 #include "shards/parquet.h"
 #include "shards/gzip.h"
 #include "shards/shards.h"
+#include "tokenizer/hf_pretok.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/hf.h"
 

@@ -87,6 +87,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite hostile env BUILD="$build" tests/hostile.sh
   run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
+  run_suite hf-pretok-conformance env BUILD="$build" tests/hf_pretok_conformance.sh
   run_suite formats env BUILD="$build" tests/formats.sh
   run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
   run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh

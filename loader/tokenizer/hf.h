@@ -111,4 +111,13 @@ typedef ordo_status (*ordo__hf_piece_fn)(void *context, const char *piece, size_
 ordo_status ordo__hf_pretokenize(const ordo__hf_pretokenizer *p, const char *text, size_t len,
                                  ordo__hf_piece_fn fn, void *context, ordo_error *err);
 
+/* The same for a segment of a document: `first` 0 when the segment does
+ * not begin the document (an added token or other text comes before it);
+ * Metaspace's prepend_scheme "first" then prepends nothing, as the library
+ * (which looks at the segment's offset in the original text) does.
+ * ordo__hf_pretokenize is this with first 1. */
+ordo_status ordo__hf_pretokenize_segment(const ordo__hf_pretokenizer *p, const char *text,
+                                         size_t len, int first, ordo__hf_piece_fn fn, void *context,
+                                         ordo_error *err);
+
 #endif

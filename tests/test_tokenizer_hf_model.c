@@ -416,3 +416,26 @@ TEST(hf_added_tokens_normalized_matched_after_the_normalizer)
     ASSERT_EQ_STR(ids_of(hf, "yesterDAY[DAY]Day"), "5 4 17 18 4 16 31 32 31");
     ordo__hf_free(hf);
 }
+
+/* Metaspace's prepend_scheme "first" marks only the stretch that begins
+ * the text: after a non-special added token at the start, "hi" gets no
+ * U+2581 (the library: "QQhi" -> QQ, hi = 7 3; "hi" -> ▁hi = 5). */
+TEST(hf_metaspace_first_marks_only_what_begins_the_text)
+{
+    const char *json =
+        "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[{\"id\":7,"
+        "\"content\":\"QQ\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
+        "\"normalized\":false,\"special\":false}],\"normalizer\":null,\"pre_tokenizer\":{\"type\":"
+        "\"Metaspace\",\"replacement\":\"\xe2\x96\x81\",\"prepend_scheme\":\"first\",\"split\":"
+        "true},\"post_processor\":null,\"decoder\":null,\"model\":{\"type\":\"BPE\",\"dropout\":"
+        "null,\"unk_token\":null,\"fuse_unk\":false,\"byte_fallback\":false,\"vocab\":{"
+        "\"\xe2\x96\x81\":0,\"h\":1,\"i\":2,\"hi\":3,\"\xe2\x96\x81h\":4,\"\xe2\x96\x81hi\":5,"
+        "\"Q\":6},\"merges\":[[\"h\",\"i\"],[\"\xe2\x96\x81\",\"h\"],[\"\xe2\x96\x81h\",\"i\"],"
+        "[\"\xe2\x96\x81\",\"hi\"]]}}";
+    ordo__hf *hf = load(json);
+    ASSERT_EQ_STR(ids_of(hf, "QQhi"), "7 3");
+    ASSERT_EQ_STR(ids_of(hf, "hi"), "5");
+    ASSERT_EQ_STR(ids_of(hf, "hi QQhi"), "5 0 7 3");
+    ASSERT_EQ_STR(ids_of(hf, "QQ hi"), "7 5");
+    ordo__hf_free(hf);
+}

@@ -13,6 +13,9 @@ typedef struct encoding {
     ordo__tokens *out;
     ordo__text normal;
     ordo__hf_scratch scratch;
+    const char *text;    /* the whole (repaired) text */
+    const char *stretch; /* where the current stretch's normalized text begins */
+    int first;           /* the current raw stretch begins the text */
 } encoding;
 
 static ordo_status piece(void *context, const char *text, size_t len, ordo_error *err)
@@ -27,7 +30,9 @@ static ordo_status normalized_stretch(void *context, const char *text, size_t le
     encoding *e = context;
     if (id != ORDO__HF_NONE)
         return ordo__tokens_push(e->out, id, err);
-    return ordo__hf_pretokenize(e->hf->pretokenizer, text, len, piece, e, err);
+    /* Metaspace's prepend_scheme "first" marks only what begins the text */
+    int first = e->first && text == e->stretch;
+    return ordo__hf_pretokenize_segment(e->hf->pretokenizer, text, len, first, piece, e, err);
 }
 
 static ordo_status raw_stretch(void *context, const char *text, size_t len, uint32_t id,
@@ -37,6 +42,8 @@ static ordo_status raw_stretch(void *context, const char *text, size_t len, uint
     if (id != ORDO__HF_NONE)
         return ordo__tokens_push(e->out, id, err);
     const ordo__hf *hf = e->hf;
+    e->first = text == e->text;
+    e->stretch = text;
     if (!hf->normalizer)
         return ordo__hf_added_split(&hf->added, hf->added.normalized, text, len, normalized_stretch,
                                     e, err);
@@ -44,6 +51,7 @@ static ordo_status raw_stretch(void *context, const char *text, size_t len, uint
     if (s != ORDO_OK || e->normal.len == 0)
         return s;
     /* nothing below normalizes again, so e->normal stays as it is */
+    e->stretch = e->normal.data;
     return ordo__hf_added_split(&hf->added, hf->added.normalized, e->normal.data, e->normal.len,
                                 normalized_stretch, e, err);
 }
@@ -61,7 +69,7 @@ ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, or
         text = repaired;
         len = repaired_len;
     }
-    encoding e = {hf, out, {0}, {0}};
+    encoding e = {hf, out, {0}, {0}, text, text, 1};
     e.scratch.cache = ordo__piece_cache_get();
     s = ordo__hf_added_split(&hf->added, hf->added.raw, text, len, raw_stretch, &e, err);
     free(e.normal.data);

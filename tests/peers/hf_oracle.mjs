@@ -1,0 +1,30 @@
+// The Hugging Face conformance oracle: the library's own Rust `tokenizers`
+// (npm, native bindings). Loads a tokenizer.json with its special added
+// tokens removed from added_tokens (special tokens are never produced from
+// document text), reads JSON lines ({"text": ...}) and prints, per line,
+// the ids of encoding the text with add_special_tokens false.
+// Usage: node hf_oracle.mjs NODE_MODULES TOKENIZER.json CORPUS.jsonl > IDS
+// One thread (RAYON_NUM_THREADS=1): the texts go through encodeBatch in
+// batches, which gives the ids encode gives, text by text.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+process.env.RAYON_NUM_THREADS ??= '1';
+process.env.TOKENIZERS_PARALLELISM ??= 'false';
+const [modules, tokenizerPath, corpusPath] = process.argv.slice(2);
+const require = createRequire(path.join(path.resolve(modules), 'x.js'));
+const { Tokenizer } = require('tokenizers');
+
+const json = JSON.parse(fs.readFileSync(tokenizerPath, 'utf8'));
+json.added_tokens = (json.added_tokens || []).filter((t) => !t.special);
+const tokenizer = Tokenizer.fromString(JSON.stringify(json));
+
+const texts = fs.readFileSync(corpusPath, 'utf8').split('\n').filter((l) => l)
+  .map((l) => JSON.parse(l).text);
+const out = fs.openSync('/dev/stdout', 'w');
+const BATCH = 256;
+for (let i = 0; i < texts.length; i += BATCH) {
+  const encodings = await tokenizer.encodeBatch(texts.slice(i, i + BATCH), { addSpecialTokens: false });
+  fs.writeSync(out, encodings.map((e) => Array.from(e.getIds()).join(' ') + '\n').join(''));
+}

@@ -4,7 +4,9 @@
 // only. For tokenizers a tokenizer.json is built from the same .tiktoken
 // rank file (vocabulary by rank, merges recovered from the ranks, the
 // encoding's split pattern, byte-level alphabet), as Hugging Face's own
-// tiktoken converter does.
+// tiktoken converter does. A spec NAME:FILE.json is a Hugging Face
+// tokenizer.json (its special added tokens removed, add_special_tokens
+// false, as ordo reads it): tokenizers alone, "agree" is then "-".
 // Usage: node tokenizer_peers.mjs NODE_MODULES CORPUS.jsonl ROUNDS ENC:RANKS...
 // Prints "median PEER ENC MB/s tokens/s tokens agree%" lines.
 import fs from 'node:fs';
@@ -106,6 +108,15 @@ function hfTokenizer(enc, ranksPath) {
 console.log(`corpus: ${texts.length} texts, ${(bytes / 1e6).toFixed(1)} MB`);
 for (const spec of encodings) {
   const [enc, ranksPath] = spec.split(':');
+  if (ranksPath.endsWith('.json')) {
+    const json = JSON.parse(fs.readFileSync(ranksPath, 'utf8'));
+    json.added_tokens = (json.added_tokens || []).filter((t) => !t.special);
+    const hf = Tokenizer.fromString(JSON.stringify(json));
+    const res = await measure(`tokenizers ${enc}`, async () =>
+      (await hf.encodeBatch(texts, { addSpecialTokens: false })).map((e) => e.getIds()));
+    console.log(`median tokenizers ${enc} ${res.mbs.toFixed(2)} ${Math.round(res.tps)} ${res.tokens} -`);
+    continue;
+  }
   const tk = get_encoding(enc);
   const tt = await measure(`tiktoken   ${enc}`, async () => texts.map((t) => tk.encode_ordinary(t)));
   console.log(`median tiktoken ${enc} ${tt.mbs.toFixed(2)} ${Math.round(tt.tps)} ${tt.tokens} 100.00`);

@@ -47,8 +47,9 @@ if [ "${1:-}" != hf ]; then
   run udhr cl100k_base o200k_base
 fi
 
-# Hugging Face tokenizer.json files: ordo against tokenizers (native), the
-# same files (special added tokens removed, add_special_tokens false).
+# Hugging Face tokenizer.json files: ordo against tokenizers (native) and
+# transformers.js's tokenizers (one round), the same files (special added
+# tokens removed, add_special_tokens false).
 run_hf() { # corpus names...
   local corpus=$1; shift
   local specs=() n
@@ -58,7 +59,8 @@ run_hf() { # corpus names...
     "${specs[@]}" > "$data/peers.txt"
   "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "${specs[@]}" > "$data/ordo-2.txt"
   echo "== $corpus (tokenizer.json): $(head -1 "$data/peers.txt" | cut -d' ' -f2-)"
-  printf '%-14s %-11s %9s %13s %13s %10s\n' tokenizer.json tokenizer "MB/s" "tokens/s" "vs tokenizers" "tokens"
+  printf '%-14s %-15s %9s %13s %13s %10s %8s\n' tokenizer.json tokenizer "MB/s" "tokens/s" "vs tokenizers" \
+    "tokens" "agree"
   for n in "$@"; do
     local ordo_mbs ordo_tps ordo_tokens
     ordo_mbs=$(grep -h "^$n " "$data"/ordo-[12].txt | awk '{print $4}' | sort -g |
@@ -68,8 +70,11 @@ run_hf() { # corpus names...
     ordo_tokens=$(awk -v n="$n" '$1=="median" && $2==n {print $5}' "$data/ordo-1.txt")
     awk -v n="$n" -v m="$ordo_mbs" -v t="$ordo_tps" -v k="$ordo_tokens" '
       $1=="median" && $2=="tokenizers" && $3==n {
-        printf "%-14s %-11s %9.2f %13.0f %12.2fx %10s\n", n, "ordo", m, t, m / $4, k
-        printf "%-14s %-11s %9.2f %13.0f %12.2fx %10s\n", n, "tokenizers", $4, $5, 1, $6 }' \
+        hf = $4
+        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s\n", n, "ordo", m, t, m / hf, k, "-"
+        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s\n", n, "tokenizers", $4, $5, 1, $6, "-" }
+      $1=="median" && $2=="transformers.js" && $3==n {
+        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %7s%%\n", n, $2, $4, $5, $4 / hf, $6, $7 }' \
       "$data/peers.txt"
   done
 }

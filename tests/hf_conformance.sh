@@ -13,12 +13,14 @@
 #   tests/hf_conformance.sh prepare   computes the library's ids into
 #       $build/peers/hf/ (two files at a time; each output written under a
 #       temporary name and renamed when complete; then the file `prepared`
-#       records a digest of every input). Reuses outputs whose digest
-#       matches. Runs scripts/peers.sh only when a peer is missing, so it
-#       can run beside other suites.
-#   tests/hf_conformance.sh           runs ordo and compares. Waits for a
-#       running prepare (both hold $build/peers/hf/lock: flock), and
-#       prepares itself when the outputs are missing or stale.
+#       records a digest of every input), then ordo's ids with $build/ordo
+#       (then `ordo-done` records the inputs' and the binary's digests).
+#       Reuses outputs whose digest matches. Runs scripts/peers.sh only when
+#       a peer is missing, so it can run beside other suites.
+#   tests/hf_conformance.sh           compares. Waits for a running prepare
+#       (both hold $build/peers/hf/lock: flock), computes what is missing
+#       or stale (the library's ids, or ordo's when the binary changed), and
+#       compares line for line.
 # For a quick loop: HF_CORPUS=FILE.jsonl (instead of the 62 MB corpus) with
 # HF_DIR=DIR (instead of $build/peers/hf).
 set -uo pipefail
@@ -84,11 +86,45 @@ prepare_locked() {
   echo "prepare: the library's outputs computed in $((SECONDS - start)) s"
 }
 
+# ordo's ids: two runs at a time, each into its own files; the marker
+# `ordo-done` (the inputs' and the binary's digests) is written after all.
+ours() { # name corpus
+  "$ordo" tokens --jsonl --tokenizer "$vocab/$1.json" "$hf/$2.jsonl" > "$hf/$1.$2.ours" 2> "$hf/$1.$2.err"
+  echo $? > "$hf/$1.$2.status"
+}
+tiktoken_llama3() {
+  "$ordo" tokens --jsonl --encoding llama3 --path "$vocab/llama3.tiktoken" "$hf/corpus.jsonl" \
+    > "$hf/llama3.tiktoken.ours" 2> "$hf/llama3.tiktoken.err"
+  echo $? > "$hf/llama3.tiktoken.status"
+}
+ordo_digest() {
+  echo "$(inputs_digest) $(sha256sum "$ordo" | cut -d' ' -f1)"
+}
+# Holds the lock (fd 9); the caller takes it.
+run_ordo_locked() {
+  local digest start=$SECONDS runs=() c name pid
+  digest=$(ordo_digest) || return 1
+  if [ -f "$hf/ordo-done" ] && [ "$(cat "$hf/ordo-done")" = "$digest" ]; then
+    echo "ordo's outputs are current (this binary, these inputs)"
+    return 0
+  fi
+  rm -f "$hf/ordo-done"
+  for c in "${corpora[@]}"; do for name in "${names[@]}"; do runs+=("ours $name $c"); done; done
+  runs+=(tiktoken_llama3)
+  for ((i = 0; i < ${#runs[@]}; i += 2)); do
+    ${runs[$i]} & pid=$!
+    [ $((i + 1)) -lt ${#runs[@]} ] && ${runs[$((i + 1))]}
+    wait "$pid"
+  done
+  echo "$digest" > "$hf/ordo-done.partial" && mv "$hf/ordo-done.partial" "$hf/ordo-done"
+  echo "ordo: ${#runs[@]} runs (two at a time) took $((SECONDS - start)) s"
+}
+
 prepare() {
   mkdir -p "$hf"
   exec 9>>"$hf/lock"
   flock 9
-  prepare_locked
+  prepare_locked && { [ ! -x "$ordo" ] || run_ordo_locked; }
   local status=$?
   flock -u 9
   return $status
@@ -106,34 +142,14 @@ mkdir -p "$hf"
 exec 9>>"$hf/lock"
 wait_start=$SECONDS
 flock 9
-echo "waited $((SECONDS - wait_start)) s for the library's outputs"
+echo "waited $((SECONDS - wait_start)) s for a prepare"
 if ! [ -f "$hf/prepared" ] || [ "$(cat "$hf/prepared")" != "$(inputs_digest)" ]; then
   prepare_locked || { flock -u 9; echo "0 passed, 1 failed"; exit 1; }
 fi
+run_ordo_locked
+compare_start=$SECONDS
 echo "corpus: $(wc -l < "$hf/corpus.jsonl") texts, $(wc -c < "$hf/corpus.jsonl") bytes;" \
   "cases: $(wc -l < "$hf/cases.jsonl") texts, $(wc -c < "$hf/cases.jsonl") bytes"
-
-# ordo: two at a time, each into its own file; compared after, in order.
-ours() { # name corpus
-  "$ordo" tokens --jsonl --tokenizer "$vocab/$1.json" "$hf/$2.jsonl" > "$hf/$1.$2.ours" 2> "$hf/$1.$2.err"
-  echo $? > "$hf/$1.$2.status"
-}
-tiktoken_llama3() {
-  "$ordo" tokens --jsonl --encoding llama3 --path "$vocab/llama3.tiktoken" "$hf/corpus.jsonl" \
-    > "$hf/llama3.tiktoken.ours" 2> "$hf/llama3.tiktoken.err"
-  echo $? > "$hf/llama3.tiktoken.status"
-}
-ordo_start=$SECONDS
-runs=()
-for c in "${corpora[@]}"; do for name in "${names[@]}"; do runs+=("ours $name $c"); done; done
-runs+=(tiktoken_llama3)
-for ((i = 0; i < ${#runs[@]}; i += 2)); do
-  ${runs[$i]} & pid=$!
-  [ $((i + 1)) -lt ${#runs[@]} ] && ${runs[$((i + 1))]}
-  wait "$pid"
-done
-ordo_seconds=$((SECONDS - ordo_start))
-flock -u 9
 
 compare() { # label corpus expected ours status err  (expected/ours: ids per line)
   local label=$1 corpus=$2 expected=$3 ours=$4 status=$5 err=$6
@@ -170,6 +186,7 @@ else
   compare "llama3_1 corpus (ordo's tiktoken llama3)" "$hf/corpus.jsonl" "$hf/llama3.tiktoken.ours" \
     "$hf/llama3_1.corpus.ours" "$hf/llama3.tiktoken.status" "$hf/llama3.tiktoken.err"
 fi
-echo "ordo took $ordo_seconds s for ${#runs[@]} runs (two at a time)"
+flock -u 9
+echo "comparing took $((SECONDS - compare_start)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,17 +11,18 @@
 #
 # Two phases, as the library takes minutes of CPU on 4 x 62 MB:
 #   tests/hf_conformance.sh prepare   computes the library's ids into
-#       $build/peers/hf/ (two files at a time; each output written under a
-#       temporary name and renamed when complete; then the file `prepared`
-#       records a digest of every input; each output's own digest lets a
-#       change of one input recompute only what it affects), then ordo's ids with $build/ordo
-#       (then `ordo-done` records the inputs' and the binary's digests).
-#       Reuses outputs whose digest matches. Runs scripts/peers.sh only when
-#       a peer is missing, so it can run beside other suites.
+#       $build/peers/hf/, then ordo's ids with $build/ordo. Each output is
+#       written under a temporary name and renamed when complete, and
+#       carries the digest of its inputs (the library's: corpus, file,
+#       oracle, library version; ordo's: those and the binary's SHA-256),
+#       so a run reuses what is current and recomputes only what an input
+#       change affects; the markers `prepared` and `ordo-done` are written
+#       last. Runs scripts/peers.sh only when a peer is missing, so it can
+#       run beside other suites.
 #   tests/hf_conformance.sh           compares. Waits for a running prepare
 #       (both hold $build/peers/hf/lock: flock), computes what is missing
-#       or stale (the library's ids, or ordo's when the binary changed), and
-#       compares line for line.
+#       or stale, and compares line for line.
+# HF_JOBS=N runs N of the library's or ordo's processes at a time (default 2).
 # For a quick loop: HF_CORPUS=FILE.jsonl (instead of the 62 MB corpus) with
 # HF_DIR=DIR (instead of $build/peers/hf).
 set -uo pipefail
@@ -47,6 +48,18 @@ write_atomic() {
   local target=$1; shift
   "$@" > "$target.partial" || { rm -f "$target.partial"; return 1; }
   if cmp -s "$target.partial" "$target"; then rm -f "$target.partial"; else mv "$target.partial" "$target"; fi
+}
+
+# Runs the commands (one string each, split into words) $HF_JOBS at a time
+# (default 2); fails when one of them failed.
+in_batches() {
+  local n=${HF_JOBS:-2} i k pid failed=0 cmds=("$@") pids
+  for ((i = 0; i < ${#cmds[@]}; i += n)); do
+    pids=()
+    for ((k = i; k < i + n && k < ${#cmds[@]}; k++)); do ${cmds[$k]} & pids+=($!); done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  done
+  return $failed
 }
 
 # What one output of the library depends on.
@@ -78,31 +91,25 @@ prepare_locked() {
   local files=()
   for name in "${names[@]}"; do files+=("$vocab/$name.json"); done
   write_atomic "$hf/cases.jsonl" node tests/peers/hf_cases.mjs "${files[@]}" || return 1
-  local digest
+  local digest jobs=() c
   digest=$(inputs_digest) || return 1
-  if [ -f "$hf/prepared" ] && [ "$(cat "$hf/prepared")" = "$digest" ]; then
+  for c in "${corpora[@]}"; do
+    for name in "${names[@]}"; do
+      [ -f "$hf/$name.$c.digest" ] && [ -f "$hf/$name.$c.expected" ] &&
+        [ "$(cat "$hf/$name.$c.digest")" = "$(oracle_digest "$name" "$c")" ] || jobs+=("oracle $name $c")
+    done
+  done
+  if [ ${#jobs[@]} -eq 0 ] && [ -f "$hf/prepared" ] && [ "$(cat "$hf/prepared")" = "$digest" ]; then
     echo "prepare: the library's outputs are current (digest ${digest:0:12})"
     return 0
   fi
   rm -f "$hf/prepared"
-  local jobs=() failed=0 pid c
-  for c in "${corpora[@]}"; do
-    for name in "${names[@]}"; do
-      [ -f "$hf/$name.$c.digest" ] && [ "$(cat "$hf/$name.$c.digest")" = "$(oracle_digest "$name" "$c")" ] ||
-        jobs+=("$name $c")
-    done
-  done
-  for ((i = 0; i < ${#jobs[@]}; i += 2)); do
-    oracle ${jobs[$i]} & pid=$!
-    if [ $((i + 1)) -lt ${#jobs[@]} ]; then oracle ${jobs[$((i + 1))]} || failed=1; fi
-    wait "$pid" || failed=1
-  done
-  [ "$failed" -eq 0 ] || { echo "prepare: the library failed on a file" >&2; return 1; }
+  in_batches "${jobs[@]}" || { echo "prepare: the library failed on a file" >&2; return 1; }
   echo "$digest" > "$hf/prepared.partial" && mv "$hf/prepared.partial" "$hf/prepared"
-  echo "prepare: the library's outputs (${#jobs[@]} of them) computed in $((SECONDS - start)) s"
+  echo "prepare: ${#jobs[@]} of the library's outputs computed in $((SECONDS - start)) s"
 }
 
-# ordo's ids: two runs at a time, each into its own files; the marker
+# ordo's ids: HF_JOBS runs at a time, each into its own files; the marker
 # `ordo-done` (the inputs' and the binary's digests) is written after all.
 ours() { # name corpus
   "$ordo" tokens --jsonl --tokenizer "$vocab/$1.json" "$hf/$2.jsonl" > "$hf/$1.$2.ours" 2> "$hf/$1.$2.err"
@@ -118,7 +125,7 @@ ordo_digest() {
 }
 # Holds the lock (fd 9); the caller takes it.
 run_ordo_locked() {
-  local digest start=$SECONDS runs=() c name pid
+  local digest start=$SECONDS runs=() c name
   digest=$(ordo_digest) || return 1
   if [ -f "$hf/ordo-done" ] && [ "$(cat "$hf/ordo-done")" = "$digest" ]; then
     echo "ordo's outputs are current (this binary, these inputs)"
@@ -127,13 +134,9 @@ run_ordo_locked() {
   rm -f "$hf/ordo-done"
   for c in "${corpora[@]}"; do for name in "${names[@]}"; do runs+=("ours $name $c"); done; done
   runs+=(tiktoken_llama3)
-  for ((i = 0; i < ${#runs[@]}; i += 2)); do
-    ${runs[$i]} & pid=$!
-    [ $((i + 1)) -lt ${#runs[@]} ] && ${runs[$((i + 1))]}
-    wait "$pid"
-  done
+  in_batches "${runs[@]}"
   echo "$digest" > "$hf/ordo-done.partial" && mv "$hf/ordo-done.partial" "$hf/ordo-done"
-  echo "ordo: ${#runs[@]} runs (two at a time) took $((SECONDS - start)) s"
+  echo "ordo: ${#runs[@]} runs (${HF_JOBS:-2} at a time) took $((SECONDS - start)) s"
 }
 
 prepare() {
@@ -159,9 +162,7 @@ exec 9>>"$hf/lock"
 wait_start=$SECONDS
 flock 9
 echo "waited $((SECONDS - wait_start)) s for a prepare"
-if ! [ -f "$hf/prepared" ] || [ "$(cat "$hf/prepared")" != "$(inputs_digest)" ]; then
-  prepare_locked || { flock -u 9; echo "0 passed, 1 failed"; exit 1; }
-fi
+prepare_locked || { flock -u 9; echo "0 passed, 1 failed"; exit 1; }
 run_ordo_locked
 compare_start=$SECONDS
 echo "corpus: $(wc -l < "$hf/corpus.jsonl") texts, $(wc -c < "$hf/corpus.jsonl") bytes;" \

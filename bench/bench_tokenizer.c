@@ -5,6 +5,9 @@
  *
  *   bench_tokenizer CORPUS.jsonl ROUNDS ENCODING:RANKS [ENCODING:RANKS ...]
  *
+ * A RANKS path ending in ".json" is a Hugging Face tokenizer.json, opened
+ * with ordo_tokenizer_open_json (ENCODING is then only the label).
+ *
  * Prints one line per encoding and round, then a line
  *   median ENCODING MB/s tokens/s tokens
  * that bench/tokenizer.sh reads beside the peers' figures.
@@ -92,7 +95,10 @@ int main(int argc, char **argv)
         name[colon - argv[e]] = '\0';
         ordo_tokenizer *t = NULL;
         ordo_error err;
-        if (ordo_tokenizer_open(name, colon + 1, &t, &err) != ORDO_OK)
+        size_t path_len = strlen(colon + 1);
+        int json = path_len > 5 && strcmp(colon + 1 + path_len - 5, ".json") == 0;
+        if ((json ? ordo_tokenizer_open_json(colon + 1, &t, &err)
+                  : ordo_tokenizer_open(name, colon + 1, &t, &err)) != ORDO_OK)
             return fprintf(stderr, "%s\n", err.message), 1;
         double mbs[99], tps[99];
         size_t tokens = 0;

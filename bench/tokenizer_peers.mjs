@@ -4,7 +4,11 @@
 // only. For tokenizers a tokenizer.json is built from the same .tiktoken
 // rank file (vocabulary by rank, merges recovered from the ranks, the
 // encoding's split pattern, byte-level alphabet), as Hugging Face's own
-// tiktoken converter does.
+// tiktoken converter does. A spec NAME:FILE.json is a Hugging Face
+// tokenizer.json (its special added tokens removed, add_special_tokens
+// false, as ordo reads it): tokenizers, then transformers.js's tokenizers
+// (@lenml/tokenizers) on the same file, "agree" its share of texts whose
+// ids equal those of tokenizers.
 // Usage: node tokenizer_peers.mjs NODE_MODULES CORPUS.jsonl ROUNDS ENC:RANKS...
 // Prints "median PEER ENC MB/s tokens/s tokens agree%" lines.
 import fs from 'node:fs';
@@ -24,10 +28,10 @@ const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t, 'utf8'), 0);
 const cpuSeconds = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure(label, encodeAll) {
+async function measure(label, encodeAll, roundCount = rounds) {
   const mbs = [], tps = [];
   let tokens = 0, ids = null;
-  for (let r = 0; r < rounds; r++) {
+  for (let r = 0; r < roundCount; r++) {
     const wall0 = process.hrtime.bigint(), cpu0 = cpuSeconds();
     ids = await encodeAll();
     const wall = Number(process.hrtime.bigint() - wall0) / 1e9, cpu = cpuSeconds() - cpu0;
@@ -106,6 +110,30 @@ function hfTokenizer(enc, ranksPath) {
 console.log(`corpus: ${texts.length} texts, ${(bytes / 1e6).toFixed(1)} MB`);
 for (const spec of encodings) {
   const [enc, ranksPath] = spec.split(':');
+  if (ranksPath.endsWith('.json')) {
+    const json = JSON.parse(fs.readFileSync(ranksPath, 'utf8'));
+    json.added_tokens = (json.added_tokens || []).filter((t) => !t.special);
+    const hf = Tokenizer.fromString(JSON.stringify(json));
+    const res = await measure(`tokenizers ${enc}`, async () =>
+      (await hf.encodeBatch(texts, { addSpecialTokens: false })).map((e) => e.getIds()));
+    console.log(`median tokenizers ${enc} ${res.mbs.toFixed(2)} ${Math.round(res.tps)} ${res.tokens} -`);
+    // transformers.js's tokenizers (@lenml/tokenizers, pure JavaScript,
+    // the same file through @lenml/tokenizer-NAME): one round, it is slow;
+    // "agree" against tokenizers.
+    let pkg = null;
+    try { pkg = require(`@lenml/tokenizer-${enc}`); } catch { /* not installed */ }
+    if (pkg) {
+      const tjs = pkg.fromPreTrained({ tokenizerJSON: { added_tokens: json.added_tokens } });
+      const res2 = await measure(`transformers.js ${enc}`, async () =>
+        texts.map((t) => tjs.encode(t, { add_special_tokens: false })), 1);
+      let same = 0;
+      res2.ids.forEach((ids, i) => { const t = res.ids[i];
+        if (ids.length === t.length && ids.every((x, j) => x === t[j])) same++; });
+      console.log(`median transformers.js ${enc} ${res2.mbs.toFixed(2)} ${Math.round(res2.tps)} ` +
+                  `${res2.tokens} ${(100 * same / texts.length).toFixed(2)}`);
+    }
+    continue;
+  }
   const tk = get_encoding(enc);
   const tt = await measure(`tiktoken   ${enc}`, async () => texts.map((t) => tk.encode_ordinary(t)));
   console.log(`median tiktoken ${enc} ${tt.mbs.toFixed(2)} ${Math.round(tt.tps)} ${tt.tokens} 100.00`);

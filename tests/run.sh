@@ -59,6 +59,14 @@ count_result() { # name last-line
 # The sanitized runs use those of the build that started them (PEERS_BUILD).
 peers_build=${PEERS_BUILD:-$build}
 BUILD="$peers_build" scripts/peers.sh || echo "run.sh: could not fetch the rank files" >&2
+# The Hugging Face library's ids of the tokenizer.json conformance corpus
+# take minutes of one core: computed beside the suites below (which mostly
+# run one thing at a time); the hf-conformance suite waits for them.
+hf_prepare=
+if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
+  HF_JOBS=1 BUILD="$build" tests/hf_conformance.sh prepare > "$logs/hf-prepare.log" 2>&1 &
+  hf_prepare=$!
+fi
 run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$peers_build/vocab" "$build/test_ordo" "$@"
 if [ $# -eq 0 ]; then
   # every test defined in tests/*.c ran: the list is generated, never kept by hand
@@ -91,6 +99,11 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite formats env BUILD="$build" tests/formats.sh
   run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
   run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh
+  if [ -n "$hf_prepare" ]; then
+    wait "$hf_prepare" || echo "run.sh: the tokenizer.json conformance's prepare failed (the suite retries it)" >&2
+    sed 's/^/prepare: /' "$logs/hf-prepare.log"
+  fi
+  run_suite hf-conformance env BUILD="$build" tests/hf_conformance.sh
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then
     # Both at once: each runs its tests one at a time, so together they

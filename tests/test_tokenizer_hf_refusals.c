@@ -46,6 +46,9 @@ TEST(hf_refuses_models_other_than_bpe_and_unknown_keys)
 {
     refused(document("\"type\":\"Unigram\",\"vocab\":[]", NULL, NULL),
             "model.type 'Unigram' is not supported (only BPE)");
+    /* a real Unigram model's keys are not BPE's: the type is named first */
+    refused(document("\"type\":\"Unigram\",\"unk_id\":0,\"vocab\":[[\"a\",-1.0]]", NULL, NULL),
+            "model.type 'Unigram' is not supported (only BPE)");
     refused(document("\"type\":\"WordPiece\"," MODEL_TAIL, NULL, NULL), "model.type 'WordPiece'");
     refused(document(MODEL_TAIL, NULL, NULL), "model.type is missing");
     refused(document("\"type\":\"BPE\",\"cache\":1," MODEL_TAIL, NULL, NULL),

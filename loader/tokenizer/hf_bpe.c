@@ -21,6 +21,13 @@ static const char *const model_keys[] = {"type",
 
 static ordo_status check_keys(const json_t *model, const char *what, ordo_error *err)
 {
+    const json_t *type = json_object_get(model, "type");
+    if (!json_is_string(type))
+        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.type is missing", what);
+    if (strcmp(json_string_value(type), "BPE") != 0)
+        return ordo__error(err, ORDO_INVALID,
+                           "tokenizer.json '%s': model.type '%s' is not supported (only BPE)", what,
+                           json_string_value(type));
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)model, key, value)
@@ -34,13 +41,6 @@ static ordo_status check_keys(const json_t *model, const char *what, ordo_error 
                                "knows, so it is refused",
                                what, key);
     }
-    const json_t *type = json_object_get(model, "type");
-    if (!json_is_string(type))
-        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.type is missing", what);
-    if (strcmp(json_string_value(type), "BPE") != 0)
-        return ordo__error(err, ORDO_INVALID,
-                           "tokenizer.json '%s': model.type '%s' is not supported (only BPE)", what,
-                           json_string_value(type));
     return ORDO_OK;
 }
 

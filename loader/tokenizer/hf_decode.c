@@ -33,14 +33,14 @@ static int one_character(const json_t *v)
 static ordo_status parse_step(ordo__hf_decoder *d, const json_t *j, const char *where,
                               const char *what, ordo_error *err);
 
-static ordo_status parse_fields(ordo__hf_step *st, const char *type, const json_t *j,
+static ordo_status parse_fields(ordo__hf_decode_step *st, const char *type, const json_t *j,
                                 const char *where, const char *what, ordo_error *err)
 {
     if (strcmp(type, "ByteLevel") == 0 || strcmp(type, "ByteFallback") == 0 ||
         strcmp(type, "Fuse") == 0) {
-        st->kind = strcmp(type, "ByteLevel") == 0      ? ORDO__HF_BYTE_LEVEL
-                   : strcmp(type, "ByteFallback") == 0 ? ORDO__HF_BYTE_FALLBACK
-                                                       : ORDO__HF_FUSE;
+        st->kind = strcmp(type, "ByteLevel") == 0      ? ORDO__HF_DECODE_BYTE_LEVEL
+                   : strcmp(type, "ByteFallback") == 0 ? ORDO__HF_DECODE_BYTE_FALLBACK
+                                                       : ORDO__HF_DECODE_FUSE;
         return ORDO_OK;
     }
     if (strcmp(type, "Replace") == 0) {
@@ -53,7 +53,7 @@ static ordo_status parse_fields(ordo__hf_step *st, const char *type, const json_
                           "Replace needs a non-empty pattern {\"String\": ...} and a content "
                           "string (a Regex pattern is not supported)",
                           err);
-        st->kind = ORDO__HF_REPLACE;
+        st->kind = ORDO__HF_DECODE_REPLACE;
         ordo_status s = copy_string(literal, &st->from, &st->from_len, err);
         return s == ORDO_OK ? copy_string(content, &st->to, &st->to_len, err) : s;
     }
@@ -63,7 +63,7 @@ static ordo_status parse_fields(ordo__hf_step *st, const char *type, const json_
         if (!one_character(content) || !json_is_integer(start) || !json_is_integer(stop) ||
             json_integer_value(start) < 0 || json_integer_value(stop) < 0)
             return refuse(what, where, "Strip needs a one-character content, start and stop", err);
-        st->kind = ORDO__HF_STRIP;
+        st->kind = ORDO__HF_DECODE_STRIP;
         st->start = (size_t)json_integer_value(start);
         st->stop = (size_t)json_integer_value(stop);
         return copy_string(content, &st->from, &st->from_len, err);
@@ -74,7 +74,7 @@ static ordo_status parse_fields(ordo__hf_step *st, const char *type, const json_
                      *legacy = json_object_get(j, "add_prefix_space");
         if (!one_character(replacement))
             return refuse(what, where, "Metaspace needs a one-character replacement", err);
-        st->kind = ORDO__HF_METASPACE;
+        st->kind = ORDO__HF_DECODE_METASPACE;
         st->prepend = json_is_string(scheme)    ? strcmp(json_string_value(scheme), "never") != 0
                       : json_is_boolean(legacy) ? json_is_true(legacy)
                                                 : 1;
@@ -106,13 +106,13 @@ static ordo_status parse_step(ordo__hf_decoder *d, const json_t *j, const char *
     }
     if (d->count == d->cap) {
         size_t cap = d->cap ? 2 * d->cap : 4;
-        ordo__hf_step *grown = realloc(d->steps, cap * sizeof *grown);
+        ordo__hf_decode_step *grown = realloc(d->steps, cap * sizeof *grown);
         if (!grown)
             return ordo__error(err, ORDO_NOMEM, "out of memory");
         d->steps = grown;
         d->cap = cap;
     }
-    ordo__hf_step *st = &d->steps[d->count++];
+    ordo__hf_decode_step *st = &d->steps[d->count++];
     memset(st, 0, sizeof *st);
     return parse_fields(st, json_string_value(type), j, where, what, err);
 }

@@ -86,28 +86,29 @@ static void strip(ordo__text *t, const char *c, size_t clen, size_t start, size_
     t->len = end - cut;
 }
 
-static ordo_status apply_step(const ordo__hf_step *st, int fused, int at_start, ordo__text *t,
-                              ordo__text *tmp, ordo_error *err)
+static ordo_status apply_step(const ordo__hf_decode_step *st, int fused, int at_start,
+                              ordo__text *t, ordo__text *tmp, ordo_error *err)
 {
     int byte;
     switch (st->kind) {
-    case ORDO__HF_BYTE_LEVEL: return byte_level(t, tmp, err);
-    case ORDO__HF_REPLACE: return replace(t, tmp, st->from, st->from_len, st->to, st->to_len, err);
-    case ORDO__HF_BYTE_FALLBACK:
+    case ORDO__HF_DECODE_BYTE_LEVEL: return byte_level(t, tmp, err);
+    case ORDO__HF_DECODE_REPLACE:
+        return replace(t, tmp, st->from, st->from_len, st->to, st->to_len, err);
+    case ORDO__HF_DECODE_BYTE_FALLBACK:
         if ((byte = fallback_byte(t->data, t->len)) >= 0) {
             t->data[0] = (char)byte;
             t->len = 1;
         }
         return ORDO_OK;
-    case ORDO__HF_STRIP:
+    case ORDO__HF_DECODE_STRIP:
         if (!fused)
             strip(t, st->from, st->from_len, st->start, st->stop);
         else if (at_start) /* the start of the whole text; its end is not known here */
             strip(t, st->from, st->from_len, st->start, 0);
         return ORDO_OK;
-    case ORDO__HF_METASPACE: /* the first token loses its replacement characters */
+    case ORDO__HF_DECODE_METASPACE: /* the first token loses its replacement characters */
         return replace(t, tmp, st->from, st->from_len, " ", at_start && st->prepend ? 0 : 1, err);
-    case ORDO__HF_FUSE: return ORDO_OK;
+    case ORDO__HF_DECODE_FUSE: return ORDO_OK;
     }
     return ORDO_OK;
 }
@@ -128,7 +129,7 @@ ordo_status ordo__hf_decoder_apply(const ordo__hf_decoder *d, const char *token,
     int fused = 0;
     for (size_t i = 0; d && s == ORDO_OK && i < d->count; i++) {
         s = apply_step(&d->steps[i], fused, at_start, &t, &tmp, err);
-        fused |= d->steps[i].kind == ORDO__HF_FUSE;
+        fused |= d->steps[i].kind == ORDO__HF_DECODE_FUSE;
     }
     if (s == ORDO_OK)
         s = ordo__text_append(&out, t.data, t.len, err);

@@ -250,25 +250,25 @@ ordo_status ordo__hf_added_split(const ordo__hf_added *a, const ordo__hf_trie *t
 
 typedef struct ordo__hf_decoder ordo__hf_decoder;
 
-enum ordo__hf_step_kind {
-    ORDO__HF_BYTE_LEVEL,
-    ORDO__HF_REPLACE,
-    ORDO__HF_BYTE_FALLBACK,
-    ORDO__HF_FUSE,
-    ORDO__HF_STRIP,
-    ORDO__HF_METASPACE
+enum ordo__hf_decode_kind {
+    ORDO__HF_DECODE_BYTE_LEVEL,
+    ORDO__HF_DECODE_REPLACE,
+    ORDO__HF_DECODE_BYTE_FALLBACK,
+    ORDO__HF_DECODE_FUSE,
+    ORDO__HF_DECODE_STRIP,
+    ORDO__HF_DECODE_METASPACE
 };
 
-typedef struct ordo__hf_step {
-    enum ordo__hf_step_kind kind;
+typedef struct ordo__hf_decode_step {
+    enum ordo__hf_decode_kind kind;
     char *from, *to; /* Replace; Strip and Metaspace: the character in from */
     size_t from_len, to_len;
     size_t start, stop; /* Strip */
     int prepend;        /* Metaspace: prepend_scheme is not "never" */
-} ordo__hf_step;
+} ordo__hf_decode_step;
 
 struct ordo__hf_decoder {
-    ordo__hf_step *steps;
+    ordo__hf_decode_step *steps;
     size_t count, cap;
 };
 

@@ -137,7 +137,10 @@ $(BUILD)/hf_pretok_dump: $(BUILD)/tests/tools/hf_pretok_dump.o $(BUILD)/libordo.
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 
 # The suite runs build/ordo as a subprocess for the CLI tests.
-test: all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize $(BUILD)/hf_pretok_dump
+# (what it runs is built two files at a time)
+TEST_BINS := all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize $(BUILD)/hf_pretok_dump
+test:
+	@$(MAKE) --no-print-directory -j2 $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
 check: $(BUILD)/ordo $(BUILD)/test_ordo
 	@BUILD=$(BUILD) scripts/peers.sh

@@ -107,9 +107,9 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   # The unit suite again under ASan+UBSan and under ThreadSanitizer.
   if [ -z "${SKIP_SANITIZERS:-}" ]; then
     # Both at once: each runs its tests one at a time, so together they
-    # keep the two cores busy (builds two files at a time each).
-    start_suite asan env PEERS_BUILD="$build" make --no-print-directory -j2 asan
-    start_suite tsan env PEERS_BUILD="$build" make --no-print-directory -j2 tsan
+    # keep the two cores busy (`make test` builds two files at a time).
+    start_suite asan env PEERS_BUILD="$build" make --no-print-directory asan
+    start_suite tsan env PEERS_BUILD="$build" make --no-print-directory tsan
     finish_suite asan
     finish_suite tsan
   fi

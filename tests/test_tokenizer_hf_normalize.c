@@ -176,6 +176,12 @@ TEST(hf_normalize_strip_prepend_replace_as_the_library)
           "a_b_");
     check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\p{^letter}\"},\"content\":\"\"}",
           "a1 b\xe0\xa2\x97", "ab");
+    /* Oniguruma's \w: Alphabetic (so U+24B6, a So), marks, Nd, Pc and U+00B2,
+     * but not U+2070 (No) nor U+200D (Join_Control) — as the library gives
+     * "a⁰Ⓐ²\u200dé_٣" (the pre-tokenizer's regex translation is used) */
+    check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\w\"},\"content\":\"#\"}",
+          "a\xe2\x81\xb0\xe2\x92\xb6\xc2\xb2\xe2\x80\x8d\xc3\xa9_\xd9\xa3",
+          "#\xe2\x81\xb0##\xe2\x80\x8d###");
 }
 
 TEST(hf_normalize_sequence_runs_in_order)

@@ -55,6 +55,14 @@ count_result() { # name last-line
   fi
 }
 
+# Suites that run last (beside the end of the TSan run, when there is one).
+last_suites() {
+  run_suite hf-pretok-conformance env BUILD="$build" tests/hf_pretok_conformance.sh
+  run_suite formats env BUILD="$build" tests/formats.sh
+  run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
+  run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh
+}
+
 # The tokenizer tests need OpenAI's rank files (fetched from npm, pinned).
 # The sanitized runs use those of the build that started them (PEERS_BUILD).
 peers_build=${PEERS_BUILD:-$build}
@@ -95,10 +103,6 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite hostile env BUILD="$build" tests/hostile.sh
   run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
-  run_suite hf-pretok-conformance env BUILD="$build" tests/hf_pretok_conformance.sh
-  run_suite formats env BUILD="$build" tests/formats.sh
-  run_suite parquet-conformance env BUILD="$build" tests/parquet_conformance.sh
-  run_suite hf-normalize-conformance env BUILD="$build" tests/hf_normalize_conformance.sh
   if [ -n "$hf_prepare" ]; then
     wait "$hf_prepare" || echo "run.sh: the tokenizer.json conformance's prepare failed (the suite retries it)" >&2
     sed 's/^/prepare: /' "$logs/hf-prepare.log"
@@ -111,7 +115,11 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
     start_suite asan env PEERS_BUILD="$build" make --no-print-directory asan
     start_suite tsan env PEERS_BUILD="$build" make --no-print-directory tsan
     finish_suite asan
+    # ThreadSanitizer takes longest: the last suites run beside its end.
+    last_suites
     finish_suite tsan
+  else
+    last_suites
   fi
 fi
 

@@ -134,7 +134,7 @@ static int play_step(const char *command, player *p, int64_t number)
                    b.lane_digests + (size_t)i * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE);
         for (int i = 0; i < b.source_count; i++)
             sources[i] += b.source_tokens[i];
-        tokens += (int64_t)b.rows * b.seq_len;
+        tokens += (int64_t)b.rows * b.sample_len;
         pad += b.pad_tokens;
         step = b.step;
     }

@@ -314,11 +314,13 @@ const char *ordo_recipe_data_root(const ordo_recipe *recipe);
 typedef struct ordo_recipe_info {
     const char *name; /* owned by the recipe; "" when unnamed */
     uint64_t seed;
-    int seq_len;      /* tokens per sample */
-    int global_batch; /* samples per step, B */
-    int lanes;        /* L */
-    int flush_every;  /* steps per flush epoch (shuffle block, checkpoint grain) */
-    int shuffle;      /* 1: samples permuted within each flush epoch per source */
+    int seq_len;        /* tokens per sample the model sees */
+    int sample_len;     /* tokens per packed sample: seq_len, or seq_len + 1 */
+    int labels_shifted; /* 1 with "labels": "shifted" (docs/recipe.md) */
+    int global_batch;   /* samples per step, B */
+    int lanes;          /* L */
+    int flush_every;    /* steps per flush epoch (shuffle block, checkpoint grain) */
+    int shuffle;        /* 1: samples permuted within each flush epoch per source */
     int source_count;
     int vocab_size; /* ids 0 .. vocab_size-1, specials included */
     /* A document is packed as [bos] tokens eos (docs/recipe.md,
@@ -491,8 +493,11 @@ typedef struct ordo_loader_options {
 typedef struct ordo_batch {
     int64_t step; /* 1 for the first batch */
     int rows, seq_len;
-    const uint32_t *tokens;   /* [rows][seq_len] */
-    const uint8_t *doc_start; /* [rows][seq_len]: 1 where a document starts */
+    /* tokens per row of tokens and doc_start: seq_len, or seq_len + 1 under
+     * "labels": "shifted" (input = row[0..seq_len), labels = row[1..]) */
+    int sample_len;
+    const uint32_t *tokens;   /* [rows][sample_len] */
+    const uint8_t *doc_start; /* [rows][sample_len]: 1 where a document starts */
     int lane_count;
     const int *lanes;                  /* global lane numbers, ascending */
     const unsigned char *lane_digests; /* lane_count × 32 bytes (docs/recipe.md) */

@@ -11,7 +11,7 @@
 /* A sample of the recipe; see pipeline.h. */
 ordo__sample *ordo__sample_new(const ordo_recipe *r, uint64_t epoch)
 {
-    size_t n = (size_t)r->seq_len;
+    size_t n = (size_t)r->sample_len;
     size_t bytes =
         sizeof(ordo__sample) + n * sizeof(uint32_t) + r->source_count * sizeof(uint32_t) + n;
     ordo__sample *s = calloc(1, bytes);
@@ -241,9 +241,9 @@ static ordo_status flush(ordo__lane *lane, uint64_t epoch, ordo_error *err)
     const ordo_recipe *r = lane->loader->recipe;
     if (lane->partial) {
         uint32_t pad = ordo__pad_id(r);
-        for (size_t i = lane->fill; i < (size_t)r->seq_len; i++)
+        for (size_t i = lane->fill; i < (size_t)r->sample_len; i++)
             lane->partial->tokens[i] = pad;
-        lane->partial->pad = (uint32_t)((size_t)r->seq_len - lane->fill);
+        lane->partial->pad = (uint32_t)((size_t)r->sample_len - lane->fill);
         ordo_status status = emit_partial(lane, err);
         if (status != ORDO_OK)
             return status;
@@ -257,7 +257,7 @@ static ordo_status flush(ordo__lane *lane, uint64_t epoch, ordo_error *err)
 ordo_status ordo__lane_pack(ordo__lane *lane, ordo__work *w, ordo_error *err)
 {
     const ordo_recipe *r = lane->loader->recipe;
-    size_t seq_len = (size_t)r->seq_len;
+    size_t seq_len = (size_t)r->sample_len;
     uint64_t epoch = w->seq / (uint64_t)r->flush_every;
     size_t stop = w->end && w->end < w->tokens.count ? (size_t)w->end : w->tokens.count;
     size_t next_doc = 0, t = w->skip < stop ? (size_t)w->skip : stop;
@@ -338,7 +338,7 @@ ordo_status ordo__check_sample(ordo_loader *l, int lane, ordo__resume_check *c,
         return ORDO_OK; /* a step begun in an earlier flush epoch: not replayed whole */
     if (row == 0 && !EVP_DigestInit_ex2(c->ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a replayed sample");
-    hash_tokens(c->ctx, tokens, (size_t)l->recipe->seq_len);
+    hash_tokens(c->ctx, tokens, (size_t)l->recipe->sample_len);
     if (row + 1 < per_lane)
         return ORDO_OK;
     unsigned char got[ORDO_DIGEST_SIZE], *want = NULL;

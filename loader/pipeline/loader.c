@@ -49,7 +49,7 @@ static ordo_status check_options(const ordo_recipe *r, const ordo_loader_options
 static ordo_status alloc_batch(ordo_loader *l, ordo_error *err)
 {
     size_t rows = (size_t)l->lane_count * (size_t)l->per_lane;
-    size_t cells = rows * (size_t)l->recipe->seq_len;
+    size_t cells = rows * (size_t)l->recipe->sample_len;
     l->tokens = malloc(cells * sizeof *l->tokens);
     l->doc_start = malloc(cells ? cells : 1);
     l->lane_ids = malloc((size_t)l->lane_count * sizeof *l->lane_ids);
@@ -536,7 +536,7 @@ static ordo_status take_sample(ordo_loader *l, int i, int row, ordo__sample **s,
 /* Fills the lane's microbatch rows and its digest. */
 static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *err)
 {
-    size_t seq_len = (size_t)l->recipe->seq_len;
+    size_t seq_len = (size_t)l->recipe->sample_len;
     if (!EVP_DigestInit_ex2(l->digest_ctx, EVP_sha256(), NULL))
         return ordo__error(err, ORDO_NOMEM, "cannot hash a batch");
     for (int row = 0; row < l->per_lane; row++) {
@@ -586,6 +586,7 @@ ordo_status ordo_loader_next(ordo_loader *l, ordo_batch *b, ordo_error *err)
     b->step = l->step;
     b->rows = l->lane_count * l->per_lane;
     b->seq_len = l->recipe->seq_len;
+    b->sample_len = l->recipe->sample_len;
     b->tokens = l->tokens;
     b->doc_start = l->doc_start;
     b->lane_count = l->lane_count;

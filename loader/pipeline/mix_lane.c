@@ -116,7 +116,7 @@ static ordo_status fill_source(ordo__mlane *lane, uint32_t s, uint64_t epoch, or
             break;
         }
         mine[i]->source = (int32_t)s;
-        mine[i]->source_tokens[s] = (uint32_t)l->recipe->seq_len;
+        mine[i]->source_tokens[s] = (uint32_t)l->recipe->sample_len;
         status = ordo__packer_fill(&lane->packers[s], mine[i]->tokens, mine[i]->doc_start, err);
     }
     for (uint64_t i = 0, j = 0; status == ORDO_OK && i < total; i++)

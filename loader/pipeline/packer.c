@@ -144,7 +144,7 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
 ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
                               ordo_error *err)
 {
-    size_t seq_len = (size_t)p->loader->recipe->seq_len, fill = 0;
+    size_t seq_len = (size_t)p->loader->recipe->sample_len, fill = 0;
     memset(doc_start, 0, seq_len);
     while (fill < seq_len) {
         ordo__work *w = NULL;

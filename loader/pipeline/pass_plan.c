@@ -35,7 +35,7 @@ static void pass_size(const ordo_recipe *r, uint32_t s, ordo_source_plan *plan)
     unsigned __int128 tokens =
         ((unsigned __int128)plan->bytes * text_tokens + sample_bytes / 2) / sample_bytes;
     plan->tokens_per_pass = (uint64_t)tokens + plan->documents * specials;
-    plan->samples_per_pass = (double)plan->tokens_per_pass / (double)r->seq_len;
+    plan->samples_per_pass = (double)plan->tokens_per_pass / (double)r->sample_len;
 }
 
 /* Bytes of the lightest and heaviest lane's units of source s, dealt as
@@ -74,7 +74,7 @@ static int64_t pass_of(uint64_t given, const ordo_recipe *r, const ordo_source_p
 {
     if (given == 0)
         return 0;
-    unsigned __int128 last = (unsigned __int128)given * (unsigned)r->seq_len - 1;
+    unsigned __int128 last = (unsigned __int128)given * (unsigned)r->sample_len - 1;
     return (int64_t)(last / plan->tokens_per_pass) + 1;
 }
 
@@ -83,7 +83,7 @@ static int64_t pass_of(uint64_t given, const ordo_recipe *r, const ordo_source_p
 static int lane_past_first(uint64_t given, uint64_t bytes, uint64_t total, const ordo_recipe *r,
                            const ordo_source_plan *plan)
 {
-    unsigned __int128 used = (unsigned __int128)given * (unsigned)r->seq_len * total;
+    unsigned __int128 used = (unsigned __int128)given * (unsigned)r->sample_len * total;
     unsigned __int128 owned = (unsigned __int128)plan->tokens_per_pass * bytes * (unsigned)r->lanes;
     return used > owned;
 }

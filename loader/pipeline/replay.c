@@ -56,7 +56,7 @@ ordo_status ordo__replay_check_record(const ordo_recipe *recipe, uint64_t stride
                            (unsigned long long)samples);
     /* Every chunk yields at least one token (its documents' end-of-text),
      * so a lane cannot have read more chunks than it delivered tokens. */
-    unsigned __int128 tokens = (unsigned __int128)samples * (uint64_t)recipe->seq_len;
+    unsigned __int128 tokens = (unsigned __int128)samples * (uint64_t)recipe->sample_len;
     uint64_t most = (uint64_t)(tokens / flush_every) + 1;
     if (rec->epoch > most)
         return ordo__error(err, ORDO_INVALID,
@@ -84,7 +84,8 @@ ordo_status ordo__replay_check_positions(const ordo_recipe *r, uint64_t per_lane
 {
     uint64_t flush = (uint64_t)r->flush_every;
     uint64_t epoch = step > 0 ? ((uint64_t)step - 1) / flush : 0;
-    unsigned __int128 tokens = (unsigned __int128)(epoch * flush) * per_lane * (uint64_t)r->seq_len;
+    unsigned __int128 tokens =
+        (unsigned __int128)(epoch * flush) * per_lane * (uint64_t)r->sample_len;
     for (uint32_t s = 0; s < r->source_count; s++) {
         const ordo__pos *p = &rec->positions[s];
         if (p->unit > tokens || (tokens == 0 && (p->doc || p->offset)) || p->doc > UINT32_MAX ||

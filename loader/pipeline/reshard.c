@@ -126,7 +126,7 @@ static ordo_status delivered(replay_packer *p, const pieces *sample, ordo_error 
         length += x->to - x->from;
     }
     uint32_t pad = ordo__pad_id(p->recipe);
-    for (; length < (uint64_t)p->recipe->seq_len; length++)
+    for (; length < (uint64_t)p->recipe->sample_len; length++)
         hash_ids(p->ctx, &pad, 1);
     if (row + 1 < p->per_lane)
         return ORDO_OK;
@@ -240,7 +240,7 @@ static void forget_chunks(replay_packer *p)
 static ordo_status pack(replay_packer *p, const ordo__pick *pick, uint64_t k, uint64_t tokens,
                         uint64_t epoch, pieces *left, ordo_error *err)
 {
-    uint64_t seq_len = (uint64_t)p->recipe->seq_len;
+    uint64_t seq_len = (uint64_t)p->recipe->sample_len;
     uint64_t stop = pick->end && pick->end < tokens ? pick->end : tokens;
     uint64_t t = pick->skip < stop ? pick->skip : stop;
     ordo_status status = ORDO_OK;

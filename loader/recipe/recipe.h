@@ -63,6 +63,10 @@ struct ordo_recipe {
     char *name;
     uint64_t seed;
     int seq_len, global_batch, lanes;
+    /* "labels": "shifted" packs seq_len + 1 tokens per sample (labels are
+     * the input shifted by one, nothing lost); "none" (default) seq_len. */
+    int labels_shifted;
+    int sample_len;       /* tokens per sample the pipeline packs and digests */
     int flush_every;      /* steps per flush epoch (the shuffle block, the checkpoint grain) */
     int shuffle;          /* samples permuted within a flush epoch among slots of one source */
     ordo__mix_entry *mix; /* the mixture: at least one entry, the first at step 1 */

@@ -20,7 +20,7 @@
 static const char *const top_keys[] = {
     "name",           "seed",     "seq_len",   "global_batch", "lanes",         "flush_every",
     "shuffle",        "schedule", "tokenizer", "sources",      "chunk_records", "estimate_records",
-    "data_algorithm", NULL};
+    "data_algorithm", "labels",   NULL};
 static const char *const source_keys[] = {"name",       "paths",  "shards", "weight",
                                           "text_field", "filter", NULL};
 static const char *const shard_keys[] = {"path", "sha256", "bytes", NULL};
@@ -70,6 +70,22 @@ static ordo_status get_int(json_t *object, const char *key, long long min, long 
     return ORDO_OK;
 }
 
+/* "labels": "none" (the default: samples of seq_len tokens) or "shifted"
+ * (seq_len + 1 tokens, so that labels are the input shifted by one). */
+static ordo_status parse_labels(json_t *root, ordo_recipe *r, ordo_error *err)
+{
+    json_t *labels = json_object_get(root, "labels");
+    const char *text = labels ? json_string_value(labels) : "none";
+    if (!text || (strcmp(text, "none") != 0 && strcmp(text, "shifted") != 0))
+        return ordo__error(err, ORDO_INVALID,
+                           "recipe: 'labels' must be \"none\" (samples of seq_len tokens) or "
+                           "\"shifted\" (seq_len + 1 tokens: labels are the input shifted by "
+                           "one)");
+    r->labels_shifted = strcmp(text, "shifted") == 0;
+    r->sample_len = r->seq_len + r->labels_shifted;
+    return ORDO_OK;
+}
+
 static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
 {
     long long v[8];
@@ -106,6 +122,9 @@ static ordo_status parse_numbers(json_t *root, ordo_recipe *r, ordo_error *err)
     r->seq_len = (int)v[1], r->global_batch = (int)v[2], r->lanes = (int)v[3];
     r->flush_every = (int)v[4], r->shuffle = (int)v[5];
     r->chunk_records = (int)v[6], r->estimate_records = (int)v[7];
+    status = parse_labels(root, r, err);
+    if (status != ORDO_OK)
+        return status;
     if (r->global_batch % r->lanes != 0)
         return ordo__error(err, ORDO_INVALID,
                            "recipe: global_batch (%d) must be divisible by lanes (%d)",
@@ -392,6 +411,9 @@ static ordo_status build_canonical(ordo_recipe *r, ordo_error *err)
         "global_batch", r->global_batch, "lanes", r->lanes, "flush_every", r->flush_every,
         "shuffle", r->shuffle, "chunk_records", r->chunk_records, "estimate_records",
         r->estimate_records, "tokenizer", ordo__tokenizer_canonical(r), "sources", sources);
+    /* "none" is left out: a recipe without labels keeps its id */
+    if (root && r->labels_shifted)
+        json_object_set_new(root, "labels", json_string("shifted"));
     json_t *schedule = ordo__mixture_canonical(r);
     if (root && schedule)
         json_object_set_new(root, "schedule", schedule);
@@ -560,6 +582,8 @@ void ordo_recipe_describe(const ordo_recipe *r, ordo_recipe_info *info)
     info->name = r->name;
     info->seed = r->seed;
     info->seq_len = r->seq_len;
+    info->sample_len = r->sample_len;
+    info->labels_shifted = r->labels_shifted;
     info->global_batch = r->global_batch;
     info->lanes = r->lanes;
     info->flush_every = r->flush_every;

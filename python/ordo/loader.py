@@ -2,10 +2,11 @@
 rank, world size), with state_dict() / load_state_dict() in the form
 PyTorch trainers expect (TorchTitan's Stateful protocol).
 
-Each batch is a dict: ``tokens`` and ``doc_start`` [rows, seq_len] (numpy
+Each batch is a dict: ``tokens`` and ``doc_start`` [rows, sample_len] (numpy
 uint32 and uint8 arrays; lists of lists without numpy; ``tokens`` a torch
 int64 tensor with ``as_torch=True``, which needs torch), ``step``,
-``lanes``, ``lane_digests`` (hex), ``pad_tokens``, ``source_tokens``, and
+``seq_len``, ``sample_len`` (seq_len, or seq_len + 1 under the recipe's
+``"labels": "shifted"``), ``lanes``, ``lane_digests`` (hex), ``pad_tokens``, ``source_tokens``, and
 ``source`` [rows]: the recipe source index of each sample (every token of
 a sample is of one source; -1 for a rank-bound sample holding several), a
 numpy int64 array (a list without numpy, an int64 tensor with
@@ -61,6 +62,7 @@ class _RunInfo(ctypes.Structure):
 
 class _Batch(ctypes.Structure):
     _fields_ = [("step", ctypes.c_int64), ("rows", ctypes.c_int), ("seq_len", ctypes.c_int),
+                ("sample_len", ctypes.c_int),
                 ("tokens", ctypes.POINTER(ctypes.c_uint32)),
                 ("doc_start", ctypes.POINTER(ctypes.c_uint8)),
                 ("lane_count", ctypes.c_int), ("lanes", ctypes.POINTER(ctypes.c_int)),
@@ -250,10 +252,12 @@ class Loader:
     def __next__(self):
         b, err = _Batch(), _Error()
         _check(lib().ordo_loader_next(self._loader, ctypes.byref(b), ctypes.byref(err)), err)
-        n = b.rows * b.seq_len
+        width = b.sample_len  # seq_len, or seq_len + 1 under "labels": "shifted"
+        n = b.rows * width
         raw = ctypes.string_at(b.tokens, n * 4)
         digests = ctypes.string_at(b.lane_digests, b.lane_count * 32)
         batch = {"step": b.step, "rows": b.rows, "seq_len": b.seq_len,
+                 "sample_len": width,
                  "lanes": [b.lanes[i] for i in range(b.lane_count)],
                  "lane_digests": [digests[i * 32:(i + 1) * 32].hex() for i in range(b.lane_count)],
                  "pad_tokens": b.pad_tokens,
@@ -265,9 +269,9 @@ class Loader:
         except ImportError:
             np = None
         if np is not None:
-            tokens = np.frombuffer(raw, dtype="<u4").reshape(b.rows, b.seq_len).copy()
+            tokens = np.frombuffer(raw, dtype="<u4").reshape(b.rows, width).copy()
             batch["doc_start"] = np.frombuffer(starts, dtype=np.uint8).reshape(
-                b.rows, b.seq_len).copy()
+                b.rows, width).copy()
             sources = np.array(sources, dtype=np.int64)
             if self.as_torch:
                 import torch
@@ -277,8 +281,8 @@ class Loader:
             import array
             flat = array.array("I")
             flat.frombytes(raw)
-            tokens = [flat[r * b.seq_len:(r + 1) * b.seq_len].tolist() for r in range(b.rows)]
-            batch["doc_start"] = [list(starts[r * b.seq_len:(r + 1) * b.seq_len])
+            tokens = [flat[r * width:(r + 1) * width].tolist() for r in range(b.rows)]
+            batch["doc_start"] = [list(starts[r * width:(r + 1) * width])
                                   for r in range(b.rows)]
             if self.as_torch:
                 import torch

@@ -10,7 +10,8 @@ int64 tensor with ``as_torch=True``, which needs torch), ``step``,
 ``source`` [rows]: the recipe source index of each sample (every token of
 a sample is of one source; -1 for a rank-bound sample holding several), a
 numpy int64 array (a list without numpy, an int64 tensor with
-``as_torch=True``) for per-source losses.
+``as_torch=True``) for per-source losses. With ``as_torch=True``
+``doc_start`` is a bool tensor.
 libordo.so is found through $ORDO_LIB, next to this package's build
 (build/libordo.so), or the system's library path.
 
@@ -277,6 +278,7 @@ class Loader:
                 import torch
                 tokens = torch.from_numpy(tokens.astype(np.int64))
                 sources = torch.from_numpy(sources)
+                batch["doc_start"] = torch.from_numpy(batch["doc_start"].astype(bool))
         else:
             import array
             flat = array.array("I")
@@ -288,6 +290,7 @@ class Loader:
                 import torch
                 tokens = torch.tensor(tokens, dtype=torch.int64)
                 sources = torch.tensor(sources, dtype=torch.int64)
+                batch["doc_start"] = torch.tensor(batch["doc_start"], dtype=torch.bool)
         batch["tokens"] = tokens
         batch["source"] = sources
         return batch

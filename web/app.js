@@ -68,8 +68,26 @@ function table(headers, rows) {
     el('tbody', {}, rows.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell))))));
 }
 
-function worldHistory(segments) {
-  return segments.map((s) => `W=${s.world_size}${s.lane_binding === 'rank' ? ' (rank)' : ''} from ${fmt(s.start_step)}`).join(' → ');
+// Where each segment starts; a run created for a resume (its first step
+// recorded after its first segment's start) shows the step it started at.
+function worldHistory(segments, firstStep) {
+  return segments.map((s, i) => {
+    const from = i === 0 && firstStep != null && firstStep > s.start_step ? firstStep : s.start_step;
+    return `W=${s.world_size}${s.lane_binding === 'rank' ? ' (rank)' : ''} from ${fmt(from)}`;
+  }).join(' → ');
+}
+
+// Step axes tick at whole steps only (1, 2, 5, 10, … apart); the ticks
+// drawn are kept on the chart (u.stepTicks) for whoever reads it.
+const STEP_INCRS = [];
+for (let p = 1; p <= 1e12; p *= 10) STEP_INCRS.push(p, 2 * p, 5 * p);
+const stepAxis = () => ({ label: 'step', incrs: STEP_INCRS,
+  values: (u, ticks) => { u.stepTicks = ticks; return ticks.map(fmt); } });
+
+// A view's form with the error under it: the input stays to be corrected.
+function formError(title, form, error) {
+  main.replaceChildren(el('h1', {}, title), form,
+    el('p', { class: 'error', role: 'alert' }, 'Error: ' + error.message));
 }
 
 function chartWidth() { return Math.max(320, Math.min(main.clientWidth - 10, 1150)); }
@@ -112,7 +130,7 @@ async function viewRuns() {
     const first = members[0][0];
     const rows = members.map(([run, detail, cmp]) => [
       runLink(run.name),
-      worldHistory(detail.segments),
+      worldHistory(detail.segments, detail.first_step),
       fmt(run.steps),
       run.baseline ? runLink(run.baseline) : el('span', { class: 'muted' }, 'baseline'),
       cmp ? (cmp.diverged ? badge('diverge', `diverged from step ${fmt(cmp.first_divergent_step)}`)
@@ -137,13 +155,15 @@ async function viewRun(name) {
   const [{ checkpoints }, series] = await Promise.all([
     api(`/api/runs/${encodeURIComponent(name)}/checkpoints`),
     api(`/api/runs/${encodeURIComponent(name)}/series?buckets=${chartWidth()}`)]);
-  const segmentRows = run.segments.map((s) => [
-    fmt(s.ordinal), fmt(s.world_size), s.lane_binding, `${fmt(s.start_step)}–${fmt(s.end_step)}`,
+  const segmentRows = run.segments.map((s, i) => [
+    fmt(s.ordinal), fmt(s.world_size), s.lane_binding,
+    `${fmt(i === 0 && run.first_step > s.start_step ? run.first_step : s.start_step)}–${fmt(s.end_step)}`,
     s.resumed_from ? fmt(s.resumed_from) : '–',
     el('code', {}, s.lane_plan.map((lanes, r) => `${r}: ${lanes.join(',')}`).join('  '))]);
   const checkpointRows = checkpoints.map((c) => [fmt(c.step), fmt(c.lanes),
     `${fmt(c.state_bytes)} bytes (${(c.state_bytes / c.lanes).toFixed(1)} per lane)`,
-    el('a', { href: `#/recovery?run=${encodeURIComponent(name)}&step=${c.step}` }, 'recovery manifest')]);
+    el('a', { href: `#/recovery?run=${encodeURIComponent(name)}&step=${c.step}&world_size=${run.world_size}` },
+       'recovery manifest')]);
   const view = [el('h1', {}, 'Run ', el('code', {}, name)),
     el('div', { class: 'summary' },
       el('div', {}, el('strong', {}, fmt(run.steps)), 'steps recorded'),
@@ -213,7 +233,7 @@ function lineChart(box, label, names, allSeries) {
                       dash: i ? [6, 4] : undefined });
   });
   new uPlot({ width: chartWidth(), height: 260, series: seriesOpts,
-              scales: { x: { time: false } }, axes: [{ label: 'step' }, { label }] }, data, box);
+              scales: { x: { time: false } }, axes: [stepAxis(), { label }] }, data, box);
 }
 
 const percentTicks = (u, ticks) => ticks.map((t) => (100 * t).toFixed(0) + '%');
@@ -232,7 +252,7 @@ function shareChart(box, series, i) {
              { label: 'delivered', stroke: '#212121', width: 1.25, points: { show: false },
                value: (u, v) => pct(v) }],
     scales: { x: { time: false }, y: { range: [0, 1] } },
-    axes: [{ label: 'step' }, { label: 'share', values: percentTicks }] },
+    axes: [stepAxis(), { label: 'share', values: percentTicks }] },
   data, box);
 }
 
@@ -251,7 +271,7 @@ function deviationChart(box, series) {
   });
   box.plot = new uPlot({ width: chartWidth(), height: 200, series: opts,
     scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(-2, min), Math.max(2, max)] } },
-    axes: [{ label: 'step' }, { label: 'samples' }] }, data, box);
+    axes: [stepAxis(), { label: 'samples' }] }, data, box);
 }
 
 // ---- Compare: agreement strip, first divergence, lane map, loss, recipes
@@ -267,10 +287,13 @@ async function viewCompare(params) {
   const buckets = chartWidth();
   const base = names[0];
   const others = names.slice(1);
-  const [compares, strips, series] = await Promise.all([
-    Promise.all(others.map((n) => api(`/api/compare?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}`))),
-    Promise.all(others.map((n) => api(`/api/compare/strip?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}&buckets=${buckets}`))),
-    Promise.all(names.map((n) => api(`/api/runs/${encodeURIComponent(n)}/series?buckets=${buckets}`)))]);
+  let compares, strips, series;
+  try {
+    [compares, strips, series] = await Promise.all([
+      Promise.all(others.map((n) => api(`/api/compare?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}`))),
+      Promise.all(others.map((n) => api(`/api/compare/strip?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}&buckets=${buckets}`))),
+      Promise.all(names.map((n) => api(`/api/runs/${encodeURIComponent(n)}/series?buckets=${buckets}`)))]);
+  } catch (error) { formError('Compare runs', form, error); return; }
   const view = [el('h1', {}, 'Compare ', el('code', {}, base), ' with ', others.join(', ')), form];
   others.forEach((other, i) => {
     const cmp = compares[i];
@@ -335,7 +358,7 @@ function stripChart(box, strip) {
   new uPlot({
     width: chartWidth(), height: 110, legend: { show: false }, cursor: { show: true },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [0, 1] } },
-    axes: [{ label: 'step' }, { show: false }],
+    axes: [stepAxis(), { show: false }],
     series: [{}, { label: 'agreement', paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;
@@ -360,7 +383,7 @@ function laneMap(box, strip) {
   new uPlot({
     width: chartWidth(), height: Math.min(420, 40 + lanes * 12), legend: { show: false },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [-0.5, lanes - 0.5] } },
-    axes: [{ label: 'step' }, { label: 'lane' }],
+    axes: [stepAxis(), { label: 'lane' }],
     series: [{}, { paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;
@@ -415,7 +438,9 @@ async function viewAudit(params) {
   const form = el('form', { class: 'inline', onsubmit: (e) => { e.preventDefault(); location.hash = '#/audit?recipe=' + select.value; } },
     el('label', {}, 'Recipe', select), el('button', { type: 'submit' }, 'Audit'));
   if (!recipe) { main.replaceChildren(el('h1', {}, 'Audit'), form); return; }
-  const audit = await api('/api/audit?recipe=' + encodeURIComponent(recipe));
+  let audit;
+  try { audit = await api('/api/audit?recipe=' + encodeURIComponent(recipe)); }
+  catch (error) { formError('Audit', form, error); return; }
   const rows = audit.runs.map((r) => [runLink(r.run), r.baseline ? runLink(r.baseline) : el('span', { class: 'muted' }, 'baseline'),
     r.world_sizes.map((w) => `W=${w.world_size}${w.binding === 'rank' ? ' (rank)' : ''} from ${fmt(w.from_step)}`).join(' → '),
     fmt(r.steps),
@@ -452,6 +477,15 @@ function passesSection(passes) {
 
 // ---- Recovery: the manifest for a run, step and world size
 
+// Which lanes each rank of the new world size takes; beyond 8 ranks the
+// table is folded, so the manifest and its commands stay in view.
+function rankLanes(rankLanesList) {
+  const rows = table(['rank', 'lanes'], rankLanesList.map((lanes, r) => [r, lanes.join(', ')]));
+  if (rankLanesList.length <= 8) return rows;
+  return el('details', { 'data-testid': 'rank-lanes' },
+    el('summary', {}, `Lanes of each of the ${fmt(rankLanesList.length)} ranks`), rows);
+}
+
 async function viewRecovery(params) {
   const run = params.get('run') || '', step = params.get('step') || '', world = params.get('world_size') || '';
   const inputs = { run: el('input', { value: run, 'aria-label': 'run', required: '' }),
@@ -466,7 +500,9 @@ async function viewRecovery(params) {
     el('label', {}, 'World size', inputs.world), el('button', { type: 'submit' }, 'Show manifest'));
   if (!run || !world) { main.replaceChildren(el('h1', {}, 'Recovery manifest'), form); return; }
   const path = `/api/runs/${encodeURIComponent(run)}/recovery?world_size=${encodeURIComponent(world)}${step ? '&step=' + encodeURIComponent(step) : ''}`;
-  const manifest = await api(path);
+  let manifest;
+  try { manifest = await api(path); }
+  catch (error) { formError('Recovery manifest', form, error); return; }
   const text = JSON.stringify(manifest, null, 2);
   const curl = `curl -s ${token() ? "-H 'Authorization: Bearer $ORDO_TOKEN' " : ''}'${location.origin}${path}'`;
   const copy = el('button', { type: 'button', onclick: async () => {
@@ -479,7 +515,7 @@ async function viewRecovery(params) {
       el('div', {}, el('strong', {}, fmt(manifest.resume_at_step)), 'resume at step'),
       el('div', {}, el('strong', {}, `${manifest.lanes} / ${manifest.world_size}`), 'lanes / world size'),
       el('div', {}, el('strong', {}, fmt(manifest.expected.length)), 'expected digests')),
-    table(['rank', 'lanes'], manifest.rank_lanes.map((lanes, r) => [r, lanes.join(', ')])),
+    rankLanes(manifest.rank_lanes),
     el('p', {}, 'Fetch it: ', el('code', {}, curl)),
     el('p', {}, 'Resume from it: ', el('code', {}, `ordo resume --manifest '${location.origin}${path}' --steps N`)),
     el('p', {}, copy, ' ', el('span', { class: 'muted' }, 'SHA-256 ', el('code', {}, manifest.sha256))),

@@ -305,10 +305,11 @@ def merge_state_dicts(parts):
 
 def _gather(obj, group):
     """Every process's `obj` (all_gather_object over `group`, the default
-    process group when None); [obj] without torch.distributed."""
+    process group when None); None when torch.distributed is not
+    initialised."""
     import torch.distributed as dist
     if not (dist.is_available() and dist.is_initialized()):
-        return [obj]
+        return None
     out = [None] * dist.get_world_size(group)
     dist.all_gather_object(out, obj, group=group)
     return out
@@ -360,7 +361,9 @@ class DataLoader:
         recipe's id and data-algorithm version, and every lane's state."""
         mine = self.local_state_dict()
         parts = _gather(mine, self.process_group)
-        if len(parts) == 1 and self.dataset.dp_world_size > 1:
+        if parts is None and self.dataset.dp_world_size == 1:
+            parts = [mine]  # a world of one: nothing to gather
+        if parts is None:
             raise RuntimeError(f"state_dict() at dp_world_size {self.dataset.dp_world_size} "
                                f"gathers the ranks' states over torch.distributed, which is not "
                                f"initialised (or merge the ranks' local_state_dict() with "

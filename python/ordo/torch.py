@@ -387,5 +387,9 @@ class DataLoader:
 
 try:  # the reporting helper lives beside this module
     from ._report import report  # noqa: F401,E402
-except ImportError:
-    pass
+except ModuleNotFoundError as e:  # only its absence; an error inside it is raised
+    if e.name != __package__ + "._report":
+        raise
+
+__all__ = ["Dataset", "DataLoader", "merge_state_dicts"] + (["report"] if "report" in globals()
+                                                           else [])

@@ -99,8 +99,9 @@ def global_steps(loaders, steps):
 
 
 def loaders(recipe, world, grad_accum=1, state=None, **options):
-    out = [__import__("ordo.torch").torch.DataLoader(recipe, r, world, grad_accum=grad_accum,
-                                                      **options) for r in range(world)]
+    import ordo.torch
+    out = [ordo.torch.DataLoader(recipe, r, world, grad_accum=grad_accum, **options)
+           for r in range(world)]
     if state is not None:
         for loader in out:
             loader.load_state_dict(state)
@@ -240,6 +241,12 @@ class TorchTest(unittest.TestCase):
                                              pin_memory=True)
             same_items(self, take(iter(dl), 8), direct)
         same_items(self, take(iter(pickle.loads(pickle.dumps(ds))), 8), direct)
+        # a Dataset given a state (of W = 1, after step 2) starts there, in the worker too
+        single = loaders(self.recipe, 1)[0]
+        take(single, 2)
+        resumed = self.ot.Dataset(self.recipe, 1, 2, grad_accum=2, state=single.state_dict())
+        dl = torch.utils.data.DataLoader(resumed, batch_size=None, num_workers=1)
+        same_items(self, take(iter(dl), 4), direct[4:])
         self.assertEqual(direct[1]["lanes"], [4, 5, 6, 7])
         self.assertNotIn("lane_digests", direct[0])
         self.assertEqual(direct[1]["lane_digests"], self.base[1][1][4:])

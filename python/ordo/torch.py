@@ -108,6 +108,8 @@ class Dataset(torch.utils.data.IterableDataset):
             self.load_state_dict(state)
 
     def _check_shape(self, global_batch, seq_len):
+        """Refuses a split of the global batch that does not come out even,
+        and a trainer's global batch or seq_len that is not the recipe's."""
         B, W, G = self.global_batch, self.dp_world_size, self.grad_accum
         if global_batch is not None and global_batch != B:
             raise ValueError(f"global batch {global_batch} is not the recipe's global_batch "
@@ -123,6 +125,8 @@ class Dataset(torch.utils.data.IterableDataset):
                              f"B / (dp_world_size x grad_accum) rows")
 
     def _open(self):
+        """A library loader of this rank at the start point (the caller
+        closes it)."""
         return _loader.Loader(self.recipe, self.dp_rank, self.dp_world_size,
                               lane_binding=self.lane_binding, state=self._start,
                               **self._options)
@@ -144,6 +148,8 @@ class Dataset(torch.utils.data.IterableDataset):
             raise
 
     def _check_state(self, sd):
+        """The lane state (bytes) and microbatches to skip of a state dict,
+        after checking it belongs to this loader's recipe and split."""
         if not isinstance(sd, dict) or any(k not in sd for k in STATE_KEYS):
             keys = sorted(sd) if isinstance(sd, dict) else type(sd).__name__
             raise ValueError(f"not a state of ordo.torch.DataLoader (it needs the keys "
@@ -171,7 +177,10 @@ class Dataset(torch.utils.data.IterableDataset):
                 f"grad_accum {sd['grad_accum']}; it resumes only at those, not at dp_world_size "
                 f"{self.dp_world_size}, grad_accum {self.grad_accum} (take the state at a step's "
                 f"end to change them)")
-        state = base64.b64decode(sd["ordo_state"])
+        try:
+            state = base64.b64decode(sd["ordo_state"], validate=True)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"the state's ordo_state is not base64 ({e})") from None
         lanes, step = _loader.describe_state(state)
         if step != sd["step"]:
             raise ValueError(f"the state's lanes follow step {step}, the state says step "

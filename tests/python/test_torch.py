@@ -132,6 +132,9 @@ class TorchTest(unittest.TestCase):
         """Each row's seq_len + 1 tokens, concatenated per lane and source in
         order, are the documents: every document of the corpus exactly once
         in the lanes' first passes, byte for byte."""
+        plain = next(iter(self.ot.Dataset(os.path.join(self.dir, "recipe.json"), 0, 1)))
+        self.assertNotIn("labels", plain)  # "labels": "none" (the default): input alone
+        self.assertEqual(tuple(plain["input"].shape), (16, 64))
         recipe, docs = tiny_corpus(self.dir)
         ds = self.ot.Dataset(recipe, 0, 1)
         streams, S = {}, ds.seq_len
@@ -374,6 +377,17 @@ class TorchTest(unittest.TestCase):
             ot.DataLoader(self.recipe, 1, 2).load_state_dict(part)
         with self.assertRaisesRegex(ValueError, r"no state of dp rank\(s\) \[1\]"):
             ot.merge_state_dicts([part])
+        with self.assertRaisesRegex(ValueError, "not base64"):
+            ot.DataLoader(self.recipe, 0, 2).load_state_dict(dict(state, ordo_state="@@"))
+        # ranks at different positions; peers of one rank (tensor parallel) are fine
+        ahead = ot.DataLoader(self.recipe, 1, 2)
+        next(ahead)
+        with self.assertRaisesRegex(ValueError, "dp rank 1 has step 1, dp rank 0 has 0"):
+            ot.merge_state_dicts([part, ahead.local_state_dict()])
+        peer = ot.DataLoader(self.recipe, 1, 2).local_state_dict()
+        merged = ot.merge_state_dicts([part, part, peer, peer])
+        self.assertEqual(merged, ot.merge_state_dicts([part, peer]))
+        self.assertEqual(merged["step"], 0)
 
 
 def rank_job(rank, recipe, out, port):

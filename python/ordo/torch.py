@@ -117,8 +117,6 @@ class Dataset(torch.utils.data.IterableDataset):
         if seq_len is not None and seq_len != self.seq_len:
             raise ValueError(f"seq_len {seq_len} is not the recipe's seq_len ({self.seq_len}) "
                              f"of recipe {self.recipe_id}")
-        if B % self.lanes:  # the recipe refuses this; kept for a clear message
-            raise ValueError(f"global batch ({B}) must be divisible by lanes ({self.lanes})")
         if B % (W * G):
             raise ValueError(f"global batch ({B}) must be divisible by dp_world_size ({W}) x "
                              f"grad_accum ({G}) = {W * G}: each microbatch is "

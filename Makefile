@@ -35,7 +35,7 @@ WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/w
               $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan tsan bench demo install clean schema fuzz soak
+.PHONY: all deps test check asan tsan bench demo experiment install clean schema fuzz soak
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: when pkg-config does not find every package of PKGS (or is
@@ -185,6 +185,10 @@ soak: all
 
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh
+
+# The second published experiment at small scale (docs/experiment.md).
+experiment: all
+	BUILD=$(BUILD) scripts/experiment.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include

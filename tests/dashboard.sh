@@ -60,8 +60,15 @@ d=$(printf '%064d' 7)
 post "/api/runs/resumed%20via%20api/steps" \
   "{\"steps\": [{\"step\": 21, \"batch_digest\": \"$d\"}, {\"step\": 22, \"batch_digest\": \"$d\"}]}" \
   >/dev/null || fail "could not report steps through the API"
+# The ablation experiment's reduced grid (2 recipes x W in {1, 2} x both
+# loaders, 6 steps), reported through this server.
+scripts/deps.sh python3 python3-numpy python3-torch libopenblas0-pthread >&2 ||
+  fail "python3-torch is missing"
+OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/experiment.py --reduced --url "$url" --token "$writer" \
+  --out "$tmp/experiment" --ordo "$build/ordo" --peers "$build/peers/node_modules" > "$tmp/experiment.log" 2>&1 ||
+  { cat "$tmp/experiment.log" >&2; kill "$server" "$server2"; fail "the reduced experiment failed"; }
 mkdir -p "$build/screenshots"
-ORDO_TOKEN_URL="http://127.0.0.1:$port2" ORDO_TOKEN="$token" \
+ORDO_TOKEN_URL="http://127.0.0.1:$port2" ORDO_TOKEN="$token" ORDO_EXPERIMENT="$tmp/experiment/results.json" \
   node tests/web/dashboard.mjs "$build/peers/node_modules" "$url" "$build/screenshots"
 code=$?
 kill -TERM "$server" "$server2"

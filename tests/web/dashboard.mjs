@@ -224,6 +224,35 @@ await attempt('run: step axis ticks', async () => {
         ticks.every((t) => Number.isInteger(t)), JSON.stringify(ticks));
 });
 
+// The ablation grid of the reduced experiment: one row per (recipe,
+// loader), the world sizes as columns; ordo's cells of a recipe agree on
+// every batch, the rank-bound W=2 cells do not; the held-out losses are
+// those the experiment measured.
+if (process.env.ORDO_EXPERIMENT) {
+  await attempt('ablation grid', async () => {
+    const { readFileSync } = await import('node:fs');
+    const results = JSON.parse(readFileSync(process.env.ORDO_EXPERIMENT, 'utf8'));
+    check('experiment: 8 cells, ordo\'s agree with W=1, rank-bound W=2 does not',
+          results.cells.length === 8 && results.cells.every((c) =>
+            c.same_batches_as_w1 === (c.lane_binding === 'logical' || c.world_size === 1)),
+          JSON.stringify(results.cells.map((c) => [c.run, c.same_batches_as_w1])));
+    await view('ablation', '#/ablation?group=' + encodeURIComponent(results.group), '[data-testid=ablation-loss-3] .uplot');
+    check('ablation: one row per recipe and loader', (await page.$$('[data-testid=ablation-row]')).length === 4);
+    for (const c of results.cells) {
+      const cell = await page.$(`[data-testid="cell-${c.run}"]`);
+      const shown = cell && await cell.evaluate((e) => [Number(e.dataset.heldout), e.dataset.same === 'true']);
+      check(`ablation: cell ${c.run} shows its held-out loss and agreement`, shown &&
+            Math.abs(shown[0] - c.heldout_loss) < 1e-9 && shown[1] === c.same_batches_as_w1,
+            JSON.stringify(shown) + ' vs ' + JSON.stringify(c));
+    }
+    const spreads = await page.$$eval('[data-testid=spread]', (cells) => cells.map((c) => c.textContent));
+    check('ablation: ordo rows spread 0.0000, rank-bound rows not', spreads.length === 4 &&
+          spreads.slice(0, 2).every((x) => x === '0.0000') && spreads.slice(2).every((x) => Number(x) > 0),
+          JSON.stringify(spreads));
+    check('ablation: recipe effect drawn against the spread', (await page.$$('.bars .bar.effect')).length === 2);
+  });
+}
+
 // Keyboard: the views are reachable by Tab
 await page.goto(base + '/#/runs');
 await page.keyboard.press('Tab');

@@ -335,3 +335,57 @@ class Loader:
             self.close()
         except Exception:
             pass
+
+
+class _RecipeInfo(ctypes.Structure):
+    """ordo_recipe_info, field for field (ordo.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("seed", ctypes.c_uint64), ("seq_len", ctypes.c_int),
+                ("sample_len", ctypes.c_int), ("labels_shifted", ctypes.c_int),
+                ("global_batch", ctypes.c_int), ("lanes", ctypes.c_int),
+                ("flush_every", ctypes.c_int), ("shuffle", ctypes.c_int),
+                ("source_count", ctypes.c_int), ("vocab_size", ctypes.c_int),
+                ("eot_id", ctypes.c_uint32), ("pad_id", ctypes.c_uint32),
+                ("bos_id", ctypes.c_uint32)]
+
+
+def _function(name, args, result):
+    """libordo's `name` with its signature set (for calls beyond the
+    table in _library)."""
+    fn = getattr(lib(), name)
+    fn.argtypes, fn.restype = args, result
+    return fn
+
+
+def describe_state(state):
+    """The lanes a state (bytes) covers and the step it follows, as
+    (lanes, step); OrdoError for bytes that are not a state."""
+    fn = _function("ordo_checkpoint_describe",
+                   [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Error)], ctypes.c_int)
+    buffer = ctypes.create_string_buffer(state, len(state))
+    lanes, step, err = ctypes.c_int(), ctypes.c_int64(), _Error()
+    _check(fn(ctypes.cast(buffer, ctypes.c_void_p), len(state), ctypes.byref(lanes),
+              ctypes.byref(step), ctypes.byref(err)), err)
+    return lanes.value, step.value
+
+
+def _recipe_info(self):
+    """The numbers that fix this loader's data (ordo_recipe_info) as a dict,
+    with the recipe's ``id``, its resolved ``canonical`` JSON text and its
+    ``sources`` (names in recipe order)."""
+    P = ctypes.c_void_p
+    info = _RecipeInfo()
+    _function("ordo_recipe_describe", [P, ctypes.POINTER(_RecipeInfo)], None)(
+        self._recipe, ctypes.byref(info))
+    out = {name: getattr(info, name) for name, _ in _RecipeInfo._fields_}
+    out["name"] = (info.name or b"").decode("utf-8", "replace")
+    out["id"] = _function("ordo_recipe_id", [P], ctypes.c_char_p)(self._recipe).decode()
+    out["canonical"] = _function("ordo_recipe_canonical", [P], ctypes.c_char_p)(
+        self._recipe).decode("utf-8")
+    source_name = _function("ordo_recipe_source_name", [P, ctypes.c_int], ctypes.c_char_p)
+    out["sources"] = [source_name(self._recipe, i).decode("utf-8")
+                      for i in range(info.source_count)]
+    return out
+
+
+Loader.recipe_info = _recipe_info

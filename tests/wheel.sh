@@ -84,12 +84,25 @@ else
   ok "the venv's libordo.so (soname ${soname:-none}) finds every library it needs"
 fi
 
-# The smoke test: from another folder, nothing of the checkout reachable.
+# The smoke test: from another folder, nothing of the checkout reachable,
+# a real `ordo serve` (empty ledger) for the example's reports.
+mkfifo "$tmp/ready"
+"$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/serve.log" &
+server=$!
+exec 3< "$tmp/ready"
+read -r -u 3 line # blocks until the server has bound its port
+url=$(echo "$line" | grep -o 'http://[0-9.]*:[0-9]*')
+[ -n "$url" ] || { kill "$server"; stop "ordo serve did not start: $line $(cat "$tmp/serve.log")"; }
+token=$("$build/ordo" token create --role writer --db "$tmp/ordo.db")
 mkdir -p "$tmp/job"
 cp tests/wheel_smoke.py README.md "$tmp/job/"
 (cd "$tmp/job" && env -i PATH=/usr/bin:/bin HOME="$tmp/job" LANG=C.UTF-8 TMPDIR="$tmp" \
-   "$tmp/venv/bin/python" wheel_smoke.py README.md) > "$tmp/smoke.log" 2>&1
+   ORDO_URL="$url" ORDO_TOKEN="$token" "$tmp/venv/bin/python" wheel_smoke.py README.md) \
+  > "$tmp/smoke.log" 2>&1
 cat "$tmp/smoke.log"
+kill -TERM "$server"
+wait "$server" || bad "ordo serve did not stop cleanly: $(tail -3 "$tmp/serve.log")"
+exec 3<&-
 if [[ $(tail -n 1 "$tmp/smoke.log") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
   passed=$((passed + BASH_REMATCH[1])) failed=$((failed + BASH_REMATCH[2]))
 else

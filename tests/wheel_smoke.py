@@ -1,9 +1,11 @@
 """The installed wheel on its own: run by tests/wheel.sh with the venv's
 python, from a folder outside the checkout, with a clean environment (no
-PYTHONPATH, no ORDO_LIB). Checks that ordo and ordo.torch import from the
+PYTHONPATH, no ORDO_LIB; ORDO_URL and ORDO_TOKEN of a real `ordo serve`
+with an empty ledger). Checks that ordo and ordo.torch import from the
 venv, that libordo.so is the package's own copy (its soname resolving to
 it), that a small recipe reads through ordo.Loader and ordo.torch.DataLoader,
-and that the README's "From PyTorch" example runs as written.
+and that the README's "From PyTorch" example runs as written, reporting
+what the loader feeds.
   python wheel_smoke.py README.md
 Prints ok/FAIL lines and, last, "N passed, N failed"."""
 import ctypes
@@ -15,6 +17,7 @@ import re
 import subprocess
 import sys
 import traceback
+import urllib.parse
 
 README = sys.argv[1]
 SITE = os.path.realpath(sys.prefix)  # the venv
@@ -141,10 +144,24 @@ def torch_dataloader_reads_two_batches():
     return f"input {tuple(items[0]['input'].shape)}, labels shifted by one"
 
 
+def reported_steps(url):
+    """The steps of the one run `ordo serve` at `url` holds (over HTTP)."""
+    import urllib.request
+
+    def get(path):
+        with urllib.request.urlopen(url + path, timeout=30) as answer:
+            return json.loads(answer.read().decode("utf-8"))
+    runs = get("/api/runs")["runs"]
+    assert len(runs) == 1, f"the service holds {len(runs)} runs"
+    name = runs[0]["name"]
+    return name, get(f"/api/runs/{urllib.parse.quote(name, safe='')}/steps?limit=10000")["steps"]
+
+
 @check
 def readme_example_runs():
-    """the README's "From PyTorch" example runs as written and its checkpoint resumes"""
+    """the README's "From PyTorch" example runs as written, reports its steps and its checkpoint resumes"""
     import torch
+    import ordo
     import ordo.torch
     blocks = readme_blocks()
     folder = os.path.abspath("readme")
@@ -164,8 +181,22 @@ def readme_example_runs():
                                    dp_world_size=1)
     loader.load_state_dict(saved["data"])
     first = next(iter(loader))["step"]
-    assert first > 1, f"the checkpoint's data state resumes at step {first}"
-    return f"{os.path.basename(checkpoints[0])} resumes at step {first}"
+    last = saved["data"]["step"]
+    assert last > 0 and first == last + 1, f"a checkpoint of step {last} resumes at step {first}"
+    # what it reported is what the loader feeds: the batch digests of a
+    # fresh loader's steps, and a loss for every step
+    name, steps = reported_steps(os.environ["ORDO_URL"])
+    assert [s["step"] for s in steps] == list(range(1, last + 1)), \
+        f"run {name} has steps {[s['step'] for s in steps]}, not 1..{last}"
+    fresh = ordo.torch.DataLoader(os.path.join(folder, "recipe.json"), dp_rank=0, dp_world_size=1)
+    for reported, item in zip(steps, fresh):
+        digest = ordo.batch_digest(item["lane_digests"])
+        assert reported["batch_digest"] == digest, \
+            f"step {item['step']}: reported {reported['batch_digest']}, the loader's is {digest}"
+        assert isinstance(reported["loss"], float), f"step {item['step']}: loss {reported['loss']}"
+    return (f"{os.path.basename(checkpoints[0])} of step {last} resumes at step {first}; run "
+            f"{name}: {len(steps)} steps with the loader's digests, loss {steps[0]['loss']:.3f} "
+            f"-> {steps[-1]['loss']:.3f}")
 
 
 print(f"{sum(results)} passed, {len(results) - sum(results)} failed")

@@ -97,6 +97,33 @@ def library_is_the_packages_own():
     return f"{os.path.relpath(own, SITE)}, version {version().decode()}"
 
 
+@check
+def version_is_the_librarys():
+    """the installed distribution's version is libordo's"""
+    import importlib.metadata
+    import ordo.loader
+    version = ordo.loader.lib().ordo_version_string
+    version.restype = ctypes.c_char_p
+    installed = importlib.metadata.version("ordo")
+    assert installed == version().decode(), f"ordo {installed}, libordo {version().decode()}"
+    return installed
+
+
+@check
+def ordo_lib_wins():
+    """ORDO_LIB still comes before the package's own libordo.so"""
+    import shutil
+    import ordo
+    own = os.path.join(os.path.dirname(os.path.realpath(ordo.__file__)), "_lib", "libordo.so")
+    other = os.path.abspath("elsewhere/libordo.so")
+    os.makedirs(os.path.dirname(other))
+    shutil.copy(own, other)
+    run = subprocess.run([sys.executable, "-c", "import ordo.loader; print(ordo.loader.lib()._name)"],
+                         env=dict(os.environ, ORDO_LIB=other), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == other, f"with ORDO_LIB={other} it loaded {run.stdout.strip()}"
+
+
 RECIPE = {"name": "wheel", "seed": 11, "seq_len": 32, "global_batch": 8, "lanes": 4,
           "labels": "shifted", "tokenizer": {"kind": "bytes"},
           "sources": [{"name": "a", "paths": ["data/a.jsonl"], "weight": 0.5},

@@ -43,7 +43,7 @@ else bad "make wheel changed the source tree: $(diff <(echo "$status_before") <(
 
 # What it holds: every module of python/ordo, the library, the metadata;
 # and no path of this machine (the checkout's or the build's folder).
-contents=$("$python" - "$wheel" "$PWD" "$(cd "$build" && pwd -P)" "$(pwd -P)" python/ordo/*.py <<'EOF' 2>&1
+if contents=$("$python" - "$wheel" "$PWD" "$(cd "$build" && pwd -P)" "$(pwd -P)" python/ordo/*.py <<'EOF' 2>&1
 import os, sys, zipfile
 wheel, *folders = sys.argv[1:]
 modules = [f for f in folders if f.endswith(".py")]
@@ -62,8 +62,11 @@ with zipfile.ZipFile(wheel) as z:
                 sys.exit(f"{name} holds the path {folder.decode()}")
     print(f"{len(names)} files, libordo.so {len(z.read('ordo/_lib/libordo.so'))} bytes")
 EOF
-) && ok "the wheel holds python/ordo/*.py and ordo/_lib/libordo.so, no path of this machine ($contents)" ||
+); then
+  ok "the wheel holds python/ordo/*.py and ordo/_lib/libordo.so, no path of this machine ($contents)"
+else
   bad "the wheel's contents: $contents"
+fi
 
 # A fresh venv of Debian's python, the wheel installed offline.
 "$python" -m venv --system-site-packages "$tmp/venv" > "$tmp/venv.log" 2>&1 ||

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 import traceback
-import urllib.parse
 
 README = sys.argv[1]
 SITE = os.path.realpath(sys.prefix)  # the venv
@@ -173,6 +172,7 @@ def torch_dataloader_reads_two_batches():
 
 def reported_steps(url):
     """The steps of the one run `ordo serve` at `url` holds (over HTTP)."""
+    import urllib.parse
     import urllib.request
 
     def get(path):

@@ -98,6 +98,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite demo env BUILD="$build" tests/demo.sh
   run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite python env BUILD="$build" tests/python/run.sh
+  run_suite wheel env BUILD="$build" tests/wheel.sh
   run_suite crash env BUILD="$build" tests/crash.sh
   run_suite tls env BUILD="$build" tests/tls.sh
   run_suite hostile env BUILD="$build" tests/hostile.sh

@@ -151,8 +151,10 @@ asan:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
+# The TSan run leaves out the single-threaded tests of tests/tsan_skip.txt.
 tsan:
-	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
+	ORDO_TEST_SKIP=$(CURDIR)/tests/tsan_skip.txt \
+	  $(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
 # bench_mixing takes the recipe keys beyond the shape from MIXING_EXTRA, and
 # the real demo corpus too once `make demo` has built it.

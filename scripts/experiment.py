@@ -7,10 +7,12 @@ sizes per recipe and loader, and the recipe effect.
 
 Each cell is a data-parallel run with W ranks simulated in one process:
 every rank has its own ordo loader over its lanes (ordo.loader.Loader at
-rank r of W), computes the gradient of its own rows' mean loss, and the
-ranks' gradients are averaged as DDP's all-reduce does, summed in rank
-order (one process: the same reduction every time, no gloo start-up cost
-for 16 cells on two cores). Everything else (model initialisation, seeds,
+rank r of W) and the gradient of the global batch's mean token loss (the
+mean DDP's all-reduce computes) is reduced lane by lane in global lane
+order, at every W the same order (W loaders in one process rather than W
+gloo processes: 16 cells fit in minutes on two cores, and the reduction is
+one fixed order, so ordo's cells of a recipe agree exactly; the cells run
+two at a time, one per core). Everything else (model initialisation, seeds,
 held-out documents) is the same in every cell, so what differs between
 the cells of a recipe is only the order of the data.
 
@@ -21,9 +23,11 @@ Without --url it starts `ordo serve` on a ledger in OUT. --reduced runs
 2 recipes x W in {1, 2} x both loaders for a few steps (the test).
 """
 import argparse
+import concurrent.futures
 import glob
 import json
 import math
+import multiprocessing
 import os
 import platform
 import re
@@ -157,41 +161,47 @@ def heldout_loss(model, windows):
 # ---- one cell: W ranks, each with its own loader
 
 def train_cell(recipe_path, world, binding, steps, windows, client, sources, eval_every):
+    """Trains one cell; returns its final held-out and training loss and
+    its batch digests. The gradient of a step is reduced lane by lane in
+    global lane order (each lane's rows' summed token loss over the global
+    batch's tokens, accumulated into .grad), which is the mean DDP computes,
+    in one fixed order at every W: ranks own consecutive lanes, so rank by
+    rank, lane by lane is lane order."""
     torch.manual_seed(1234)
     model = TinyLM()
     optim = torch.optim.AdamW(model.parameters(), lr=2e-3)
     loaders = [Loader(recipe_path, r, world, lane_binding=binding, as_torch=True)
                for r in range(world)]
-    digests = []
-    loss = math.nan
+    digests, metrics = [], {}
+    loss, tokens = math.nan, GLOBAL_BATCH * SEQ_LEN
     for step in range(1, steps + 1):
         optim.zero_grad()
         total, lanes, per_source, source_tokens = 0.0, [], {}, None
-        for rank, loader in enumerate(loaders):
+        for loader in loaders:
             batch = next(loader)
             assert batch["step"] == step
-            losses = token_losses(model, batch["tokens"])
-            # DDP: each rank's mean loss, gradients averaged over the ranks
-            # (summed into .grad in rank order)
-            (losses.mean() / world).backward()
-            total += float(losses.detach().double().sum())
+            per_lane = batch["rows"] // len(batch["lanes"])
+            for i in range(len(batch["lanes"])):
+                rows = slice(i * per_lane, (i + 1) * per_lane)
+                losses = token_losses(model, batch["tokens"][rows])
+                (losses.sum() / tokens).backward()
+                total += float(losses.detach().double().sum())
+                row_loss = losses.detach().double().sum(dim=1)
+                for s, got in enumerate(batch["source"][rows].tolist()):
+                    if got >= 0:
+                        acc = per_source.setdefault(got, [0.0, 0])
+                        acc[0] += float(row_loss[s])
+                        acc[1] += SEQ_LEN
             lanes.extend(zip(batch["lanes"], batch["lane_digests"]))
-            row_loss = losses.detach().double().sum(dim=1)
-            for s in range(len(sources)):
-                pick = batch["source"] == s
-                if bool(pick.any()):
-                    got = per_source.setdefault(s, [0.0, 0])
-                    got[0] += float(row_loss[pick].sum())
-                    got[1] += int(pick.sum()) * SEQ_LEN
             counts = batch["source_tokens"]
             source_tokens = counts if source_tokens is None else [
                 a + b for a, b in zip(source_tokens, counts)]
         optim.step()
-        loss = total / (GLOBAL_BATCH * SEQ_LEN)
+        loss = total / tokens
         ordered = [d for _, d in sorted(lanes)]
         digest = ordo.batch_digest(ordered)
         digests.append(digest)
-        metrics = {f"loss/{sources[s]}": v[0] / v[1] for s, v in per_source.items()}
+        metrics = {f"loss/{sources[s]}": v[0] / v[1] for s, v in sorted(per_source.items())}
         if step % eval_every == 0 or step == steps:
             metrics["heldout_loss"] = heldout_loss(model, windows)
         client.report_step(step, batch_digest=digest, loss=loss, metrics=metrics,
@@ -199,6 +209,28 @@ def train_cell(recipe_path, world, binding, steps, windows, client, sources, eva
     for loader in loaders:
         loader.close()
     return {"heldout_loss": metrics["heldout_loss"], "final_loss": loss, "digests": digests}
+
+
+def run_cell(job):
+    """One cell in a worker process: its run in the service, its training,
+    its reports delivered. Returns the cell's row of results.json."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    client = ordo.Client(job["url"], token=job["token"])
+    client.create_run(job["run"], job["recipe_id"], world_size=job["world"], group=GROUP,
+                      lane_binding="rank" if job["binding"] == "rank" else None)
+    began = time.monotonic()
+    cell = train_cell(job["path"], job["world"], job["binding"], job["steps"], job["windows"],
+                      client, job["sources"], job["eval_every"])
+    if not client.flush() or client.refused or client.dropped:
+        raise RuntimeError(f"experiment: reports of {job['run']} were not all stored "
+                           f"({client.refused} refused, {client.dropped} dropped; last error: "
+                           f"{client.last_error})")
+    client.close()
+    return {"recipe": job["recipe"], "lane_binding": job["binding"], "world_size": job["world"],
+            "run": job["run"], "heldout_loss": cell["heldout_loss"],
+            "final_loss": cell["final_loss"], "digests": cell["digests"],
+            "seconds": time.monotonic() - began}
 
 
 # ---- the service
@@ -261,8 +293,9 @@ def report_text(summary, effects, recipes, bindings, worlds, command, elapsed):
              f"seq_len {SEQ_LEN}, global batch {GLOBAL_BATCH}, {LANES} lanes) trained from "
              "scratch on the demo corpus (Moby-Dick 0.4, State of the Union 0.6) by two recipes "
              "that differ only in the State of the Union filter (`year ge 1850` against "
-             "`year ge 1900`); W ranks in one process, each with its own loader, gradients "
-             "averaged over the ranks in rank order. Held-out loss: mean token loss on fixed "
+             "`year ge 1900`); W ranks in one process, each with its own loader, the "
+             "gradient reduced lane by lane in lane order (the mean DDP computes, in one fixed "
+             "order at every W). Held-out loss: mean token loss on fixed "
              "documents in neither recipe's training data (every 8th chapter, addresses of "
              "years ending in 5).", "",
              "| recipe | loader | " + " | ".join(f"W={w}" for w in worlds) + " | spread |",
@@ -296,6 +329,7 @@ def main():
     p.add_argument("--token")
     p.add_argument("--steps", type=int)
     p.add_argument("--reduced", action="store_true")
+    p.add_argument("--jobs", type=int, default=2, help="cells trained at once (processes)")
     p.add_argument("--doc", help="also write the summary to this Markdown file")
     args = p.parse_args()
     out = os.path.abspath(args.out)
@@ -320,31 +354,35 @@ def main():
     try:
         client = ordo.Client(url, token=token)
         recipes = list(THRESHOLDS)
+        jobs = []
         for name in recipes:
             path, recipe = write_recipe(out, name, THRESHOLDS[name])
             recipe_id = client.register_recipe(recipe)
             sources = [s["name"] for s in recipe["sources"]]
+            # index once here: the cells' loaders reuse the index cache
+            Loader(path, 0, 1).close()
             for binding in bindings:
-                first = None
                 for w in worlds:
-                    run = f"{name}-{binding}-w{w}"
-                    client.create_run(run, recipe_id, world_size=w, group=GROUP,
-                                      lane_binding="rank" if binding == "rank" else None)
-                    began = time.monotonic()
-                    cell = train_cell(path, w, binding, steps, windows, client, sources, eval_every)
-                    if not client.flush() or client.refused or client.dropped:
-                        raise SystemExit(f"experiment: reports of {run} were not all stored "
-                                         f"({client.refused} refused, {client.dropped} dropped; "
-                                         f"last error: {client.last_error})")
-                    first = first or cell["digests"]
-                    same = cell["digests"] == first
-                    cells.append({"recipe": name, "lane_binding": binding, "world_size": w,
-                                  "run": run, "heldout_loss": cell["heldout_loss"],
-                                  "final_loss": cell["final_loss"], "same_batches_as_w1": same})
-                    print(f"{run:32s} held-out {cell['heldout_loss']:.6f}  train "
-                          f"{cell['final_loss']:.4f}  same batches as W=1: {same}  "
-                          f"({time.monotonic() - began:.1f} s)", flush=True)
+                    jobs.append({"url": url, "token": token, "run": f"{name}-{binding}-w{w}",
+                                 "recipe": name, "recipe_id": recipe_id, "path": path,
+                                 "binding": binding, "world": w, "steps": steps,
+                                 "windows": windows, "sources": sources,
+                                 "eval_every": eval_every})
         client.close()
+        # the cells are independent: one per core at a time
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            for cell in pool.map(run_cell, jobs):
+                cells.append(cell)
+        for cell in cells:
+            first = next(c for c in cells if c["recipe"] == cell["recipe"] and
+                         c["lane_binding"] == cell["lane_binding"] and c["world_size"] == worlds[0])
+            cell["same_batches_as_w1"] = cell["digests"] == first["digests"]
+            print(f"{cell['run']:28s} held-out {cell['heldout_loss']:.6f}  train "
+                  f"{cell['final_loss']:.4f}  same batches as W=1: {cell['same_batches_as_w1']}  "
+                  f"({cell['seconds']:.1f} s)", flush=True)
+        for cell in cells:
+            del cell["digests"], cell["seconds"]
     finally:
         if server:
             server.terminate()

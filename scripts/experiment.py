@@ -314,9 +314,26 @@ def report_text(summary, effects, recipes, bindings, worlds, command, elapsed):
                      + conclusion(b, spreads, effects[b]) + ".")
     ordo_spread = max(summary[(r, "logical")]["spread"] for r in recipes)
     rank_spread = min(summary[(r, "rank")]["spread"] for r in recipes)
-    ratio = "inf" if ordo_spread == 0 else f"{rank_spread / ordo_spread:.0f}"
-    lines += ["", f"The rank-bound spread is {ratio}× ordo's (the smallest rank-bound spread "
-              "over the largest of ordo's)."]
+    if ordo_spread == 0:
+        lines += ["", f"ordo's spread is exactly 0 (its cells of a recipe saw the same batches "
+                  f"and reduced them in the same order); the rank-bound loader's is "
+                  f"{rank_spread:.4f} or more."]
+    else:
+        lines += ["", f"The rank-bound spread is {rank_spread / ordo_spread:.0f}× ordo's (the "
+                  "smallest rank-bound spread over the largest of ordo's)."]
+    # Two runs of an ablation often get different GPU counts: compare recipe
+    # B at one W with recipe A at another, and count the pairs whose effect
+    # has the opposite sign of the one measured at equal W with ordo.
+    truth = effects["logical"]
+    lines.append("")
+    for b in bindings:
+        a_by, b_by = summary[(recipes[0], b)]["by_world"], summary[(recipes[1], b)]["by_world"]
+        pairs = [(wa, wb) for wa in worlds for wb in worlds]
+        flipped = [(wa, wb) for wa, wb in pairs if (b_by[wb] - a_by[wa]) * truth < 0]
+        lines.append(f"- {names[b]}: {recipes[1]} at one W against {recipes[0]} at another: "
+                     f"the effect's sign is reversed in {len(flipped)} of {len(pairs)} pairs"
+                     + (f" (e.g. W={flipped[0][1]} against W={flipped[0][0]})" if flipped else "")
+                     + ".")
     return "\n".join(lines) + "\n"
 
 

@@ -297,7 +297,9 @@ def report_text(summary, effects, recipes, bindings, worlds, command, elapsed):
              "gradient reduced lane by lane in lane order (the mean DDP computes, in one fixed "
              "order at every W). Held-out loss: mean token loss on fixed "
              "documents in neither recipe's training data (every 8th chapter, addresses of "
-             "years ending in 5).", "",
+             "years ending in 5). Per-source training losses (metrics `loss/<source>`) count the "
+             "samples of one source: every ordo sample; a rank-bound sample may hold several.",
+             "",
              "| recipe | loader | " + " | ".join(f"W={w}" for w in worlds) + " | spread |",
              "|---|---|" + "---|" * (len(worlds) + 1)]
     for b in bindings:

@@ -90,6 +90,15 @@ class TrainingTest(unittest.TestCase):
             for step in resumed:
                 self.assertAlmostEqual(resumed[step], base[step], delta=1e-4 * abs(base[step]),
                                        msg=f"{run} step {step}")
+        # the dashboard shows these runs, loss curves overlaid
+        shots = os.path.join(common.BUILD, "screenshots")
+        os.makedirs(shots, exist_ok=True)
+        done = subprocess.run(["node", os.path.join(common.ROOT, "tests", "web", "shot.mjs"),
+                               os.path.join(common.BUILD, "peers", "node_modules"), self.server.url,
+                               "#/compare?runs=w2,resume-w1,resume-w4,resume-w8",
+                               os.path.join(shots, "training-compare.png")],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_rank_bound_resume_diverges(self):
         ckpt = os.path.join(self.dir, "rank-ckpt")

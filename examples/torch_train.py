@@ -42,7 +42,8 @@ VOCAB = 258  # the byte tokenizer: 256 bytes, end-of-text, pad
 
 class TinyLM(torch.nn.Module):
     """Embeddings (token + position), one causal self-attention block, an
-    MLP and the output projection."""
+    MLP and the output projection. Attention spans the whole row; a
+    document mask would be built from item["doc_start"]."""
 
     def __init__(self, seq_len, width=32, heads=2):
         super().__init__()
@@ -112,17 +113,18 @@ def train(args):
     torch.manual_seed(0)  # the same initial model on every rank
     model = TinyLM(seq_len)
     optim = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    step, resumed = 0, None
+    resumed = None
     if args.resume:  # any rank's file, written at any world size
         resumed = torch.load(args.resume)
         model.load_state_dict(resumed["model"])
         optim.load_state_dict(resumed["optim"])
-        data.load_state_dict(resumed["data"])
-        step = resumed["step"]
+        data.load_state_dict(resumed["data"])  # the next item is step resumed["step"] + 1
     client = open_run(args, rank, world, resumed)
 
     loss_sum, count = 0.0, 0
     for item in data:
+        if item["step"] > args.steps:
+            break
         # item["labels"] is item["input"] shifted by one; position_ids
         # restart at every document start
         logits = model(item["input"], item["position_ids"])
@@ -152,8 +154,6 @@ def train(args):
             os.makedirs(args.checkpoints, exist_ok=True)
             save_checkpoint(os.path.join(args.checkpoints, f"step{step}-rank{rank}.pt"),
                             model, optim, data, step, args.run)
-        if step == args.steps:
-            break
 
     data.close()
     if client is not None:
@@ -186,7 +186,7 @@ def main():
     p.add_argument("--steps", type=int, required=True, help="train up to this step")
     p.add_argument("--grad-accum", type=int, default=1, help="microbatches per step")
     p.add_argument("--lane-binding", default="logical", choices=("logical", "rank"))
-    p.add_argument("--save-at", type=int, help="checkpoint after this step")
+    p.add_argument("--save-at", type=int, help="checkpoint after this step (and go on)")
     p.add_argument("--checkpoints", default="checkpoints", help="checkpoint folder")
     p.add_argument("--resume", help="a checkpoint file of any rank")
     p.add_argument("--nproc", type=int, help="start this many ranks here (without torchrun)")

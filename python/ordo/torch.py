@@ -108,6 +108,8 @@ class Dataset(torch.utils.data.IterableDataset):
             self.load_state_dict(state)
 
     def _check_shape(self, global_batch, seq_len):
+        """Refuses a split of the global batch that does not come out even,
+        and a trainer's global batch or seq_len that is not the recipe's."""
         B, W, G = self.global_batch, self.dp_world_size, self.grad_accum
         if global_batch is not None and global_batch != B:
             raise ValueError(f"global batch {global_batch} is not the recipe's global_batch "
@@ -115,14 +117,14 @@ class Dataset(torch.utils.data.IterableDataset):
         if seq_len is not None and seq_len != self.seq_len:
             raise ValueError(f"seq_len {seq_len} is not the recipe's seq_len ({self.seq_len}) "
                              f"of recipe {self.recipe_id}")
-        if B % self.lanes:  # the recipe refuses this; kept for a clear message
-            raise ValueError(f"global batch ({B}) must be divisible by lanes ({self.lanes})")
         if B % (W * G):
             raise ValueError(f"global batch ({B}) must be divisible by dp_world_size ({W}) x "
                              f"grad_accum ({G}) = {W * G}: each microbatch is "
                              f"B / (dp_world_size x grad_accum) rows")
 
     def _open(self):
+        """A library loader of this rank at the start point (the caller
+        closes it)."""
         return _loader.Loader(self.recipe, self.dp_rank, self.dp_world_size,
                               lane_binding=self.lane_binding, state=self._start,
                               **self._options)
@@ -144,6 +146,8 @@ class Dataset(torch.utils.data.IterableDataset):
             raise
 
     def _check_state(self, sd):
+        """The lane state (bytes) and microbatches to skip of a state dict,
+        after checking it belongs to this loader's recipe and split."""
         if not isinstance(sd, dict) or any(k not in sd for k in STATE_KEYS):
             keys = sorted(sd) if isinstance(sd, dict) else type(sd).__name__
             raise ValueError(f"not a state of ordo.torch.DataLoader (it needs the keys "
@@ -171,7 +175,10 @@ class Dataset(torch.utils.data.IterableDataset):
                 f"grad_accum {sd['grad_accum']}; it resumes only at those, not at dp_world_size "
                 f"{self.dp_world_size}, grad_accum {self.grad_accum} (take the state at a step's "
                 f"end to change them)")
-        state = base64.b64decode(sd["ordo_state"])
+        try:
+            state = base64.b64decode(sd["ordo_state"], validate=True)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"the state's ordo_state is not base64 ({e})") from None
         lanes, step = _loader.describe_state(state)
         if step != sd["step"]:
             raise ValueError(f"the state's lanes follow step {step}, the state says step "
@@ -305,10 +312,11 @@ def merge_state_dicts(parts):
 
 def _gather(obj, group):
     """Every process's `obj` (all_gather_object over `group`, the default
-    process group when None); [obj] without torch.distributed."""
+    process group when None); None when torch.distributed is not
+    initialised."""
     import torch.distributed as dist
     if not (dist.is_available() and dist.is_initialized()):
-        return [obj]
+        return None
     out = [None] * dist.get_world_size(group)
     dist.all_gather_object(out, obj, group=group)
     return out
@@ -360,7 +368,9 @@ class DataLoader:
         recipe's id and data-algorithm version, and every lane's state."""
         mine = self.local_state_dict()
         parts = _gather(mine, self.process_group)
-        if len(parts) == 1 and self.dataset.dp_world_size > 1:
+        if parts is None and self.dataset.dp_world_size == 1:
+            parts = [mine]  # a world of one: nothing to gather
+        if parts is None:
             raise RuntimeError(f"state_dict() at dp_world_size {self.dataset.dp_world_size} "
                                f"gathers the ranks' states over torch.distributed, which is not "
                                f"initialised (or merge the ranks' local_state_dict() with "
@@ -384,5 +394,9 @@ class DataLoader:
 
 try:  # the reporting helper lives beside this module
     from ._report import report  # noqa: F401,E402
-except ImportError:
-    pass
+except ModuleNotFoundError as e:  # only its absence; an error inside it is raised
+    if e.name != __package__ + "._report":
+        raise
+
+__all__ = ["Dataset", "DataLoader", "merge_state_dicts"] + (["report"] if "report" in globals()
+                                                           else [])

@@ -17,11 +17,11 @@ import unittest
 import common
 
 import ordo
-from ordo._report import report
 from ordo.loader import Loader
 
 try:
-    import torch  # noqa: F401
+    import torch
+    from ordo.torch import report
     HAVE_TORCH = True
 except ImportError:
     HAVE_TORCH = False

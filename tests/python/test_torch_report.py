@@ -2,7 +2,8 @@
 process group) and in a 2-process gloo group (real processes), it stores
 the step's lane digests in lane order, the token-weighted mean loss of the
 global batch, and the tokens, source tokens and pad tokens summed over the
-ranks; a NaN loss is stored as no loss; a rank called with a wrong item
+ranks; a NaN loss is stored as no loss; it returns while the service has
+not answered; a rank called with a wrong item
 makes every rank raise (no rank is left waiting in the collective).
 
 Run as `test_torch_report.py --rank R WORLD STORE URL TOKEN RUN RECIPE`, it
@@ -10,6 +11,7 @@ is one rank of the 2-process group."""
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import unittest
@@ -90,6 +92,20 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(c.close(), 0)
         self.check_stored("one", [None if b["step"] == 2 else rank_loss(b["step"], 1)
                                   for b in self.batches])
+
+    def test_never_waits_on_the_network(self):
+        # a service that takes the connection and never answers: report
+        # returns while the client's request is still unanswered
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        c = ordo.Client(f"http://127.0.0.1:{silent.getsockname()[1]}", token=self.token,
+                        run="nobody", timeout=60.0)
+        for b in self.batches:
+            report(c, b, 1.0)
+        self.assertEqual((c.sent, c.failures), (0, 0))
+        silent.close()  # the pending connection is reset: the thread gives up, retries, stops
+        self.assertEqual(c.close(timeout=0), STEPS)  # all still unsent
 
     def test_not_a_last_item(self):
         item = {k: v for k, v in self.batches[0].items() if k != "lane_digests"}

@@ -11,8 +11,9 @@ MASTER_PORT from the environment):
 
 (Debian's torch 1.13 under Python 3.11 needs `torchrun --redirects 1 --tee 1`:
 its default, 0, is lost in Python 3.11's enum flags), or let it start the
-ranks itself (torch.multiprocessing): `--nproc 2` instead of torchrun. Then resume at another world size from any one rank's
-checkpoint file (the data loader's state in it is every rank's, merged):
+ranks itself (torch.multiprocessing): `--nproc 2` instead of torchrun.
+Then resume at another world size from any one rank's checkpoint file (the
+data loader's state in it is every rank's, merged):
 
   torchrun --nproc_per_node=4 examples/torch_train.py ... --run job \\
       --resume ckpt/step20-rank1.pt --steps 40
@@ -28,7 +29,7 @@ python/ on PYTHONPATH (or the ordo wheel installed) and libordo.so found
 import argparse
 import json
 import os
-import socket
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -99,7 +100,8 @@ def train(args):
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     if "RANK" in os.environ:  # torchrun, or --nproc (a world of one needs no group)
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", init_method=args.rendezvous, rank=rank,
+                                world_size=world)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
 
@@ -170,12 +172,6 @@ def spawned(index, args):
     train(args)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--recipe", required=True)
@@ -191,13 +187,15 @@ def main():
     p.add_argument("--resume", help="a checkpoint file of any rank")
     p.add_argument("--nproc", type=int, help="start this many ranks here (without torchrun)")
     args = p.parse_args()
+    args.rendezvous = None  # torchrun's: MASTER_ADDR and MASTER_PORT
     if "RANK" in os.environ or (args.nproc or 1) == 1:
         train(args)  # under torchrun, or a world of one (no process group)
-    else:
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(free_port()))
-        # "fork": the ranks start from this process's imported torch instead
-        # of importing it again (fine on CPU; with CUDA, use "spawn")
+        return
+    # The ranks meet in a file (no port to pick); "fork": they start from
+    # this process's imported torch instead of importing it again (fine on
+    # CPU; with CUDA, use "spawn")
+    with tempfile.TemporaryDirectory() as folder:
+        args.rendezvous = "file://" + os.path.join(folder, "rendezvous")
         torch.multiprocessing.start_processes(spawned, args=(args,), nprocs=args.nproc,
                                               start_method="fork")
 

@@ -3,8 +3,8 @@ process group) and in a 2-process gloo group (real processes), it stores
 the step's lane digests in lane order, the token-weighted mean loss of the
 global batch, and the tokens, source tokens and pad tokens summed over the
 ranks; a NaN loss is stored as no loss; it returns while the service has
-not answered; a rank called with a wrong item
-makes every rank raise (no rank is left waiting in the collective).
+not answered; a rank called with a wrong item, or ranks at different
+steps, make every rank raise (no rank is left waiting in a collective).
 
 Run as `test_torch_report.py --rank R WORLD STORE URL TOKEN RUN RECIPE`, it
 is one rank of the 2-process group."""
@@ -125,6 +125,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(outs[0][0], outs[1][0])
         self.assertIn("raised: ValueError: ordo.torch.report: rank 1: ValueError: step 1",
                       outs[0][0])
+        self.assertIn("raised: RuntimeError: ordo.torch.report: the ranks are at different "
+                      f"steps: rank 0 at {STEPS}, rank 1 at {STEPS + 1}", outs[0][0])
         w = [rank_weight(r) for r in range(2)]
         losses = []
         for b in self.batches:
@@ -156,6 +158,11 @@ def rank_main(argv):
         report(client, bad, 1.0)
     except ValueError as e:
         print("raised: ValueError:", e)
+    # ranks at different steps: both raise
+    try:
+        report(client, dict(b, step=b["step"] + rank), 1.0)
+    except RuntimeError as e:
+        print("raised: RuntimeError:", e)
     loader.close()
     if client is not None:
         assert client.close() == 0

@@ -21,7 +21,7 @@ except ImportError:
 EXAMPLE = os.path.join(common.ROOT, "examples", "torch_train.py")
 SAVE_AT = 20
 STEPS = 24  # the steps after the resume: 21 .. 24
-GRAD_ACCUM = 2  # at W = 8: one row per microbatch (global batch 16)
+GRAD_ACCUM = 2  # at W = 8: one row per microbatch (global batch 16); the contrast: 1
 
 
 class TrainingTest(unittest.TestCase):
@@ -44,7 +44,7 @@ class TrainingTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.stop()
 
-    def train(self, run, world, *extra, torchrun=False):
+    def train(self, run, world, *extra, torchrun=False, grad_accum=GRAD_ACCUM):
         """Runs the example at `world` ranks: started by torchrun (python3 -m
         torch.distributed.run), or by the example itself (--nproc)."""
         env = dict(os.environ, PYTHONPATH=os.path.join(common.ROOT, "python"))
@@ -56,7 +56,7 @@ class TrainingTest(unittest.TestCase):
         else:
             cmd = [sys.executable, EXAMPLE, "--nproc", str(world)]
         cmd += ["--recipe", self.recipe, "--url", self.server.url, "--token", self.token,
-                "--run", run, "--steps", str(STEPS), "--grad-accum", str(GRAD_ACCUM), *extra]
+                "--run", run, "--steps", str(STEPS), "--grad-accum", str(grad_accum), *extra]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
         self.assertEqual(done.returncode, 0, done.stderr[-3000:])
 
@@ -103,9 +103,9 @@ class TrainingTest(unittest.TestCase):
     def test_rank_bound_resume_diverges(self):
         ckpt = os.path.join(self.dir, "rank-ckpt")
         self.train("rank-w2", 2, "--lane-binding", "rank", "--save-at", str(SAVE_AT),
-                   "--checkpoints", ckpt)
+                   "--checkpoints", ckpt, grad_accum=1)
         self.train("rank-resume-w4", 4, "--lane-binding", "rank", "--baseline", "rank-w2",
-                   "--resume", os.path.join(ckpt, "step20-rank0.pt"))
+                   "--resume", os.path.join(ckpt, "step20-rank0.pt"), grad_accum=1)
         cmp = self.compare("rank-w2", "rank-resume-w4")
         self.assertEqual(cmp["steps_compared"], STEPS - SAVE_AT)
         self.assertEqual(cmp["first_divergent_step"], SAVE_AT + 1)

@@ -7,6 +7,7 @@
 #   make bench      benchmarks (figures go to docs/benchmarks.md)
 #   make demo       shard a small corpus, run a job, resume it elastically
 #   make install    PREFIX=/usr/local (DESTDIR honoured)
+#   make wheel      the Python package with libordo.so inside: build/dist/ordo-<version>-*.whl
 
 CC      ?= cc
 BUILD   ?= build
@@ -35,7 +36,7 @@ WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/w
               $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test check asan tsan bench demo install clean schema fuzz soak
+.PHONY: all deps test check asan tsan bench demo experiment install clean schema fuzz soak wheel
 all: $(BUILD)/ordo $(BUILD)/libordo.a $(BUILD)/libordo.so
 
 # Dependencies: when pkg-config does not find every package of PKGS (or is
@@ -150,8 +151,10 @@ asan:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
+# The TSan run leaves out the single-threaded tests of tests/tsan_skip.txt.
 tsan:
-	$(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
+	ORDO_TEST_SKIP=$(CURDIR)/tests/tsan_skip.txt \
+	  $(MAKE) --no-print-directory BUILD=build/tsan OPT=-O1 SANITIZE="-fsanitize=thread -fno-omit-frame-pointer" test
 
 # bench_mixing takes the recipe keys beyond the shape from MIXING_EXTRA, and
 # the real demo corpus too once `make demo` has built it.
@@ -186,6 +189,10 @@ soak: all
 demo: all
 	BUILD=$(BUILD) scripts/demo.sh
 
+# The second published experiment at small scale (docs/experiment.md).
+experiment: all
+	BUILD=$(BUILD) scripts/experiment.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(BUILD)/ordo $(DESTDIR)$(PREFIX)/bin/ordo
@@ -196,6 +203,22 @@ install: all
 	install -m 644 loader/ordo.h $(DESTDIR)$(PREFIX)/include/ordo.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@PKGS@|$(PKGS)|' \
 	  scripts/ordo.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ordo.pc
+
+# The Python package as a wheel with libordo.so inside (ordo/_lib/), in
+# $(BUILD)/dist: built offline by Debian's /usr/bin/python3 with its
+# setuptools and wheel, from a copy under $(BUILD)/wheel (the source tree
+# stays clean); the library goes in without its debug information, which
+# names the build machine's folders.
+wheel: $(BUILD)/libordo.so
+	@scripts/deps.sh python3 python3-setuptools python3-wheel python3-pip
+	rm -rf $(BUILD)/wheel $(BUILD)/dist/ordo-*.whl
+	mkdir -p $(BUILD)/wheel/python/ordo/_lib $(BUILD)/wheel/loader $(BUILD)/dist
+	cp python/pyproject.toml python/setup.py python/README.md $(BUILD)/wheel/python/
+	cp python/ordo/*.py $(BUILD)/wheel/python/ordo/
+	cp loader/ordo.h $(BUILD)/wheel/loader/
+	strip --strip-debug -o $(BUILD)/wheel/python/ordo/_lib/libordo.so $(BUILD)/libordo.so
+	cd $(BUILD)/wheel/python && /usr/bin/python3 -m pip wheel --quiet --no-build-isolation --no-deps \
+	  --no-index --disable-pip-version-check --wheel-dir $(abspath $(BUILD)/dist) .
 
 clean:
 	rm -rf build

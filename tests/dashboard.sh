@@ -9,7 +9,7 @@
 set -uo pipefail
 build=${BUILD:-build}
 fail() { echo "dashboard: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
-scripts/deps.sh chromium >&2 || fail "chromium is missing"
+scripts/deps.sh chromium curl >&2 || fail "chromium or curl is missing"
 BUILD="$build" scripts/peers.sh >&2 || fail "could not install playwright-core"
 if [ ! -f "$build/demo/ordo.db" ]; then
   DEMO_SERVE=0 BUILD="$build" scripts/demo.sh >/dev/null 2>&1 || fail "scripts/demo.sh failed"
@@ -33,6 +33,9 @@ JSON
 sed 's/"moby-dick": 0.8, "sotu": 0.2/"moby-dick": 0.7, "sotu": 0.3/' "$tmp/ramp.json" > "$tmp/ramp-b.json"
 "$build/ordo" run "$tmp/ramp-b.json" --db "$tmp/ordo.db" --name ramp-b --world-size 2 --steps 20 \
   --quiet >&2 || fail "ordo run of the second ramp failed"
+# Three steps only: the step axes must still tick at whole steps.
+"$build/ordo" run "$tmp/ramp.json" --db "$tmp/ordo.db" --name short --world-size 2 --steps 3 \
+  --quiet >&2 || fail "ordo run of the three-step run failed"
 mkfifo "$tmp/ready"
 "$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/log" &
 server=$!
@@ -46,8 +49,26 @@ mkfifo "$tmp/ready2"
 server2=$!
 read -r line < "$tmp/ready2"
 port2=$(echo "$line" | grep -o ':[0-9]* ' | tr -d ': ')
+# A run created through the API for a resume: its first step is 21.
+writer=$("$build/ordo" token create --role writer --db "$tmp/ordo.db")
+recipe_id=$("$build/ordo" runs --db "$tmp/ordo.db" --json | grep -o '"recipe_id": *"[0-9a-f]*"' | head -1 |
+            grep -o '[0-9a-f]\{64\}')
+post() { curl -sf -H "Authorization: Bearer $writer" -H 'Content-Type: application/json' -d "$2" "$url$1"; }
+post /api/runs "{\"name\": \"resumed via api\", \"recipe_id\": \"$recipe_id\", \"world_size\": 4}" \
+  >/dev/null || fail "could not create a run through the API"
+d=$(printf '%064d' 7)
+post "/api/runs/resumed%20via%20api/steps" \
+  "{\"steps\": [{\"step\": 21, \"batch_digest\": \"$d\"}, {\"step\": 22, \"batch_digest\": \"$d\"}]}" \
+  >/dev/null || fail "could not report steps through the API"
+# The ablation experiment's reduced grid (2 recipes x W in {1, 2} x both
+# loaders, 6 steps), reported through this server.
+scripts/deps.sh python3 python3-numpy python3-torch libopenblas0-pthread >&2 ||
+  fail "python3-torch is missing"
+OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/experiment.py --reduced --url "$url" --token "$writer" \
+  --out "$tmp/experiment" --ordo "$build/ordo" --peers "$build/peers/node_modules" > "$tmp/experiment.log" 2>&1 ||
+  { cat "$tmp/experiment.log" >&2; kill "$server" "$server2"; fail "the reduced experiment failed"; }
 mkdir -p "$build/screenshots"
-ORDO_TOKEN_URL="http://127.0.0.1:$port2" ORDO_TOKEN="$token" \
+ORDO_TOKEN_URL="http://127.0.0.1:$port2" ORDO_TOKEN="$token" ORDO_EXPERIMENT="$tmp/experiment/results.json" \
   node tests/web/dashboard.mjs "$build/peers/node_modules" "$url" "$build/screenshots"
 code=$?
 kill -TERM "$server" "$server2"

@@ -79,11 +79,17 @@ run_suite unit env ORDO_BIN="$build/ordo" ORDO_VOCAB="$peers_build/vocab" "$buil
 if [ $# -eq 0 ]; then
   # every test defined in tests/*.c ran: the list is generated, never kept by hand
   defined=$(cat tests/*.c | grep -c '^TEST(')
-  if [ "$last_total" -eq "$defined" ]; then
-    echo "ok   unit suite ran all $defined tests defined in tests/*.c"
+  # but those of the skip list (ORDO_TEST_SKIP: the TSan run's), which the
+  # runner checks are defined
+  left_out=0
+  if [ -n "${ORDO_TEST_SKIP:-}" ]; then
+    left_out=$(sed 's/#.*//' "$ORDO_TEST_SKIP" | grep -c '[^[:space:]]')
+  fi
+  if [ "$last_total" -eq $((defined - left_out)) ]; then
+    echo "ok   unit suite ran all $defined tests defined in tests/*.c but the $left_out of the skip list"
     passed=$((passed + 1))
   else
-    echo "FAIL unit suite ran $last_total tests, tests/*.c define $defined" >&2
+    echo "FAIL unit suite ran $last_total tests, tests/*.c define $defined ($left_out skipped)" >&2
     failed=$((failed + 1))
   fi
   run_suite test-list env BUILD="$build" tests/test_list.sh
@@ -98,6 +104,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite demo env BUILD="$build" tests/demo.sh
   run_suite dashboard env BUILD="$build" tests/dashboard.sh
   run_suite python env BUILD="$build" tests/python/run.sh
+  run_suite wheel env BUILD="$build" tests/wheel.sh
   run_suite crash env BUILD="$build" tests/crash.sh
   run_suite tls env BUILD="$build" tests/tls.sh
   run_suite hostile env BUILD="$build" tests/hostile.sh

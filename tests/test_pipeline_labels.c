@@ -113,8 +113,8 @@ TEST(labels_shifted_is_elastic_and_resumes)
     ordo_loader_options one = {.world_size = 1, .read_workers = 1, .tokenize_workers = 1};
     ordo_loader *full = NULL, *part = NULL;
     ASSERT_OK(ordo_loader_open(r, &one, &full, &err), &err);
-    ordo_loader_options two = {.rank = 1, .world_size = 2, .read_workers = 2,
-                               .tokenize_workers = 1};
+    ordo_loader_options two = {
+        .rank = 1, .world_size = 2, .read_workers = 2, .tokenize_workers = 1};
     ASSERT_OK(ordo_loader_open(r, &two, &part, &err), &err);
     unsigned char expected[10][4][32];
     unsigned char *state = NULL;
@@ -136,8 +136,12 @@ TEST(labels_shifted_is_elastic_and_resumes)
     ordo_loader_close(full);
     ordo_loader_close(part);
     for (int rank = 0; rank < 4; rank++) {
-        ordo_loader_options four = {.rank = rank, .world_size = 4, .read_workers = 1,
-                                    .tokenize_workers = 2, .resume = state, .resume_size = size};
+        ordo_loader_options four = {.rank = rank,
+                                    .world_size = 4,
+                                    .read_workers = 1,
+                                    .tokenize_workers = 2,
+                                    .resume = state,
+                                    .resume_size = size};
         ordo_loader *l = NULL;
         ASSERT_OK(ordo_loader_open(r, &four, &l, &err), &err);
         for (int step = 4; step < 10; step++) {

@@ -68,8 +68,26 @@ function table(headers, rows) {
     el('tbody', {}, rows.map((row) => el('tr', {}, row.map((cell) => el('td', {}, cell))))));
 }
 
-function worldHistory(segments) {
-  return segments.map((s) => `W=${s.world_size}${s.lane_binding === 'rank' ? ' (rank)' : ''} from ${fmt(s.start_step)}`).join(' → ');
+// Where each segment starts; a run created for a resume (its first step
+// recorded after its first segment's start) shows the step it started at.
+function worldHistory(segments, firstStep) {
+  return segments.map((s, i) => {
+    const from = i === 0 && firstStep != null && firstStep > s.start_step ? firstStep : s.start_step;
+    return `W=${s.world_size}${s.lane_binding === 'rank' ? ' (rank)' : ''} from ${fmt(from)}`;
+  }).join(' → ');
+}
+
+// Step axes tick at whole steps only (1, 2, 5, 10, … apart); the ticks
+// drawn are kept on the chart (u.stepTicks) for whoever reads it.
+const STEP_INCRS = [];
+for (let p = 1; p <= 1e12; p *= 10) STEP_INCRS.push(p, 2 * p, 5 * p);
+const stepAxis = () => ({ label: 'step', incrs: STEP_INCRS,
+  values: (u, ticks) => { u.stepTicks = ticks; return ticks.map(fmt); } });
+
+// A view's form with the error under it: the input stays to be corrected.
+function formError(title, form, error) {
+  main.replaceChildren(el('h1', {}, title), form,
+    el('p', { class: 'error', role: 'alert' }, 'Error: ' + error.message));
 }
 
 function chartWidth() { return Math.max(320, Math.min(main.clientWidth - 10, 1150)); }
@@ -87,7 +105,8 @@ function route() {
     document.querySelector('nav a[aria-current]').setAttribute('aria-current', 'page');
   main.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
   const views = { runs: viewRuns, run: () => viewRun(parts[1]), compare: () => viewCompare(params),
-                  audit: () => viewAudit(params), recovery: () => viewRecovery(params) };
+                  audit: () => viewAudit(params), recovery: () => viewRecovery(params),
+                  ablation: () => viewAblation(params) };
   (views[parts[0]] || viewRuns)().catch((error) => {
     main.replaceChildren(el('p', { class: 'error', role: 'alert' }, 'Error: ' + error.message));
   });
@@ -112,7 +131,7 @@ async function viewRuns() {
     const first = members[0][0];
     const rows = members.map(([run, detail, cmp]) => [
       runLink(run.name),
-      worldHistory(detail.segments),
+      worldHistory(detail.segments, detail.first_step),
       fmt(run.steps),
       run.baseline ? runLink(run.baseline) : el('span', { class: 'muted' }, 'baseline'),
       cmp ? (cmp.diverged ? badge('diverge', `diverged from step ${fmt(cmp.first_divergent_step)}`)
@@ -137,13 +156,15 @@ async function viewRun(name) {
   const [{ checkpoints }, series] = await Promise.all([
     api(`/api/runs/${encodeURIComponent(name)}/checkpoints`),
     api(`/api/runs/${encodeURIComponent(name)}/series?buckets=${chartWidth()}`)]);
-  const segmentRows = run.segments.map((s) => [
-    fmt(s.ordinal), fmt(s.world_size), s.lane_binding, `${fmt(s.start_step)}–${fmt(s.end_step)}`,
+  const segmentRows = run.segments.map((s, i) => [
+    fmt(s.ordinal), fmt(s.world_size), s.lane_binding,
+    `${fmt(i === 0 && run.first_step > s.start_step ? run.first_step : s.start_step)}–${fmt(s.end_step)}`,
     s.resumed_from ? fmt(s.resumed_from) : '–',
     el('code', {}, s.lane_plan.map((lanes, r) => `${r}: ${lanes.join(',')}`).join('  '))]);
   const checkpointRows = checkpoints.map((c) => [fmt(c.step), fmt(c.lanes),
     `${fmt(c.state_bytes)} bytes (${(c.state_bytes / c.lanes).toFixed(1)} per lane)`,
-    el('a', { href: `#/recovery?run=${encodeURIComponent(name)}&step=${c.step}` }, 'recovery manifest')]);
+    el('a', { href: `#/recovery?run=${encodeURIComponent(name)}&step=${c.step}&world_size=${run.world_size}` },
+       'recovery manifest')]);
   const view = [el('h1', {}, 'Run ', el('code', {}, name)),
     el('div', { class: 'summary' },
       el('div', {}, el('strong', {}, fmt(run.steps)), 'steps recorded'),
@@ -205,7 +226,7 @@ function shareTable(mixture) {
 function lineChart(box, label, names, allSeries) {
   const xs = allSeries[0].buckets.map((b) => (b.from + b.to) / 2);
   const data = [xs];
-  const seriesOpts = [{}];
+  const seriesOpts = [{ label: 'step' }];
   allSeries.forEach((s, i) => {
     const byFrom = new Map(s.buckets.map((b) => [b.from, b.loss]));
     data.push(allSeries[0].buckets.map((b) => byFrom.get(b.from) ?? null));
@@ -213,7 +234,7 @@ function lineChart(box, label, names, allSeries) {
                       dash: i ? [6, 4] : undefined });
   });
   new uPlot({ width: chartWidth(), height: 260, series: seriesOpts,
-              scales: { x: { time: false } }, axes: [{ label: 'step' }, { label }] }, data, box);
+              scales: { x: { time: false } }, axes: [stepAxis(), { label }] }, data, box);
 }
 
 const percentTicks = (u, ticks) => ticks.map((t) => (100 * t).toFixed(0) + '%');
@@ -232,7 +253,7 @@ function shareChart(box, series, i) {
              { label: 'delivered', stroke: '#212121', width: 1.25, points: { show: false },
                value: (u, v) => pct(v) }],
     scales: { x: { time: false }, y: { range: [0, 1] } },
-    axes: [{ label: 'step' }, { label: 'share', values: percentTicks }] },
+    axes: [stepAxis(), { label: 'share', values: percentTicks }] },
   data, box);
 }
 
@@ -251,7 +272,7 @@ function deviationChart(box, series) {
   });
   box.plot = new uPlot({ width: chartWidth(), height: 200, series: opts,
     scales: { x: { time: false }, y: { range: (u, min, max) => [Math.min(-2, min), Math.max(2, max)] } },
-    axes: [{ label: 'step' }, { label: 'samples' }] }, data, box);
+    axes: [stepAxis(), { label: 'samples' }] }, data, box);
 }
 
 // ---- Compare: agreement strip, first divergence, lane map, loss, recipes
@@ -267,10 +288,13 @@ async function viewCompare(params) {
   const buckets = chartWidth();
   const base = names[0];
   const others = names.slice(1);
-  const [compares, strips, series] = await Promise.all([
-    Promise.all(others.map((n) => api(`/api/compare?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}`))),
-    Promise.all(others.map((n) => api(`/api/compare/strip?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}&buckets=${buckets}`))),
-    Promise.all(names.map((n) => api(`/api/runs/${encodeURIComponent(n)}/series?buckets=${buckets}`)))]);
+  let compares, strips, series;
+  try {
+    [compares, strips, series] = await Promise.all([
+      Promise.all(others.map((n) => api(`/api/compare?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}`))),
+      Promise.all(others.map((n) => api(`/api/compare/strip?a=${encodeURIComponent(base)}&b=${encodeURIComponent(n)}&buckets=${buckets}`))),
+      Promise.all(names.map((n) => api(`/api/runs/${encodeURIComponent(n)}/series?buckets=${buckets}`)))]);
+  } catch (error) { formError('Compare runs', form, error); return; }
   const view = [el('h1', {}, 'Compare ', el('code', {}, base), ' with ', others.join(', ')), form];
   others.forEach((other, i) => {
     const cmp = compares[i];
@@ -335,7 +359,7 @@ function stripChart(box, strip) {
   new uPlot({
     width: chartWidth(), height: 110, legend: { show: false }, cursor: { show: true },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [0, 1] } },
-    axes: [{ label: 'step' }, { show: false }],
+    axes: [stepAxis(), { show: false }],
     series: [{}, { label: 'agreement', paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;
@@ -360,7 +384,7 @@ function laneMap(box, strip) {
   new uPlot({
     width: chartWidth(), height: Math.min(420, 40 + lanes * 12), legend: { show: false },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [-0.5, lanes - 0.5] } },
-    axes: [{ label: 'step' }, { label: 'lane' }],
+    axes: [stepAxis(), { label: 'lane' }],
     series: [{}, { paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;
@@ -415,7 +439,9 @@ async function viewAudit(params) {
   const form = el('form', { class: 'inline', onsubmit: (e) => { e.preventDefault(); location.hash = '#/audit?recipe=' + select.value; } },
     el('label', {}, 'Recipe', select), el('button', { type: 'submit' }, 'Audit'));
   if (!recipe) { main.replaceChildren(el('h1', {}, 'Audit'), form); return; }
-  const audit = await api('/api/audit?recipe=' + encodeURIComponent(recipe));
+  let audit;
+  try { audit = await api('/api/audit?recipe=' + encodeURIComponent(recipe)); }
+  catch (error) { formError('Audit', form, error); return; }
   const rows = audit.runs.map((r) => [runLink(r.run), r.baseline ? runLink(r.baseline) : el('span', { class: 'muted' }, 'baseline'),
     r.world_sizes.map((w) => `W=${w.world_size}${w.binding === 'rank' ? ' (rank)' : ''} from ${fmt(w.from_step)}`).join(' → '),
     fmt(r.steps),
@@ -450,7 +476,163 @@ function passesSection(passes) {
     table(['source', 'records', 'tokens/byte', 'tokens a pass', 'samples a pass', 'passes', 'next passes start'], rows));
 }
 
+// ---- Ablation: a group's runs as a grid of (recipe, lane binding) × world size
+
+// The last reported value of metric `key` in a run's steps, or null.
+function lastMetric(steps, key) {
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const m = steps[i].metrics;
+    if (m && typeof m[key] === 'number') return m[key];
+  }
+  return null;
+}
+
+// Every run of the group with what the grid shows: its recipe, binding and
+// world size (first segment), its steps (metrics), its loss curve, and
+// whether its batches equal those of its row's first cell.
+async function ablationCells(group) {
+  const { runs } = await api('/api/runs?group=' + encodeURIComponent(group));
+  const cells = await Promise.all(runs.map(async (r) => {
+    const q = encodeURIComponent(r.name);
+    const [detail, page, series] = await Promise.all([api('/api/runs/' + q),
+      api(`/api/runs/${q}/steps?from=${Math.max(1, (r.last_step || 1) - 9999)}&limit=10000`),
+      api(`/api/runs/${q}/series?buckets=${chartWidth()}`)]);
+    const first = detail.segments[0] || {};
+    return { run: r.name, recipe: r.recipe_id, recipeName: r.recipe_name || short(r.recipe_id),
+             binding: first.lane_binding || 'logical', world: first.world_size || r.world_size,
+             steps: page.steps, series, heldout: lastMetric(page.steps, 'heldout_loss') };
+  }));
+  const rows = new Map();
+  for (const c of cells) {
+    const key = c.recipe + '\u0000' + c.binding;
+    if (!rows.has(key)) rows.set(key, { recipe: c.recipe, recipeName: c.recipeName, binding: c.binding, cells: [] });
+    rows.get(key).cells.push(c);
+  }
+  for (const row of rows.values()) {
+    row.cells.sort((a, b) => a.world - b.world);
+    const ref = row.cells[0];
+    await Promise.all(row.cells.map(async (c) => {
+      if (c === ref) { c.same = true; return; }
+      const cmp = await api(`/api/compare?a=${encodeURIComponent(ref.run)}&b=${encodeURIComponent(c.run)}`);
+      c.same = !cmp.diverged && cmp.steps_compared > 0 && cmp.only_a === 0 && cmp.only_b === 0;
+      c.firstDivergent = cmp.first_divergent_step;
+    }));
+    const values = row.cells.map((c) => c.heldout).filter((v) => v != null);
+    row.mean = values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+    row.spread = values.length ? Math.max(...values) - Math.min(...values) : null;
+  }
+  return [...rows.values()].sort((a, b) => (a.binding === b.binding ? 0 : a.binding === 'logical' ? -1 : 1));
+}
+
+// Effect (|recipe mean − first recipe's mean|) against the larger spread,
+// on one scale: two bars, so the eye sees which is longer.
+function effectBars(effect, spread, scale) {
+  const bar = (value, kind, label) => el('div', { class: 'bar-line' },
+    el('span', { class: 'bar-label' }, label),
+    el('span', { class: 'bar ' + kind, style: `width: ${value == null || !scale ? 0 : Math.max(1, 160 * value / scale)}px` }),
+    el('span', { class: 'bar-value' }, value == null ? '–' : value.toFixed(4)));
+  return el('div', { class: 'bars' }, bar(effect, 'effect', 'effect'), bar(spread, 'spread', 'spread'));
+}
+
+async function viewAblation(params) {
+  const group = params.get('group') || '';
+  const input = el('input', { id: 'group-input', value: group, 'aria-label': 'group' });
+  const form = el('form', { class: 'inline', onsubmit: (e) => {
+    e.preventDefault();
+    location.hash = '#/ablation?group=' + encodeURIComponent(input.value.trim());
+  } }, el('label', {}, 'Group', input), el('button', { type: 'submit' }, 'Show grid'));
+  if (!group) {
+    const { runs } = await api('/api/runs');
+    const groups = [...new Set(runs.map((r) => r.group).filter(Boolean))];
+    main.replaceChildren(el('h1', {}, 'Ablation grid'), form, groups.length
+      ? el('ul', {}, groups.map((g) => el('li', {}, el('a', { href: '#/ablation?group=' + encodeURIComponent(g) }, g))))
+      : el('p', { class: 'muted' }, 'No run has a group yet.'));
+    return;
+  }
+  let rows;
+  try { rows = await ablationCells(group); } catch (error) { formError('Ablation grid', form, error); return; }
+  if (!rows.length) { formError('Ablation grid', form, new Error(`no runs in group '${group}'`)); return; }
+  const worlds = [...new Set(rows.flatMap((r) => r.cells.map((c) => c.world)))].sort((a, b) => a - b);
+  const recipes = [...new Set(rows.map((r) => r.recipe))];
+  // per binding: the first recipe's row mean is the reference of the effect
+  const reference = new Map(rows.filter((r) => r.recipe === recipes[0]).map((r) => [r.binding, r]));
+  const noise = new Map();
+  for (const r of rows) noise.set(r.binding, Math.max(noise.get(r.binding) ?? 0, r.spread ?? 0));
+  const effects = rows.map((r) => {
+    const ref = reference.get(r.binding);
+    return r.recipe === recipes[0] || !ref || ref.mean == null || r.mean == null ? null : Math.abs(r.mean - ref.mean);
+  });
+  const scale = Math.max(...rows.map((r) => r.spread ?? 0), ...effects.map((e) => e ?? 0));
+  const cellView = (row, w) => {
+    const c = row.cells.find((x) => x.world === w);
+    if (!c) return el('span', { class: 'muted' }, '–');
+    const ref = row.cells[0];
+    return el('div', { 'data-testid': `cell-${c.run}`, 'data-heldout': String(c.heldout), 'data-same': String(c.same) },
+      el('strong', {}, c.heldout == null ? '–' : c.heldout.toFixed(4)), ' ',
+      c === ref ? [badge('match', 'reference'), ' ', runLink(c.run)]
+        : [c.same ? badge('match', `same batches as W=${ref.world}`)
+                  : badge('diverge', `differs from step ${fmt(c.firstDivergent)}`), ' ',
+           el('a', { href: `#/compare?runs=${encodeURIComponent(ref.run)},${encodeURIComponent(c.run)}` }, 'compare')]);
+  };
+  const body = rows.map((row, i) => el('tr', { 'data-testid': 'ablation-row' },
+    el('th', { scope: 'row' }, row.recipeName, ' ', el('span', { class: 'muted' }, row.binding === 'rank' ? 'rank-bound' : 'ordo lanes')),
+    worlds.map((w) => el('td', {}, cellView(row, w))),
+    el('td', { 'data-testid': 'spread' }, row.spread == null ? '–' : row.spread.toFixed(4)),
+    el('td', {}, effects[i] == null ? el('span', { class: 'muted' }, 'reference recipe')
+      : [effectBars(effects[i], noise.get(row.binding), scale),
+         effects[i] > noise.get(row.binding) ? badge('match', 'effect exceeds the data-order spread')
+                                             : badge('diverge', 'effect within the data-order spread')])));
+  const grid = el('table', { 'data-testid': 'ablation-grid' },
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'recipe · loader'),
+      worlds.map((w) => el('th', { scope: 'col' }, `W=${w}`)), el('th', { scope: 'col' }, 'spread over W'),
+      el('th', { scope: 'col' }, 'recipe effect against the spread'))),
+    el('tbody', {}, body));
+  const view = [el('h1', {}, 'Ablation grid ', el('code', {}, group)), form,
+    el('p', { class: 'muted' }, 'Final held-out loss (metric heldout_loss) of each run; spread = max − min over the world sizes of a row; recipe effect = difference of the row means from the first recipe’s, with the same loader.'),
+    grid];
+  const charts = [];
+  rows.forEach((row, i) => {
+    const box = el('div', { class: 'chart', 'data-testid': 'ablation-loss-' + i });
+    view.push(el('h2', {}, `Loss: ${row.recipeName} · ${row.binding === 'rank' ? 'rank-bound' : 'ordo lanes'}`), box);
+    charts.push(() => { if (row.cells.some((c) => c.series.buckets.some((b) => b.loss != null)))
+      lineChart(box, 'loss', row.cells.map((c) => `W=${c.world}`), row.cells.map((c) => c.series)); });
+    const keys = [...new Set(row.cells.flatMap((c) => c.steps.flatMap((s) => Object.keys(s.metrics || {}))))]
+      .filter((k) => k.startsWith('loss/')).sort();
+    if (keys.length) {
+      const sourceBox = el('div', { class: 'chart', 'data-testid': 'ablation-source-loss-' + i });
+      view.push(el('h3', {}, 'Per-source loss'), sourceBox);
+      charts.push(() => metricChart(sourceBox, row.cells, keys));
+    }
+  });
+  main.replaceChildren(...view);
+  charts.forEach((draw) => draw());
+}
+
+// Metrics `keys` of every cell by step, one line per (cell, key).
+function metricChart(box, cells, keys) {
+  const xs = [...new Set(cells.flatMap((c) => c.steps.map((s) => s.step)))].sort((a, b) => a - b);
+  const data = [xs];
+  const opts = [{ label: 'step' }];
+  cells.forEach((c, i) => keys.forEach((k, j) => {
+    const byStep = new Map(c.steps.map((s) => [s.step, s.metrics ? s.metrics[k] : null]));
+    data.push(xs.map((x) => byStep.get(x) ?? null));
+    opts.push({ label: `W=${c.world} ${k.slice(5)}`, stroke: LINE_COLORS[j % LINE_COLORS.length], width: 1.25,
+                dash: i ? [2 + 2 * i, 3] : undefined, points: { show: false } });
+  }));
+  box.plot = new uPlot({ width: chartWidth(), height: 240, series: opts, scales: { x: { time: false } },
+                         axes: [stepAxis(), { label: 'loss' }] }, data, box);
+}
+
 // ---- Recovery: the manifest for a run, step and world size
+
+// Which lanes each rank of the new world size takes; beyond 8 ranks the
+// table is folded, so the manifest and its commands stay in view.
+function rankLanes(rankLanesList) {
+  const rows = table(['rank', 'lanes'], rankLanesList.map((lanes, r) => [r, lanes.join(', ')]));
+  if (rankLanesList.length <= 8) return rows;
+  return el('details', { 'data-testid': 'rank-lanes' },
+    el('summary', {}, `Lanes of each of the ${fmt(rankLanesList.length)} ranks`), rows);
+}
 
 async function viewRecovery(params) {
   const run = params.get('run') || '', step = params.get('step') || '', world = params.get('world_size') || '';
@@ -466,7 +648,9 @@ async function viewRecovery(params) {
     el('label', {}, 'World size', inputs.world), el('button', { type: 'submit' }, 'Show manifest'));
   if (!run || !world) { main.replaceChildren(el('h1', {}, 'Recovery manifest'), form); return; }
   const path = `/api/runs/${encodeURIComponent(run)}/recovery?world_size=${encodeURIComponent(world)}${step ? '&step=' + encodeURIComponent(step) : ''}`;
-  const manifest = await api(path);
+  let manifest;
+  try { manifest = await api(path); }
+  catch (error) { formError('Recovery manifest', form, error); return; }
   const text = JSON.stringify(manifest, null, 2);
   const curl = `curl -s ${token() ? "-H 'Authorization: Bearer $ORDO_TOKEN' " : ''}'${location.origin}${path}'`;
   const copy = el('button', { type: 'button', onclick: async () => {
@@ -479,7 +663,7 @@ async function viewRecovery(params) {
       el('div', {}, el('strong', {}, fmt(manifest.resume_at_step)), 'resume at step'),
       el('div', {}, el('strong', {}, `${manifest.lanes} / ${manifest.world_size}`), 'lanes / world size'),
       el('div', {}, el('strong', {}, fmt(manifest.expected.length)), 'expected digests')),
-    table(['rank', 'lanes'], manifest.rank_lanes.map((lanes, r) => [r, lanes.join(', ')])),
+    rankLanes(manifest.rank_lanes),
     el('p', {}, 'Fetch it: ', el('code', {}, curl)),
     el('p', {}, 'Resume from it: ', el('code', {}, `ordo resume --manifest '${location.origin}${path}' --steps N`)),
     el('p', {}, copy, ' ', el('span', { class: 'muted' }, 'SHA-256 ', el('code', {}, manifest.sha256))),

@@ -10,9 +10,11 @@ int64 tensor with ``as_torch=True``, which needs torch), ``step``,
 ``source`` [rows]: the recipe source index of each sample (every token of
 a sample is of one source; -1 for a rank-bound sample holding several), a
 numpy int64 array (a list without numpy, an int64 tensor with
-``as_torch=True``) for per-source losses.
-libordo.so is found through $ORDO_LIB, next to this package's build
-(build/libordo.so), or the system's library path.
+``as_torch=True``) for per-source losses. With ``as_torch=True``
+``doc_start`` is a bool tensor.
+libordo.so is found through $ORDO_LIB, inside the installed package
+(ordo/_lib/libordo.so, as the wheel ships it), next to this package's build
+(build/libordo.so), or the system's library path, in that order.
 
 Opening a loader indexes the recipe's shards (chunk tables, token
 estimates); the index is kept in the ledger ``db`` when one is given, else
@@ -73,8 +75,10 @@ class _Batch(ctypes.Structure):
 
 
 def _library():
+    here = os.path.dirname(__file__)
     candidates = [os.environ.get("ORDO_LIB"),
-                  os.path.join(os.path.dirname(__file__), "..", "..", "build", "libordo.so"),
+                  os.path.join(here, "_lib", "libordo.so"),  # the wheel's own copy
+                  os.path.join(here, "..", "..", "build", "libordo.so"),
                   "libordo.so.0", "libordo.so"]
     for path in candidates:
         if not path:
@@ -277,6 +281,7 @@ class Loader:
                 import torch
                 tokens = torch.from_numpy(tokens.astype(np.int64))
                 sources = torch.from_numpy(sources)
+                batch["doc_start"] = torch.from_numpy(batch["doc_start"].astype(bool))
         else:
             import array
             flat = array.array("I")
@@ -288,6 +293,7 @@ class Loader:
                 import torch
                 tokens = torch.tensor(tokens, dtype=torch.int64)
                 sources = torch.tensor(sources, dtype=torch.int64)
+                batch["doc_start"] = torch.tensor(batch["doc_start"], dtype=torch.bool)
         batch["tokens"] = tokens
         batch["source"] = sources
         return batch

@@ -77,10 +77,16 @@ class LoaderTest(unittest.TestCase):
         self.assertEqual(b["pad_tokens"], 0)
         l.close()
         import torch
+        plain = Loader(self.recipe, 0, 1)
+        first_starts = next(plain)["doc_start"].tolist()
+        plain.close()
         tl = Loader(self.recipe, 0, 1, as_torch=True)
         t = next(tl)
         self.assertEqual(t["source"].dtype, torch.int64)
         self.assertEqual(tuple(t["source"].shape), (16,))
+        # doc_start is a tensor too (bool), the same flags as numpy's
+        self.assertEqual(t["doc_start"].dtype, torch.bool)
+        self.assertEqual(t["doc_start"].to(torch.uint8).tolist(), first_starts)
         tl.close()
 
     def test_world_sizes_agree_and_resume_elsewhere(self):

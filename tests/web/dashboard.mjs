@@ -24,6 +24,7 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+page.setDefaultTimeout(15000);
 const problems = [];
 page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`); });
 page.on('pageerror', (e) => problems.push('page error: ' + e.message));
@@ -38,6 +39,12 @@ async function view(name, hash, ready) {
   const error = await page.$('main .error');
   check(`${name}: renders`, !error, error ? await error.textContent() : '');
   check(`${name}: no console errors`, problems.length === 0, problems.join('; '));
+}
+
+// Runs a block of checks; an exception (a selector that never shows) is
+// one failure named after the block, and the next blocks still run.
+async function attempt(name, block) {
+  try { await block(); } catch (error) { check(name, false, error.message.split('\n')[0]); }
 }
 
 // Runs
@@ -153,6 +160,98 @@ await view('recovery', '#/recovery?run=baseline&world_size=32&step=75', 'main pr
 const manifest = await api('/api/runs/baseline/recovery?world_size=32&step=75');
 check('recovery: shows the manifest', (await page.textContent('main pre')).includes(manifest.sha256));
 check('recovery: curl command', (await page.textContent('main')).includes('curl -s'));
+
+// The recovery view folds its rank table beyond 8 ranks: the manifest's
+// curl command stays in the first screen.
+await attempt('recovery: rank table folded', async () => {
+  check('recovery: 32 ranks folded', await page.$eval('[data-testid=rank-lanes]', (d) => !d.open));
+  const curlTop = await page.$eval('main code', () => [...document.querySelectorAll('main p')]
+    .find((p) => p.textContent.startsWith('Fetch it')).getBoundingClientRect().top);
+  check('recovery: curl command visible without scrolling', curlTop < 900, String(curlTop));
+});
+
+// Run view: its checkpoints' recovery links carry the run's world size and
+// land on the manifest, not on an empty form.
+await attempt('run: recovery links', async () => {
+  const w8 = await api('/api/runs/elastic-w8');
+  await view('run-links', '#/run/elastic-w8', 'main table');
+  const recoveryHref = await page.$eval('main a[href^="#/recovery"]', (a) => a.getAttribute('href'));
+  check('run: recovery link carries world_size', new URLSearchParams(recoveryHref.split('?')[1]).get('world_size') ===
+        String(w8.world_size), recoveryHref);
+  await page.click('main a[href^="#/recovery"]');
+  await page.waitForSelector('main pre');
+  check('run: recovery link lands on the manifest', (await page.textContent('main pre')).includes('"sha256"'));
+});
+
+// An error keeps the form, with what was typed, to be corrected.
+await attempt('errors keep the form', async () => {
+  await page.goto(base + '/#/recovery?run=baseline&world_size=7&step=75');
+  await page.waitForSelector('main .error');
+  await page.screenshot({ path: path.join(shots, 'dashboard-recovery-error.png'), fullPage: true });
+  const kept = await page.$$eval('main form input', (inputs) => inputs.map((i) => i.value));
+  check('recovery: an error keeps the form and its input', JSON.stringify(kept) === '["baseline","75","7"]' &&
+        /7/.test(await page.textContent('main .error')), JSON.stringify(kept));
+  await page.fill('main form input[aria-label="new world size"]', '8');
+  await page.click('main form button');
+  await page.waitForSelector('main pre');
+  check('recovery: the corrected form shows the manifest', (await page.textContent('main pre')).includes('"world_size": 8'));
+  await page.goto(base + '/#/compare?runs=baseline,no-such-run');
+  await page.waitForSelector('main .error');
+  check('compare: an error keeps the form', (await page.$eval('#runs-input', (i) => i.value)) === 'baseline,no-such-run');
+});
+
+// A run created for a resume (its first step 21) says where it started.
+await attempt('runs: a run created for a resume', async () => {
+  await view('runs-resumed', '#/runs', 'main table');
+  const resumedRow = await page.$$eval('main tr', (rows) => rows.map((r) => r.textContent)
+    .find((t) => t.includes('resumed via api')));
+  check('runs: a run created for a resume shows the step it started at', /W=4 from 21/.test(resumedRow || ''),
+        String(resumedRow));
+  await view('run-resumed', '#/run/' + encodeURIComponent('resumed via api'), 'main table');
+  const segment = await page.$eval('main table tbody tr', (r) => r.children[3].textContent);
+  check('run: its segment starts at the step it started at', segment.startsWith('21'), segment);
+});
+
+// Step axes tick at whole steps, even for a run of three steps.
+await attempt('run: step axis ticks', async () => {
+  await view('run-short', '#/run/short', '[data-testid=share-chart-0] .uplot');
+  // the ticks uPlot drew (kept by the axis' formatter) and those it placed
+  const ticks = await page.evaluate(() => document.querySelector('[data-testid=share-chart-0]').plot.stepTicks);
+  const placed = await page.evaluate(() => document.querySelector('[data-testid=share-chart-0]').plot.axes[0]._splits);
+  check('run: step axis places whole steps only', Array.isArray(placed) && placed.every((t) => Number.isInteger(t)),
+        JSON.stringify(placed));
+  check('run: step axis ticks at whole steps only', Array.isArray(ticks) && ticks.length >= 2 &&
+        ticks.every((t) => Number.isInteger(t)), JSON.stringify(ticks));
+});
+
+// The ablation grid of the reduced experiment: one row per (recipe,
+// loader), the world sizes as columns; ordo's cells of a recipe agree on
+// every batch, the rank-bound W=2 cells do not; the held-out losses are
+// those the experiment measured.
+if (process.env.ORDO_EXPERIMENT) {
+  await attempt('ablation grid', async () => {
+    const { readFileSync } = await import('node:fs');
+    const results = JSON.parse(readFileSync(process.env.ORDO_EXPERIMENT, 'utf8'));
+    check('experiment: 8 cells, ordo\'s agree with W=1, rank-bound W=2 does not',
+          results.cells.length === 8 && results.cells.every((c) =>
+            c.same_batches_as_w1 === (c.lane_binding === 'logical' || c.world_size === 1)),
+          JSON.stringify(results.cells.map((c) => [c.run, c.same_batches_as_w1])));
+    await view('ablation', '#/ablation?group=' + encodeURIComponent(results.group), '[data-testid=ablation-loss-3] .uplot');
+    check('ablation: one row per recipe and loader', (await page.$$('[data-testid=ablation-row]')).length === 4);
+    for (const c of results.cells) {
+      const cell = await page.$(`[data-testid="cell-${c.run}"]`);
+      const shown = cell && await cell.evaluate((e) => [Number(e.dataset.heldout), e.dataset.same === 'true']);
+      check(`ablation: cell ${c.run} shows its held-out loss and agreement`, shown &&
+            Math.abs(shown[0] - c.heldout_loss) < 1e-9 && shown[1] === c.same_batches_as_w1,
+            JSON.stringify(shown) + ' vs ' + JSON.stringify(c));
+    }
+    const spreads = await page.$$eval('[data-testid=spread]', (cells) => cells.map((c) => c.textContent));
+    check('ablation: ordo rows spread 0.0000, rank-bound rows not', spreads.length === 4 &&
+          spreads.slice(0, 2).every((x) => x === '0.0000') && spreads.slice(2).every((x) => Number(x) > 0),
+          JSON.stringify(spreads));
+    check('ablation: recipe effect drawn against the spread', (await page.$$('.bars .bar.effect')).length === 2);
+  });
+}
 
 // Keyboard: the views are reachable by Tab
 await page.goto(base + '/#/runs');

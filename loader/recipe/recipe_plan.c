@@ -101,13 +101,21 @@ static ordo_status sources_json(ordo_ledger *ledger, const char *id, json_t *rec
                                 ordo_error *err)
 {
     size_t i;
-    json_t *source;
-    json_array_foreach(json_object_get(recipe, "sources"), i, source)
+    json_t *source, *all = json_object_get(recipe, "sources");
+    if (!json_is_array(all) || json_array_size(all) == 0)
+        return ordo__error(err, ORDO_NOTFOUND,
+                           "recipe %s is not indexed in this ledger (it has no sources): run "
+                           "ordo index",
+                           id);
+    json_array_foreach(all, i, source)
     {
         const char *name = json_string_value(json_object_get(source, "name"));
         json_t *shards = json_object_get(source, "shards");
         if (!name || !json_is_array(shards))
-            return ordo__error(err, ORDO_NOTLEDGER, "ledger: recipe %s is not resolved", id);
+            return ordo__error(err, ORDO_NOTFOUND,
+                               "recipe %s is not indexed in this ledger (sources[%zu] lists no "
+                               "shards): run ordo index",
+                               id, i);
         ordo__estimate sample = {0};
         int found = 0;
         ordo_status status = ordo__estimate_load(ledger, id, name, &sample, &found, err);

@@ -213,7 +213,8 @@ class Loader:
             _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None,
                                        ctypes.byref(err)), err)
         finally:
-            if not (db and run) and self._ledger:  # only indexing needs it, unless resumes are checked
+            # only indexing needs it, unless resumes are checked
+            if not (db and run) and self._ledger:
                 L.ordo_ledger_close(self._ledger)
                 self._ledger = ctypes.c_void_p()
         self.recipe_id = L.ordo_recipe_id(self._recipe).decode("ascii")

@@ -5,10 +5,13 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "corpus.h"
 #include "fixtures.h"
 #include "testing.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* A recipe over the .jsonl files of data/, 8 records a chunk; its path. */
 static const char *plan_recipe(void)
@@ -98,6 +101,83 @@ TEST(recipe_opened_from_its_plan_hashes_nothing_and_gives_the_same_batches)
     for (int rank = 0; rank < 2; rank++) {
         size_t na = 0, nb = 0;
         char *a = batches(normal, rank, 12, &na), *b = batches(planned, rank, 12, &nb);
+        ASSERT_EQ_INT((long long)na, (long long)nb);
+        ASSERT(memcmp(a, b, na) == 0);
+        free(a);
+        free(b);
+    }
+    ordo_recipe_free(normal);
+    ordo_recipe_free(planned);
+    free(plan);
+}
+
+/* A .jsonl.gz copy of a test file, in members of about `member` bytes
+ * (each a gzip access point the index records in the shard's aux bytes). */
+static void gzip_copy(const char *from, const char *to, size_t member)
+{
+    size_t size = 0;
+    char *text = test_read_file(test_path(from), &size);
+    FILE *out = fopen(test_path(to), "wb");
+    ASSERT(text != NULL && out != NULL);
+    for (size_t at = 0; at < size;) {
+        size_t n = size - at < member ? size - at : member;
+        while (at + n < size && text[at + n - 1] != '\n')
+            n++; /* members end at line ends */
+        z_stream z = {0};
+        ASSERT(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+        unsigned char *buf = malloc(deflateBound(&z, (uLong)n));
+        z.next_in = (unsigned char *)text + at;
+        z.avail_in = (uInt)n;
+        z.next_out = buf;
+        z.avail_out = (uInt)deflateBound(&z, (uLong)n);
+        ASSERT(deflate(&z, Z_FINISH) == Z_STREAM_END);
+        ASSERT(fwrite(buf, 1, z.total_out, out) == z.total_out);
+        deflateEnd(&z);
+        free(buf);
+        at += n;
+    }
+    ASSERT(fclose(out) == 0);
+    free(text);
+}
+
+TEST(plan_keeps_the_locators_of_zstd_and_gzip_shards)
+{
+    corpus_jsonl("in", "z", 1, 120, 20, 300, 55);
+    corpus_jsonl("in", "g", 1, 120, 20, 300, 56);
+    free(ordo_ok(
+        A("shard", "--out", test_path("zst"), "--docs-per-frame", "10", test_path("in/z-0.jsonl")),
+        0));
+    gzip_copy("in/g-0.jsonl", "g.jsonl.gz", 2000);
+    const char *text = "{\"seed\": 8, \"seq_len\": 16, \"global_batch\": 8, \"lanes\": 4, "
+                       "\"flush_every\": 2, \"tokenizer\": {\"kind\": \"bytes\"}, "
+                       "\"sources\": [{\"name\": \"z\", \"paths\": [\"zst/*.jsonl.zst\"], "
+                       "\"weight\": 1}, {\"name\": \"g\", \"paths\": [\"g.jsonl.gz\"], "
+                       "\"weight\": 1}]}";
+    test_write_file(test_path("r.json"), text, strlen(text));
+    ordo_ledger *ledger = fixture_open("l.db");
+    ordo_error err;
+    ordo_recipe *normal = NULL, *planned = NULL;
+    ASSERT_OK(ordo_recipe_load_with(test_path("r.json"), ledger, &normal, &err), &err);
+    ASSERT_OK(ordo_recipe_index(normal, ledger, NULL, NULL, &err), &err);
+    char *plan = NULL;
+    ASSERT_OK(ordo_recipe_plan_export(ledger, ordo_recipe_id(normal), &plan, NULL, &err), &err);
+    ordo_ledger_close(ledger);
+    /* the gzip shard's chunk carries its access point: its aux is not empty */
+    json_t *doc = json_loads(plan, 0, NULL);
+    json_t *gz = json_array_get(
+        json_object_get(json_array_get(json_object_get(doc, "sources"), 1), "shards"), 0);
+    ASSERT(json_integer_value(json_object_get(gz, "chunk_count")) >= 1);
+    ASSERT(json_string_length(json_object_get(gz, "aux")) > 0);
+    json_decref(doc);
+    ASSERT_OK(ordo_recipe_open_plan(plan, strlen(plan), ordo_recipe_id(normal), data_root(),
+                                    &planned, &err),
+              &err);
+    int hashed = -1;
+    ordo_recipe_hashed(planned, &hashed, NULL);
+    ASSERT_EQ_INT(hashed, 0);
+    for (int rank = 0; rank < 2; rank++) {
+        size_t na = 0, nb = 0;
+        char *a = batches(normal, rank, 16, &na), *b = batches(planned, rank, 16, &nb);
         ASSERT_EQ_INT((long long)na, (long long)nb);
         ASSERT(memcmp(a, b, na) == 0);
         free(a);

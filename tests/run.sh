@@ -55,7 +55,7 @@ count_result() { # name last-line
   fi
 }
 
-# Suites that run last (beside the end of the TSan run, when there is one).
+# Suites that run last (beside the longer of the ASan and TSan runs, when they run).
 last_suites() {
   run_suite hf-pretok-conformance env BUILD="$build" tests/hf_pretok_conformance.sh
   run_suite formats env BUILD="$build" tests/formats.sh
@@ -121,9 +121,11 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
     # keep the two cores busy (`make test` builds two files at a time).
     start_suite asan env PEERS_BUILD="$build" make --no-print-directory asan
     start_suite tsan env PEERS_BUILD="$build" make --no-print-directory tsan
-    finish_suite asan
-    # ThreadSanitizer takes longest: the last suites run beside its end.
+    # The last suites run beside whichever of the two takes longer, once
+    # the other is done (their reports follow).
+    wait -n "${suite_pids[asan]}" "${suite_pids[tsan]}"
     last_suites
+    finish_suite asan
     finish_suite tsan
   else
     last_suites

@@ -1289,8 +1289,11 @@ typedef struct ordo_provenance {
  * rank-bound lanes (their samples mix sources and depend on the world
  * size's history); ORDO_CONFLICT when a regenerated lane digest differs
  * from the ledger's (naming step and lane: the data or the code changed)
- * or a shard changed (naming step, lane and file). Errors start "step N
- * of run 'NAME': ". *out is the caller's (ordo_provenance_free). */
+ * or a shard changed (naming step, lane and file); a checkpoint that does
+ * not reproduce the ledger is refused as a resume refuses it (ORDO_INVALID
+ * naming step and lane). Errors start "step N of run 'NAME': " ("step N
+ * of run 'NAME' (ledger 'FILE'): " once the replay began). *out is the
+ * caller's (ordo_provenance_free). */
 ordo_status ordo_batch_provenance(ordo_ledger *ledger, int64_t run_id, int64_t step,
                                   const char *data_root, ordo_provenance **out, ordo_error *err);
 

@@ -18,13 +18,14 @@ static char db[1024];
  * b: one file of longer documents. Some text is multi-byte UTF-8. */
 static void write_corpus(void)
 {
-    static const char *words[] = {"data", "lane", "caf\\u00e9", "\\u03bb", "seed", "token",
-                                  "r\\u00e9sum\\u00e9", "order", "batch", "\\u4e2d\\u6587"};
+    static const char *words[] = {"data",  "lane",          "caf\\u00e9",         "\\u03bb",
+                                  "seed",  "token",         "r\\u00e9sum\\u00e9", "order",
+                                  "batch", "\\u4e2d\\u6587"};
     char path[1024];
     mkdir(test_path("data"), 0755);
     for (int f = 0; f < 3; f++) {
-        snprintf(path, sizeof path, "%s", test_path(f < 2 ? (f ? "data/a-1.jsonl" : "data/a-0.jsonl")
-                                                          : "data/b-0.jsonl"));
+        snprintf(path, sizeof path, "%s",
+                 test_path(f < 2 ? (f ? "data/a-1.jsonl" : "data/a-0.jsonl") : "data/b-0.jsonl"));
         FILE *out = fopen(path, "w");
         ASSERT(out != NULL);
         for (int i = 0; i < 60; i++) {
@@ -263,4 +264,173 @@ TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_tiktoken)
     ASSERT_OK(ordo_tokenizer_open("r50k_base", test_path("r50k_base.tiktoken"), &tok, &err), &err);
     check_random_steps(tok);
     ordo_tokenizer_close(tok);
+}
+
+static int same_sample(const ordo_batch_sample *a, const ordo_batch_sample *b, int len)
+{
+    if (a->lane != b->lane || a->source != b->source || a->piece_count != b->piece_count ||
+        memcmp(a->tokens, b->tokens, (size_t)len * sizeof *a->tokens) != 0)
+        return 0;
+    for (int i = 0; i < a->piece_count; i++) {
+        const ordo_batch_piece *x = &a->pieces[i], *y = &b->pieces[i];
+        if (strcmp(x->shard, y->shard) || x->record != y->record || x->byte != y->byte ||
+            x->start != y->start || x->end != y->end || x->at != y->at)
+            return 0;
+    }
+    return 1;
+}
+
+static const char weights_from_7[] =
+    "\"schedule\": [{\"step\": 1, \"weights\": {\"a\": 0.5, \"b\": 0.5}}, {\"step\": 7, "
+    "\"weights\": {\"a\": %s, \"b\": %s}}],";
+
+/* Two runs of the same lanes whose recipes differ in a schedule entry from
+ * step 7 (a flush epoch's first step): their batches are equal before it
+ * and at it differ in exactly the lanes ordo_compare_runs names. */
+TEST(batch_provenance_of_runs_diverging_at_a_schedule_entry)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    char mix[512];
+    snprintf(mix, sizeof mix, weights_from_7, "0.9", "0.1");
+    const char *one = write_recipe("one.json", "{\"kind\": \"bytes\"}", mix);
+    snprintf(mix, sizeof mix, weights_from_7, "0.2", "0.8");
+    const char *two = write_recipe("two.json", "{\"kind\": \"bytes\"}", mix);
+    free(ordo_ok(A("run", one, "--db", db, "--name", "one", "--world-size", "2", "--steps", "7",
+                   "--checkpoint-every", "4", "--quiet"),
+                 0));
+    free(ordo_ok(
+        A("run", two, "--db", db, "--name", "two", "--world-size", "4", "--steps", "7", "--quiet"),
+        0));
+    ordo_ledger *ledger = open_ledger();
+    int64_t a = run_id(ledger, "one"), b = run_id(ledger, "two");
+    ordo_compare_result result, *cmp = &result;
+    ordo_error err;
+    ASSERT_OK(ordo_compare_runs(ledger, a, b, cmp, &err), &err);
+    ASSERT_EQ_INT(cmp->first_divergent_step, 7);
+    ASSERT(cmp->lane_count > 0);
+    for (int64_t step = 1; step <= 7; step++) {
+        ordo_provenance *pa = NULL, *pb = NULL;
+        ASSERT_OK(ordo_batch_provenance(ledger, a, step, NULL, &pa, &err), &err);
+        ASSERT_OK(ordo_batch_provenance(ledger, b, step, NULL, &pb, &err), &err);
+        ASSERT_EQ_INT(pa->rows, pb->rows);
+        int differ[8] = {0};
+        for (int row = 0; row < pa->rows; row++)
+            if (!same_sample(&pa->samples[row], &pb->samples[row], pa->sample_len))
+                differ[pa->samples[row].lane] = 1;
+        for (int lane = 0; lane < 8; lane++) {
+            int named = 0;
+            for (size_t i = 0; i < cmp->lane_count; i++)
+                named |= cmp->lanes[i] == lane;
+            ASSERT_EQ_INT(differ[lane], step < 7 ? 0 : named);
+            ASSERT_EQ_INT(memcmp(pa->lane_digests + lane * 32, pb->lane_digests + lane * 32, 32) !=
+                              0,
+                          differ[lane]);
+        }
+        ordo_provenance_free(pa);
+        ordo_provenance_free(pb);
+    }
+    ordo_compare_result_free(cmp);
+    ordo_ledger_close(ledger);
+}
+
+static void expect_refusal(ordo_ledger *ledger, int64_t run, int64_t step, ordo_status status,
+                           const char *const *needles)
+{
+    ordo_provenance *p = NULL;
+    ordo_error err;
+    ASSERT_STATUS(ordo_batch_provenance(ledger, run, step, NULL, &p, &err), status, &err);
+    ASSERT(p == NULL);
+    for (int i = 0; needles[i]; i++)
+        ASSERT_CONTAINS(err.message, needles[i]);
+}
+
+/* Replaces lane 5's first packer position in run 1's checkpoint at step
+ * 10 (offset + 1), returning the original state (owned). */
+static ordo_checkpoint tamper_checkpoint(void)
+{
+    ordo_ledger *ledger = open_ledger();
+    ordo_checkpoint c;
+    ordo__state s;
+    ordo_error err;
+    ASSERT_OK(ordo_checkpoint_get(ledger, 1, 10, &c, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
+    s.lanes[5].positions[0].offset += 1;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo__state_encode(&s, &data, &size, &err), &err);
+    ordo__state_free(&s);
+    char *sql = malloc(2 * size + 128);
+    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
+    for (size_t i = 0; i < size; i++)
+        n += sprintf(sql + n, "%02x", data[i]);
+    sprintf(sql + n, "' WHERE run_id = 1 AND step = 10");
+    fixture_sql(db, sql);
+    free(sql);
+    free(data);
+    return c;
+}
+
+/* Changed data is refused naming step, lane and file: a shard whose bytes
+ * changed since the run, a tampered checkpoint, a lane digest the ledger
+ * holds that the batch does not reproduce; so are steps the run did not
+ * record and rank-bound runs. */
+TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    const char *recipe = write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL);
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "r", "--world-size", "2", "--steps", "12",
+                   "--checkpoint-every", "5", "--quiet"),
+                 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "2", "--steps", "3",
+                   "--lane-binding", "rank", "--quiet"),
+                 0));
+    ordo_ledger *ledger = open_ledger();
+    /* a shard changed in place, same size: its chunks no longer match */
+    size_t size = 0;
+    char *shard = test_read_file(test_path("data/b-0.jsonl"), &size), *copy = malloc(size);
+    memcpy(copy, shard, size);
+    for (char *at = copy; (at = strstr(at, "doc ")); at += 4)
+        memcpy(at, "DOC ", 4);
+    test_write_file(test_path("data/b-0.jsonl"), copy, size);
+    expect_refusal(ledger, 1, 3, ORDO_CONFLICT,
+                   A("step 3 of run 'r'", "lane ", "data/b-0.jsonl", "changed"));
+    cli_result r = run_ordo(NULL, A("batch", "r", "--db", db, "--step", "3"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "step 3 of run 'r'");
+    ASSERT_CONTAINS(r.err, "data/b-0.jsonl");
+    cli_result_free(&r);
+    test_write_file(test_path("data/b-0.jsonl"), shard, size);
+    free(shard);
+    free(copy);
+    /* a tampered checkpoint: steps after it refused, those before still read */
+    ordo_checkpoint original = tamper_checkpoint();
+    expect_refusal(ledger, 1, 12, ORDO_INVALID,
+                   A("step 12 of run 'r'", "lane 5", "checkpoint at step 10", "ledger.db"));
+    ordo_provenance *p = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_batch_provenance(ledger, 1, 9, NULL, &p, &err), &err);
+    ASSERT_EQ_INT(p->from_step, 5);
+    ordo_provenance_free(p);
+    ordo_checkpoint_free(&original);
+    /* a lane digest in the ledger that the regenerated batch does not reproduce */
+    recorded step8 = {0};
+    ASSERT_OK(ordo_steps_scan(ledger, 1, 8, 8, keep_step, &step8, &err), &err);
+    memset(step8.lanes + 2 * ORDO_DIGEST_SIZE, 0, ORDO_DIGEST_SIZE);
+    char sql[1024];
+    int n = sprintf(sql, "UPDATE steps SET lane_digests = X'");
+    for (size_t i = 0; i < sizeof step8.lanes; i++)
+        n += sprintf(sql + n, "%02x", step8.lanes[i]);
+    sprintf(sql + n, "' WHERE key = (1 << 40) + 8");
+    fixture_sql(db, sql);
+    expect_refusal(ledger, 1, 8, ORDO_CONFLICT,
+                   A("step 8 of run 'r'", "regenerated step 8 of lane 2", "ledger recorded 0000"));
+    expect_refusal(ledger, 1, 9, ORDO_CONFLICT, A("step 9 of run 'r'", "step 8 of lane 2"));
+    /* steps not recorded, other bindings */
+    expect_refusal(ledger, 1, 13, ORDO_NOTFOUND, A("step 13 of run 'r'", "steps 1 to 12"));
+    expect_refusal(ledger, 1, 0, ORDO_NOTFOUND, A("step 0 of run 'r'"));
+    expect_refusal(ledger, 2, 2, ORDO_INVALID, A("step 2 of run 'rank'", "rank-bound"));
+    ordo_ledger_close(ledger);
 }

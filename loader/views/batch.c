@@ -8,14 +8,21 @@
 
 #include "batch.h"
 #include "ledger/ledger.h"
+#include "ledger/sql.h"
 #include "pipeline/pipeline.h"
 
-/* Prefixes an error with "step N of run 'NAME': ". */
-static ordo_status where(const batch_job *job, ordo_status status, ordo_error *err)
+/* Prefixes an error with "step N of run 'NAME': ", and once the replay
+ * began (the checkpoint and the recorded digests are the ledger's) the
+ * ledger's file: "step N of run 'NAME' (ledger 'PATH'): ". */
+static ordo_status where(const batch_job *job, const ordo_ledger *ledger, ordo_status status,
+                         ordo_error *err)
 {
     if (status == ORDO_OK || !err)
         return status;
     ordo_error was = *err;
+    if (job->replaying)
+        return ordo__error(err, status, "step %lld of run '%s' (ledger '%s'): %s",
+                           (long long)job->step, job->run.name, ledger->path, was.message);
     return ordo__error(err, status, "step %lld of run '%s': %s", (long long)job->step,
                        job->run.name, was.message);
 }
@@ -123,6 +130,7 @@ static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch
                              .resume_size = job->checkpoint.state_size,
                              .ledger = ledger,
                              .run_id = job->run.id};
+    job->replaying = 1;
     ordo_status status = ordo__loader_open_observed(job->recipe, &o, 1, &job->loader, err);
     for (int64_t step = job->from + 1; status == ORDO_OK && step <= job->step; step++) {
         status = ordo_loader_next(job->loader, batch, err);
@@ -185,5 +193,5 @@ ordo_status ordo_batch_provenance(ordo_ledger *ledger, int64_t run_id, int64_t s
     job_free(&job);
     if (status != ORDO_OK)
         ordo_recipe_free(job.recipe); /* else the provenance owns it */
-    return status == ORDO_OK ? ordo__ok(err) : where(&job, status, err);
+    return status == ORDO_OK ? ordo__ok(err) : where(&job, ledger, status, err);
 }

@@ -15,6 +15,7 @@ typedef struct batch_job {
     unsigned char *recorded; /* step - from flags */
     ordo_recipe *recipe;
     ordo_loader *loader;
+    int replaying; /* the loader was opened on the ledger's checkpoint */
 } batch_job;
 
 /* The provenance of the loader's last batch (the job's step): samples,

@@ -83,6 +83,7 @@ void ordo__lane_free(ordo__lane *lane)
         ordo__work *w = &lane->ring[i];
         free(w->text);
         free(w->doc_len);
+        free(w->doc_record);
         free(w->tokens.ids);
         free(w->doc_offset);
     }

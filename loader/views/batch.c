@@ -104,13 +104,12 @@ static ordo_status open_recipe(batch_job *job, ordo_ledger *ledger, const char *
     return ordo_recipe_open_stored(ledger, job->run.recipe_id, root, &job->recipe, err);
 }
 
-static ordo_status mismatch(const batch_job *job, int64_t step, int lane, const unsigned char *got,
+static ordo_status mismatch(int64_t step, int lane, const unsigned char *got,
                             const unsigned char *want, ordo_error *err)
 {
     char a[ORDO_DIGEST_HEX_SIZE], b[ORDO_DIGEST_HEX_SIZE];
     ordo_digest_to_hex(got, a);
     ordo_digest_to_hex(want, b);
-    (void)job;
     return ordo__error(err, ORDO_CONFLICT,
                        "regenerated step %lld of lane %d has lane digest %s, the ledger "
                        "recorded %s: the data or the code changed since the run",
@@ -139,9 +138,8 @@ static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch
         for (int lane = 0; status == ORDO_OK && job->recorded[i] && lane < job->lanes; lane++)
             if (memcmp(batch->lane_digests + (size_t)lane * ORDO_DIGEST_SIZE,
                        want + (size_t)lane * ORDO_DIGEST_SIZE, ORDO_DIGEST_SIZE) != 0)
-                status =
-                    mismatch(job, step, lane, batch->lane_digests + (size_t)lane * ORDO_DIGEST_SIZE,
-                             want + (size_t)lane * ORDO_DIGEST_SIZE, err);
+                status = mismatch(step, lane, batch->lane_digests + (size_t)lane * ORDO_DIGEST_SIZE,
+                                  want + (size_t)lane * ORDO_DIGEST_SIZE, err);
     }
     return status;
 }

@@ -458,6 +458,17 @@ TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
     expect_refusal(ledger, 1, 0, ORDO_NOTFOUND, A("step 0 of run 'r'"));
     expect_refusal(ledger, 2, 2, ORDO_INVALID, A("step 2 of run 'rank'", "rank-bound"));
     ordo_ledger_close(ledger);
+    /* a run whose digests another loader made */
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ordo_run_info r1;
+    ASSERT_OK(ordo_run_get(ledger, "r", &r1, &err), &err);
+    ordo_run_spec spec = {
+        .name = "foreign", .recipe_id = r1.recipe_id, .lanes = 8, .digest_kind = "xxh3"};
+    int64_t foreign = 0;
+    ASSERT_OK(ordo_run_create(ledger, &spec, &foreign, &err), &err);
+    expect_refusal(ledger, foreign, 1, ORDO_INVALID,
+                   A("step 1 of run 'foreign'", "digests are of kind 'xxh3'"));
+    ordo_ledger_close(ledger);
 }
 
 /* Compressed shards: source a's files gzipped as they are (blank, empty

@@ -161,7 +161,7 @@ tsan:
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
 	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/bench_gzip $(BUILD)/ordo \
-	$(BUILD)/bench_hf_normalize
+	$(BUILD)/bench_hf_normalize $(BUILD)/libordo.so
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	BUILD=$(BUILD) bench/hf_normalize.sh
@@ -174,6 +174,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	ORDO_BENCH_GZIP_MB=$(or $(ORDO_BENCH_GZIP_MB),1024) $(BUILD)/bench_gzip --rounds 3 --dir $(BUILD)/bench-data
 	BUILD=$(BUILD) bench/dashboard.sh
 	BUILD=$(BUILD) PARQUET_BENCH_BYTES=$(or $(PARQUET_BENCH_BYTES),1000000000) bench/parquet.sh
+	BUILD=$(BUILD) /usr/bin/python3 bench/startup.py --rounds 3
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
 # 5-second smoke run of each is part of `make test`.

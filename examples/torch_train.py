@@ -11,8 +11,9 @@ MASTER_PORT from the environment):
 
 (Debian's torch 1.13 under Python 3.11 needs `torchrun --redirects 1 --tee 1`:
 its default, 0, is lost in Python 3.11's enum flags), or let it start the
-ranks itself (torch.multiprocessing): `--nproc 2` instead of torchrun. Then resume at another world size from any one rank's
-checkpoint file (the data loader's state in it is every rank's, merged):
+ranks itself (torch.multiprocessing): `--nproc 2` instead of torchrun.
+Then resume at another world size from any one rank's checkpoint file (the
+data loader's state in it is every rank's, merged):
 
   torchrun --nproc_per_node=4 examples/torch_train.py ... --run job \\
       --resume ckpt/step20-rank1.pt --steps 40
@@ -28,7 +29,7 @@ python/ on PYTHONPATH (or the ordo wheel installed) and libordo.so found
 import argparse
 import json
 import os
-import socket
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -42,7 +43,8 @@ VOCAB = 258  # the byte tokenizer: 256 bytes, end-of-text, pad
 
 class TinyLM(torch.nn.Module):
     """Embeddings (token + position), one causal self-attention block, an
-    MLP and the output projection."""
+    MLP and the output projection. Attention spans the whole row; a
+    document mask would be built from item["doc_start"]."""
 
     def __init__(self, seq_len, width=32, heads=2):
         super().__init__()
@@ -98,7 +100,8 @@ def train(args):
     rank = int(os.environ.get("RANK", 0))
     world = int(os.environ.get("WORLD_SIZE", 1))
     if "RANK" in os.environ:  # torchrun, or --nproc (a world of one needs no group)
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", init_method=args.rendezvous, rank=rank,
+                                world_size=world)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
 
@@ -112,17 +115,18 @@ def train(args):
     torch.manual_seed(0)  # the same initial model on every rank
     model = TinyLM(seq_len)
     optim = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    step, resumed = 0, None
+    resumed = None
     if args.resume:  # any rank's file, written at any world size
         resumed = torch.load(args.resume)
         model.load_state_dict(resumed["model"])
         optim.load_state_dict(resumed["optim"])
-        data.load_state_dict(resumed["data"])
-        step = resumed["step"]
+        data.load_state_dict(resumed["data"])  # the next item is step resumed["step"] + 1
     client = open_run(args, rank, world, resumed)
 
     loss_sum, count = 0.0, 0
     for item in data:
+        if item["step"] > args.steps:
+            break
         # item["labels"] is item["input"] shifted by one; position_ids
         # restart at every document start
         logits = model(item["input"], item["position_ids"])
@@ -152,8 +156,6 @@ def train(args):
             os.makedirs(args.checkpoints, exist_ok=True)
             save_checkpoint(os.path.join(args.checkpoints, f"step{step}-rank{rank}.pt"),
                             model, optim, data, step, args.run)
-        if step == args.steps:
-            break
 
     data.close()
     if client is not None:
@@ -170,12 +172,6 @@ def spawned(index, args):
     train(args)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--recipe", required=True)
@@ -186,18 +182,20 @@ def main():
     p.add_argument("--steps", type=int, required=True, help="train up to this step")
     p.add_argument("--grad-accum", type=int, default=1, help="microbatches per step")
     p.add_argument("--lane-binding", default="logical", choices=("logical", "rank"))
-    p.add_argument("--save-at", type=int, help="checkpoint after this step")
+    p.add_argument("--save-at", type=int, help="checkpoint after this step (and go on)")
     p.add_argument("--checkpoints", default="checkpoints", help="checkpoint folder")
     p.add_argument("--resume", help="a checkpoint file of any rank")
     p.add_argument("--nproc", type=int, help="start this many ranks here (without torchrun)")
     args = p.parse_args()
+    args.rendezvous = None  # torchrun's: MASTER_ADDR and MASTER_PORT
     if "RANK" in os.environ or (args.nproc or 1) == 1:
         train(args)  # under torchrun, or a world of one (no process group)
-    else:
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", str(free_port()))
-        # "fork": the ranks start from this process's imported torch instead
-        # of importing it again (fine on CPU; with CUDA, use "spawn")
+        return
+    # The ranks meet in a file (no port to pick); "fork": they start from
+    # this process's imported torch instead of importing it again (fine on
+    # CPU; with CUDA, use "spawn")
+    with tempfile.TemporaryDirectory() as folder:
+        args.rendezvous = "file://" + os.path.join(folder, "rendezvous")
         torch.multiprocessing.start_processes(spawned, args=(args,), nprocs=args.nproc,
                                               start_method="fork")
 

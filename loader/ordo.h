@@ -399,6 +399,41 @@ void ordo_recipe_hashed(const ordo_recipe *recipe, int *shards, uint64_t *bytes)
 ordo_status ordo_recipe_open_stored(ordo_ledger *ledger, const char *id, const char *data_root,
                                     ordo_recipe **recipe, ordo_error *err);
 
+/* ---- a recipe's plan as a document (opening without the ledger) -------- */
+
+/* The plan document (docs/api.md, "GET /api/recipes/{id}/plan"): JSON
+ * holding the resolved recipe, its id, and per source the token estimate
+ * and every shard's chunk table with the chunk digests recorded at index
+ * time. ORDO_PLAN_VERSION is the version this library writes and reads. */
+#define ORDO_PLAN_VERSION 1
+
+/* Writes the plan of the recipe `id` from what the ledger holds for it
+ * (stored by ordo_recipe_index): no shard or tokenizer file is read. *plan
+ * (NUL-terminated JSON, *size bytes; size may be NULL) is the caller's
+ * (ordo_free). ORDO_NOTFOUND when the ledger holds no such recipe ("recipe
+ * <id> not found") or not its whole plan ("recipe <id> is not indexed in
+ * this ledger ...: run ordo index"). */
+ordo_status ordo_recipe_plan_export(ordo_ledger *ledger, const char *id, char **plan, size_t *size,
+                                    ordo_error *err);
+
+/* Opens a recipe from a plan document of `size` bytes (as
+ * ordo_recipe_plan_export wrote it): the recipe is parsed as resolved,
+ * taking its shards' SHA-256 as recorded, and its chunk tables and token
+ * estimates come from the document, so no shard is read, hashed or indexed
+ * (ordo_recipe_hashed stays 0) and the ledger is not needed. The loader
+ * then checks each chunk it reads against the plan's chunk digest: a
+ * changed chunk stops it naming shard, chunk and both digests. Relative
+ * paths (shards, a tokenizer file) resolve in `data_root` (NULL: the
+ * current folder). With `id` (NULL: any) the plan must be of that recipe
+ * (ORDO_CONFLICT naming both ids). Refused with ORDO_INVALID "plan: ...":
+ * malformed JSON (naming line, column and byte), a recipe that is not
+ * resolved or whose id is not the plan's, a source or shard that is not
+ * the recipe's (a SHA-256 that differs is named with both digests), a
+ * chunk outside its shard or a table of the wrong size; ORDO_VERSION for
+ * another plan version. *recipe is the caller's (ordo_recipe_free). */
+ordo_status ordo_recipe_open_plan(const char *plan, size_t size, const char *id,
+                                  const char *data_root, ordo_recipe **recipe, ordo_error *err);
+
 /* ---- how often each source repeats (TokenEstimation as a plan) --------- */
 
 #define ORDO_PASS_STARTS 16           /* pass starts kept per source */

@@ -7,8 +7,8 @@
 #include "server.h"
 
 const char *const server_route_names[16] = {
-    "healthz", "metrics", "recipes",  "runs",   "run",      "segments", "steps",    "checkpoints",
-    "compare", "audit",   "recovery", "static", "unknown4", "unknown3", "unknown2", "other"};
+    "healthz", "metrics", "recipes",  "runs",   "run",  "segments", "steps",    "checkpoints",
+    "compare", "audit",   "recovery", "static", "plan", "unknown3", "unknown2", "other"};
 
 enum {
     R_HEALTH,
@@ -23,6 +23,7 @@ enum {
     R_AUDIT,
     R_RECOVERY,
     R_STATIC,
+    R_PLAN,
     R_OTHER = 15
 };
 
@@ -48,6 +49,7 @@ static const struct endpoint_info {
     [E_COMPARE] = {R_COMPARE, 1, 0, 1},
     [E_STRIP] = {R_COMPARE, 1, 0, 1},
     [E_AUDIT] = {R_AUDIT, 1, 0, 1},
+    [E_PLAN] = {R_PLAN, 1, 0, 0},
 };
 
 static int is(const request *req, const char *method)
@@ -118,6 +120,8 @@ static int endpoint_of(char **parts, int n)
         return E_NONE;
     if (!strcmp(parts[1], "recipes") && n <= 3)
         return n == 2 ? E_RECIPES : E_RECIPE;
+    if (!strcmp(parts[1], "recipes") && n == 4 && !strcmp(parts[3], "plan"))
+        return E_PLAN;
     if (!strcmp(parts[1], "runs"))
         return n <= 4 ? endpoint_of_run(parts, n) : E_NONE;
     if (!strcmp(parts[1], "compare") && n == 2)
@@ -189,6 +193,7 @@ static response get(request *req)
     case E_HEALTH: return json_ok(200, json_pack("{s:s}", "status", "ok"));
     case E_METRICS: return api_metrics();
     case E_RECIPE: return api_recipe_get(p[2]);
+    case E_PLAN: return api_recipe_plan(p[2]);
     case E_RUNS: return api_runs_list(req);
     case E_RUN: return api_run_get(p[2]);
     case E_STEPS: return api_steps_get(req, p[2]);

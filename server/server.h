@@ -69,7 +69,8 @@ enum {
     E_RECOVERY,
     E_COMPARE,
     E_STRIP,
-    E_AUDIT
+    E_AUDIT,
+    E_PLAN
 };
 
 /* One request being read and answered. */
@@ -205,6 +206,8 @@ int require_reader(const request *req, response *error);
 /* Handlers (api_*.c). */
 response api_recipe_post(request *req);
 response api_recipe_get(const char *id);
+/* GET /api/recipes/{id}/plan: the recipe's plan document (api_plan.c). */
+response api_recipe_plan(const char *id);
 response api_runs_post(request *req);
 response api_runs_list(request *req);
 response api_run_get(const char *run);

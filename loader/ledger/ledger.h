@@ -53,6 +53,16 @@ ordo_status ordo__chunk_table_link(ordo_ledger *ledger, const char *recipe_id, c
                                    uint32_t position, const ordo__shard *shard,
                                    const ordo__shard_key *key, ordo_error *err);
 
+/* Loads the chunk table the ledger linked to shard `position` of source
+ * `source` of recipe `recipe_id` when it was indexed (what
+ * ordo__chunk_table_load fills in), without the recipe's text field,
+ * filter or chunking: the link was made under them. shard->path and
+ * shard->sha256 must be the recipe's; a row for another file or digest
+ * counts as none (*found 0). */
+ordo_status ordo__recipe_shard_load(ordo_ledger *ledger, const char *recipe_id, const char *source,
+                                    uint32_t position, ordo__shard *shard, int *found,
+                                    ordo_error *err);
+
 /* A source's token estimate: records, bytes and tokens of its sample. */
 typedef struct ordo__estimate {
     uint64_t records, bytes, tokens;

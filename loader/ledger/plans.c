@@ -115,6 +115,39 @@ ordo_status ordo__chunk_table_load(ordo_ledger *ledger, ordo__shard *shard,
     return status;
 }
 
+/* Loads the chunk table linked to a recipe's shard; see ledger.h. */
+ordo_status ordo__recipe_shard_load(ordo_ledger *ledger, const char *recipe_id, const char *source,
+                                    uint32_t position, ordo__shard *shard, int *found,
+                                    ordo_error *err)
+{
+    sqlite3_stmt *stmt = NULL;
+    ordo_status status = ordo__prepare(
+        ledger,
+        "SELECT s.records, s.skipped, s.filtered, s.chunks, s.chunk_table, s.chunk_digests, "
+        "s.chunk_extra, s.chunk_aux FROM recipe_shards AS r JOIN shards AS s ON s.id = "
+        "r.shard_id WHERE r.recipe_id = ?1 AND r.source = ?2 AND r.position = ?3 AND s.path = "
+        "?4 AND s.sha256 = ?5",
+        &stmt, err);
+    if (status != ORDO_OK)
+        return status;
+    sqlite3_bind_text(stmt, 1, recipe_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(stmt, 2, source, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(stmt, 3, position);
+    sqlite3_bind_text(stmt, 4, shard->path, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(stmt, 5, shard->sha256, ORDO_DIGEST_SIZE, SQLITE_STATIC);
+    *found = 0;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 5) != SQLITE_NULL &&
+        sqlite3_column_type(stmt, 6) != SQLITE_NULL) {
+        status = load_row(stmt, shard, err);
+        *found = status == ORDO_OK;
+    } else if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        status = ordo__db_error(ledger, err, "reading a recipe's shard index");
+    }
+    sqlite3_finalize(stmt);
+    return status;
+}
+
 /* Stores a shard's chunk table; see ledger.h. */
 ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shard,
                                     const ordo__shard_key *key, ordo_error *err)

@@ -145,6 +145,11 @@ void ordo__mixture_free(ordo_recipe *recipe);
  * at `step` (from 1): a pure function of the recipe and the step. */
 void ordo__step_shares(const ordo_recipe *recipe, int64_t step, uint64_t *shares);
 
+/* Refuses a shard holding a chunk larger than the recipe's chunk limit
+ * (ordo__chunk_limit), naming shard, chunk and both sizes. */
+ordo_status ordo__recipe_chunks_fit(const ordo_recipe *recipe, const ordo__shard *shard,
+                                    ordo_error *err);
+
 /* Builds every source's flat chunk list and integer shares (plan done). */
 ordo_status ordo__recipe_finish_plan(ordo_recipe *recipe, ordo_error *err);
 

@@ -23,8 +23,8 @@ uint64_t ordo__chunk_limit(const ordo_recipe *r)
 }
 
 /* An index made for a recipe with fewer lanes may hold chunks too large for
- * this one: checked before any lane reads them. */
-static ordo_status chunks_fit(const ordo_recipe *r, const ordo__shard *shard, ordo_error *err)
+ * this one: checked before any lane reads them; see recipe.h. */
+ordo_status ordo__recipe_chunks_fit(const ordo_recipe *r, const ordo__shard *shard, ordo_error *err)
 {
     uint64_t limit = ordo__chunk_limit(r);
     for (uint32_t c = 0; c < shard->chunk_count; c++)
@@ -89,7 +89,7 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
                     status = ordo__chunk_table_store(ledger, shard, &key, err);
             }
             if (status == ORDO_OK)
-                status = chunks_fit(r, shard, err);
+                status = ordo__recipe_chunks_fit(r, shard, err);
             if (status == ORDO_OK && ledger)
                 status = ordo__chunk_table_link(ledger, r->id, src->name, i, shard, &key, err);
             if (status == ORDO_OK && ledger)

@@ -97,8 +97,8 @@ def _combine(parts):
     tokens = None if sources is None or pad is None else sum(sources) + pad
     digests = [d for _, d in by_lane]
     return {"step": steps.pop(), "lanes": [lane for lane, _ in by_lane],
-            "lane_digests": digests, "batch_digest": batch_digest(digests), "loss": loss, "tokens": tokens,
-            "source_tokens": sources, "pad_tokens": pad}
+            "lane_digests": digests, "batch_digest": batch_digest(digests), "loss": loss,
+            "tokens": tokens, "source_tokens": sources, "pad_tokens": pad}
 
 
 def report(client, item, loss, weight=None, metrics=None, group=None):
@@ -120,8 +120,8 @@ def report(client, item, loss, weight=None, metrics=None, group=None):
     the default process group; none when torch.distributed is not
     initialised: a world of one). Rank 0 queues, through `client` (an
     ``ordo.Client``; other ranks may pass None), the step with its lane
-    digests in lane order (the service composes the batch digest), the
-    all-reduced loss, the tokens (source tokens + pad tokens), the
+    digests in lane order (the service composes the batch digest), that
+    global loss, the tokens (source tokens + pad tokens), the
     per-source tokens and pad tokens summed over the ranks, and `metrics`
     (a dict of scalars). The client's queue and thread do the sending:
     this call never waits on the network, and a report the service refuses

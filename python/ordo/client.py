@@ -177,6 +177,23 @@ def _step_item(step, batch_digest, lane_digests, loss, tokens, metrics, source_t
     return item
 
 
+def fetch_plan(url, recipe_id, token=None, timeout=60.0):
+    """The plan document of recipe `recipe_id` (bytes, as the library wrote
+    it) from ordo serve at `url`: GET /api/recipes/{id}/plan with the bearer
+    `token` when given. ClientError for an answer other than 200 (404 names
+    a recipe the service does not know or has not indexed)."""
+    req = urllib.request.Request(url.rstrip("/") + "/api/recipes/" + quote(recipe_id) + "/plan",
+                                 method="GET")
+    req.add_header("Accept", "application/json")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.read()
+    except urllib.error.HTTPError as e:
+        raise ClientError(e.code, e.read().decode("utf-8", "replace")) from None
+
+
 class Client:
     """Talks to ordo serve at `url` with an optional bearer `token`. `rank`
     (default $RANK, else 0) is sent with this process's lane reports."""

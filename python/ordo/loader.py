@@ -96,7 +96,12 @@ def _library():
         "ordo_recipe_hashed": ([P, ctypes.POINTER(ctypes.c_int),
                                 ctypes.POINTER(ctypes.c_uint64)], None),
         "ordo_recipe_index": ([P, P, P, P, E], ctypes.c_int),
+        "ordo_recipe_open_plan": ([ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                   ctypes.c_char_p, ctypes.POINTER(P), E], ctypes.c_int),
+        "ordo_recipe_open_stored": ([P, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(P), E],
+                                    ctypes.c_int),
         "ordo_recipe_free": ([P], None),
+        "ordo_recipe_id": ([P], ctypes.c_char_p),
         "ordo_recipe_indexed_shards": ([P], ctypes.c_int),
         "ordo_ledger_open": ([ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(P), E], ctypes.c_int),
         "ordo_ledger_close": ([P], None),
@@ -138,6 +143,12 @@ def _check(status, err):
         raise OrdoError(err.message.decode("utf-8", "replace"))
 
 
+def _is_recipe_id(value):
+    """A recipe id (64 lowercase hex) that is not the name of a file."""
+    return (isinstance(value, str) and len(value) == 64
+            and all(c in "0123456789abcdef" for c in value) and not os.path.exists(value))
+
+
 def merge_states(states):
     """Joins the per-rank states (bytes) of one step into the checkpoint of
     every lane that a resume at any world size needs."""
@@ -163,14 +174,21 @@ class Loader:
 
     def __init__(self, recipe, rank, world_size, db=None, read_workers=1, tokenize_workers=1,
                  lane_binding="logical", state=None, as_torch=False, index_cache=None,
-                 run=None):
+                 run=None, plan_url=None, token=None, data_root=None):
         """Opens rank `rank` of `world_size` over the recipe file `recipe`.
         The index is kept in the ledger `db` when given, else in
         `index_cache` (default: .ordo-index.db next to the recipe; False:
         none). `state` (bytes) resumes; `as_torch` hands out torch tensors
         (ImportError without torch). With `db` and `run` (the run the
         state was recorded for) a resume checks its replay against the
-        ledger."""
+        ledger.
+
+        From an existing index, hashing and indexing no shard (each chunk is
+        checked against its recorded digest as it is read): `recipe` is then
+        the recipe id (64 hex), opened with the plan the service at
+        `plan_url` serves (GET /api/recipes/{id}/plan, bearer `token` when
+        given), or else the plan the ledger `db` holds. Relative shard paths
+        resolve in `data_root` (default: the current folder)."""
         if as_torch:
             try:
                 import torch  # noqa: F401
@@ -184,18 +202,26 @@ class Loader:
         self._ledger = ctypes.c_void_p()
         self.as_torch = as_torch
         self.rank, self.world_size = rank, world_size
-        # The ledger first: shards it already hashed are not hashed again
-        # (their chunks are checked as they are read).
-        self.index_cache = self._open_index(recipe, db, index_cache)
+        self.plan_url = plan_url
+        if plan_url is not None or _is_recipe_id(recipe):
+            self.index_cache = None
+            self._open_indexed(recipe, db, plan_url, token, data_root)
+        else:
+            # The ledger first: shards it already hashed are not hashed again
+            # (their chunks are checked as they are read).
+            self.index_cache = self._open_index(recipe, db, index_cache)
         try:
-            _check(L.ordo_recipe_load_with(os.fsencode(recipe), self._ledger,
-                                           ctypes.byref(self._recipe), ctypes.byref(err)), err)
+            if not self._recipe:
+                _check(L.ordo_recipe_load_with(os.fsencode(recipe), self._ledger,
+                                               ctypes.byref(self._recipe), ctypes.byref(err)), err)
             _check(L.ordo_recipe_index(self._recipe, self._ledger, None, None,
                                        ctypes.byref(err)), err)
         finally:
-            if not (db and run):  # only indexing needs it, unless resumes are checked
+            # only indexing needs it, unless resumes are checked
+            if not (db and run) and self._ledger:
                 L.ordo_ledger_close(self._ledger)
                 self._ledger = ctypes.c_void_p()
+        self.recipe_id = L.ordo_recipe_id(self._recipe).decode("ascii")
         self.indexed_shards = L.ordo_recipe_indexed_shards(self._recipe)
         hashed, hashed_bytes = ctypes.c_int(), ctypes.c_uint64()
         L.ordo_recipe_hashed(self._recipe, ctypes.byref(hashed), ctypes.byref(hashed_bytes))
@@ -210,6 +236,30 @@ class Loader:
         self._run = run.encode() if db and run else None
         self._read, self._tokenize = read_workers, tokenize_workers
         self._open(state)
+
+    def _open_indexed(self, recipe_id, db, plan_url, token, data_root):
+        """Opens the recipe `recipe_id` from an existing index: the plan the
+        service at `plan_url` serves, else the one the ledger `db` holds."""
+        if not _is_recipe_id(recipe_id):
+            raise ValueError(f"Loader(plan_url=...) takes the recipe id (64 lowercase hex), "
+                             f"not {recipe_id!r}")
+        if plan_url is None and not db:
+            raise ValueError(f"Loader({recipe_id[:12]}...) opens a recipe id from an index: "
+                             "give plan_url (ordo serve) or db (a ledger that indexed it)")
+        err = _Error()
+        root = os.fsencode(os.path.abspath(data_root or os.curdir))
+        if db:  # kept for resume checks, or read for the plan
+            _check(lib().ordo_ledger_open(os.fsencode(db), 0, ctypes.byref(self._ledger),
+                                          ctypes.byref(err)), err)
+        if plan_url is not None:
+            from .client import fetch_plan
+            plan = fetch_plan(plan_url, recipe_id, token=token)
+            _check(lib().ordo_recipe_open_plan(plan, len(plan), recipe_id.encode(), root,
+                                               ctypes.byref(self._recipe), ctypes.byref(err)), err)
+        else:
+            _check(lib().ordo_recipe_open_stored(self._ledger, recipe_id.encode(), root,
+                                                 ctypes.byref(self._recipe), ctypes.byref(err)),
+                   err)
 
     def _open_index(self, recipe, db, index_cache):
         """Opens the ledger that keeps the index; returns its path or None."""

@@ -2,14 +2,16 @@
 process group) and in a 2-process gloo group (real processes), it stores
 the step's lane digests in lane order, the token-weighted mean loss of the
 global batch, and the tokens, source tokens and pad tokens summed over the
-ranks; a NaN loss is stored as no loss; a rank called with a wrong item
-makes every rank raise (no rank is left waiting in the collective).
+ranks; a NaN loss is stored as no loss; it returns while the service has
+not answered; a rank called with a wrong item, or ranks at different
+steps, make every rank raise (no rank is left waiting in a collective).
 
 Run as `test_torch_report.py --rank R WORLD STORE URL TOKEN RUN RECIPE`, it
 is one rank of the 2-process group."""
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import unittest
@@ -17,11 +19,11 @@ import unittest
 import common
 
 import ordo
-from ordo._report import report
 from ordo.loader import Loader
 
 try:
-    import torch  # noqa: F401
+    import torch
+    from ordo.torch import report
     HAVE_TORCH = True
 except ImportError:
     HAVE_TORCH = False
@@ -91,6 +93,20 @@ class ReportTest(unittest.TestCase):
         self.check_stored("one", [None if b["step"] == 2 else rank_loss(b["step"], 1)
                                   for b in self.batches])
 
+    def test_never_waits_on_the_network(self):
+        # a service that takes the connection and never answers: report
+        # returns while the client's request is still unanswered
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        c = ordo.Client(f"http://127.0.0.1:{silent.getsockname()[1]}", token=self.token,
+                        run="nobody", timeout=60.0)
+        for b in self.batches:
+            report(c, b, 1.0)
+        self.assertEqual((c.sent, c.failures), (0, 0))
+        silent.close()  # the pending connection is reset: the thread gives up, retries, stops
+        self.assertEqual(c.close(timeout=0), STEPS)  # all still unsent
+
     def test_not_a_last_item(self):
         item = {k: v for k, v in self.batches[0].items() if k != "lane_digests"}
         with self.assertRaisesRegex(ValueError, "step 1: the item has no lane_digests"):
@@ -109,6 +125,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(outs[0][0], outs[1][0])
         self.assertIn("raised: ValueError: ordo.torch.report: rank 1: ValueError: step 1",
                       outs[0][0])
+        self.assertIn("raised: RuntimeError: ordo.torch.report: the ranks are at different "
+                      f"steps: rank 0 at {STEPS}, rank 1 at {STEPS + 1}", outs[0][0])
         w = [rank_weight(r) for r in range(2)]
         losses = []
         for b in self.batches:
@@ -140,6 +158,11 @@ def rank_main(argv):
         report(client, bad, 1.0)
     except ValueError as e:
         print("raised: ValueError:", e)
+    # ranks at different steps: both raise
+    try:
+        report(client, dict(b, step=b["step"] + rank), 1.0)
+    except RuntimeError as e:
+        print("raised: RuntimeError:", e)
     loader.close()
     if client is not None:
         assert client.close() == 0

@@ -1,9 +1,11 @@
 """examples/torch_train.py, run as a user would (gloo, CPU, ranks started by
-torch.multiprocessing, or by torchrun for the resume at W = 1): trained at W = 2 with a checkpoint after step 20,
-resumed from one rank's checkpoint file at W = 1, 4 and 8, every batch
-digest after the resume equals the uninterrupted W = 2 run's as ordo serve
-compares them, and the reported all-reduced losses agree to 1e-4. The same
-with the rank-bound loader diverges right after the resume."""
+torch.multiprocessing, or by torchrun for the resume at W = 1): trained at
+W = 2 with a checkpoint after step 20, resumed from one rank's checkpoint
+file at W = 1 and 4 (new runs) and 8 (a job stopped after step 20 going on
+in a new segment of its run), every batch digest after the resume equals
+the uninterrupted W = 2 run's as ordo serve compares them, and the
+reported all-reduced losses agree to 1e-4. The same with the rank-bound
+loader diverges right after the resume."""
 import json
 import os
 import subprocess
@@ -21,7 +23,7 @@ except ImportError:
 EXAMPLE = os.path.join(common.ROOT, "examples", "torch_train.py")
 SAVE_AT = 20
 STEPS = 24  # the steps after the resume: 21 .. 24
-GRAD_ACCUM = 2  # at W = 8: one row per microbatch (global batch 16)
+GRAD_ACCUM = 2  # at W = 8: one row per microbatch (global batch 16); the contrast: 1
 
 
 class TrainingTest(unittest.TestCase):
@@ -44,7 +46,7 @@ class TrainingTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.stop()
 
-    def train(self, run, world, *extra, torchrun=False):
+    def train(self, run, world, *extra, torchrun=False, grad_accum=GRAD_ACCUM, steps=STEPS):
         """Runs the example at `world` ranks: started by torchrun (python3 -m
         torch.distributed.run), or by the example itself (--nproc)."""
         env = dict(os.environ, PYTHONPATH=os.path.join(common.ROOT, "python"))
@@ -56,19 +58,34 @@ class TrainingTest(unittest.TestCase):
         else:
             cmd = [sys.executable, EXAMPLE, "--nproc", str(world)]
         cmd += ["--recipe", self.recipe, "--url", self.server.url, "--token", self.token,
-                "--run", run, "--steps", str(STEPS), "--grad-accum", str(GRAD_ACCUM), *extra]
+                "--run", run, "--steps", str(steps), "--grad-accum", str(grad_accum), *extra]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
         self.assertEqual(done.returncode, 0, done.stderr[-3000:])
 
-    def compare(self, a, b):
+    def get(self, path):
         import ordo
         c = ordo.Client(self.server.url, token=self.token)
-        out = c.compare(a, b)
+        out = c._request("GET", path)
         c.close()
         return out
 
+    def compare(self, a, b):
+        return self.get(f"/api/compare?a={a}&b={b}")
+
     def losses(self, run):
         return {s["step"]: s["loss"] for s in common.steps(self.server.url, run)}
+
+    def check_resumed(self, run, first, base):
+        """`run`'s steps first .. STEPS have w2's batch digests (ordo serve's
+        compare) and its losses to 1e-4."""
+        cmp = self.compare("w2", run)
+        self.assertEqual(cmp["steps_compared"], STEPS - first + 1, cmp)
+        self.assertEqual(cmp["matched"], STEPS - first + 1, cmp)
+        losses = self.losses(run)
+        self.assertEqual(sorted(losses), list(range(first, STEPS + 1)))
+        for step in losses:
+            self.assertAlmostEqual(losses[step], base[step], delta=1e-4 * abs(base[step]),
+                                   msg=f"{run} step {step}")
 
     def test_logical_lanes_resume_at_other_world_sizes(self):
         ckpt = os.path.join(self.dir, "ckpt")
@@ -78,25 +95,36 @@ class TrainingTest(unittest.TestCase):
         self.assertLess(base[STEPS], base[1])  # the model learned from these batches
         # each rank wrote its file; a resume reads any one of them
         self.assertEqual(sorted(os.listdir(ckpt)), ["step20-rank0.pt", "step20-rank1.pt"])
-        for world in (1, 4, 8):
+        # W = 1 and 4: new runs from w2's checkpoint, compared with it
+        for world in (1, 4):
             run = f"resume-w{world}"
             self.train(run, world, "--resume", os.path.join(ckpt, "step20-rank1.pt"),
                        "--baseline", "w2", torchrun=world == 1)
-            cmp = self.compare("w2", run)
-            self.assertEqual(cmp["steps_compared"], STEPS - SAVE_AT, cmp)
-            self.assertEqual(cmp["matched"], STEPS - SAVE_AT, cmp)
-            resumed = self.losses(run)
-            self.assertEqual(sorted(resumed), list(range(SAVE_AT + 1, STEPS + 1)))
-            for step in resumed:
-                self.assertAlmostEqual(resumed[step], base[step], delta=1e-4 * abs(base[step]),
-                                       msg=f"{run} step {step}")
+            self.check_resumed(run, SAVE_AT + 1, base)
+        # W = 8: a job stopped after step 20 goes on in a new segment of its run
+        job_ckpt = os.path.join(self.dir, "job-ckpt")
+        self.train("job", 2, "--save-at", str(SAVE_AT), "--checkpoints", job_ckpt, steps=SAVE_AT)
+        self.train("job", 8, "--resume", os.path.join(job_ckpt, "step20-rank1.pt"))
+        self.check_resumed("job", 1, base)
+        segments = self.get("/api/runs/job")["segments"]
+        self.assertEqual([(s["start_step"], s["world_size"]) for s in segments],
+                         [(1, 2), (SAVE_AT + 1, 8)])
+        # the dashboard shows these runs, loss curves overlaid
+        shots = os.path.join(common.BUILD, "screenshots")
+        os.makedirs(shots, exist_ok=True)
+        done = subprocess.run(["node", os.path.join(common.ROOT, "tests", "web", "shot.mjs"),
+                               os.path.join(common.BUILD, "peers", "node_modules"), self.server.url,
+                               "#/compare?runs=w2,resume-w1,resume-w4,job",
+                               os.path.join(shots, "training-compare.png")],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_rank_bound_resume_diverges(self):
         ckpt = os.path.join(self.dir, "rank-ckpt")
         self.train("rank-w2", 2, "--lane-binding", "rank", "--save-at", str(SAVE_AT),
-                   "--checkpoints", ckpt)
+                   "--checkpoints", ckpt, grad_accum=1)
         self.train("rank-resume-w4", 4, "--lane-binding", "rank", "--baseline", "rank-w2",
-                   "--resume", os.path.join(ckpt, "step20-rank0.pt"))
+                   "--resume", os.path.join(ckpt, "step20-rank0.pt"), grad_accum=1)
         cmp = self.compare("rank-w2", "rank-resume-w4")
         self.assertEqual(cmp["steps_compared"], STEPS - SAVE_AT)
         self.assertEqual(cmp["first_divergent_step"], SAVE_AT + 1)

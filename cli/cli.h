@@ -87,6 +87,7 @@ int cmd_show(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_recipe(int argc, char **argv);
 int cmd_shard(int argc, char **argv);

@@ -14,6 +14,7 @@ static const cli_command commands[] = {
     {"run", cmd_run, "play a data-parallel job and record every step"},
     {"resume", cmd_resume, "continue a run from a checkpoint at another world size"},
     {"compare", cmd_compare, "compare two runs step by step"},
+    {"batch", cmd_batch, "what the model saw at a step: its batch regenerated, checked, traced"},
     {"tokens", cmd_tokens, "a file's token ids under a tiktoken-compatible encoding"},
     {"serve", cmd_serve, "serve the ledger over HTTP (API for jobs and the dashboard)"},
     {"token", cmd_token, "token create, list, revoke: API tokens for the service"},

@@ -1274,6 +1274,72 @@ void ordo_token_list_free(ordo_token_list *list);
  * is not in the ledger. */
 ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
 
+/* ---- batch provenance ------------------------------------------------- */
+
+/* One piece of a document in a sample: tokens [start, end) of the
+ * document's `length` ([bos] tokens eos, both included), at token `at` of
+ * the sample. The document is record `record` of `shard`: its physical
+ * index in the shard from 0 (a line of .jsonl, .jsonl.zst or .jsonl.gz, a
+ * Parquet row, 0 for a .txt file), blank, empty and filtered-out records
+ * counted, starting at byte `byte` of the file (.jsonl and .txt; -1 in
+ * compressed and Parquet shards, where `record` locates it). */
+typedef struct ordo_batch_piece {
+    const char *shard; /* its path as in the resolved recipe (owned by the provenance) */
+    uint64_t record;
+    int64_t byte;
+    uint64_t start, end, length;
+    int at;
+} ordo_batch_piece;
+
+/* One sample of a regenerated batch. */
+typedef struct ordo_batch_sample {
+    int lane;
+    int source;              /* recipe source index */
+    const char *source_name; /* owned by the provenance */
+    int piece_count;
+    const ordo_batch_piece *pieces; /* in sample order */
+    const uint32_t *tokens;         /* sample_len ids */
+} ordo_batch_sample;
+
+/* The global batch of one recorded step, regenerated and checked. */
+typedef struct ordo_provenance {
+    int64_t step;
+    int64_t from_step; /* the checkpoint it was replayed from; 0: the run's start */
+    int lanes, per_lane, sample_len, rows;
+    unsigned char batch_digest[ORDO_DIGEST_SIZE];
+    const unsigned char *lane_digests; /* lanes x 32 bytes, equal to the ledger's */
+    const ordo_batch_sample *samples;  /* rows, in batch order (lane by lane) */
+    const ordo_recipe *recipe;         /* the run's recipe, owned */
+} ordo_provenance;
+
+/* Regenerates the global batch of step `step` of run `run_id` (any world
+ * size or segment it ran at) from its latest checkpoint before that step
+ * (or from step 0), through the loader itself at world size 1, and checks
+ * every lane digest of every step it regenerates against the ledger's
+ * (the resume check for the checkpoint's flush epoch, then each step up
+ * to `step`). The recipe's relative shard paths resolve in `data_root`
+ * (NULL: the run's recorded one, else the current folder); shards are
+ * checked chunk by chunk as they are read. Refused: ORDO_NOTFOUND for a
+ * step the run did not record; ORDO_INVALID for a foreign digest kind or
+ * rank-bound lanes (their samples mix sources and depend on the world
+ * size's history); ORDO_CONFLICT when a regenerated lane digest differs
+ * from the ledger's (naming step and lane: the data or the code changed)
+ * or a shard changed (naming step, lane and file); a checkpoint that does
+ * not reproduce the ledger is refused as a resume refuses it (ORDO_INVALID
+ * naming step and lane). Errors start "step N of run 'NAME': " ("step N
+ * of run 'NAME' (ledger 'FILE'): " once the replay began). *out is the
+ * caller's (ordo_provenance_free). */
+ordo_status ordo_batch_provenance(ordo_ledger *ledger, int64_t run_id, int64_t step,
+                                  const char *data_root, ordo_provenance **out, ordo_error *err);
+
+void ordo_provenance_free(ordo_provenance *provenance);
+
+/* The text of piece `piece` of sample `row`: its tokens decoded by the
+ * recipe's tokenizer (bytes for the byte tokenizer), bos and eos left
+ * out. *text is the caller's (ordo_free); *len may be 0. */
+ordo_status ordo_provenance_piece_text(const ordo_provenance *provenance, int row, int piece,
+                                       char **text, size_t *len, ordo_error *err);
+
 /* ---- JSON views -------------------------------------------------------- */
 
 /* The JSON objects the CLI (`ordo show --json`, `ordo runs --json`, `ordo
@@ -1330,6 +1396,13 @@ char *ordo_compare_result_json(const char *a, const char *b, const ordo_compare_
  * "lane_bytes_max", "lane_pass2_first", "lane_pass2_last"} (steps past the
  * horizon are null) for one source's passes (ordo_recipe_passes). */
 char *ordo_source_plan_json(const ordo_source_plan *plan);
+
+/* {"run", "step", "from_step", "batch_digest", "lanes", "per_lane",
+ * "sample_len", "lane_digests": [{"lane", "digest"}], "samples": [{"lane",
+ * "row" (in its lane), "source", "pieces": [{"shard", "record", "byte"
+ * (null when not known), "tokens": [start, end], "length", "at"}]}]} in
+ * batch order; with `lane` >= 0 only that lane's digest and samples. */
+char *ordo_provenance_json(const char *run, const ordo_provenance *provenance, int lane);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

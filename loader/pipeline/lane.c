@@ -25,6 +25,14 @@ ordo__sample *ordo__sample_new(const ordo_recipe *r, uint64_t epoch)
     return s;
 }
 
+/* Frees a sample; see pipeline.h. */
+void ordo__sample_free(ordo__sample *s)
+{
+    if (s)
+        ordo__pieces_free(s->pieces);
+    free(s);
+}
+
 /* The rank-bound contrast's shuffle window: with "shuffle", as many
  * samples as a logical lane's flush epoch holds (flush_every x B / L),
  * whatever the world size; else none. */
@@ -75,6 +83,7 @@ void ordo__lane_free(ordo__lane *lane)
         ordo__work *w = &lane->ring[i];
         free(w->text);
         free(w->doc_len);
+        free(w->doc_record);
         free(w->tokens.ids);
         free(w->doc_offset);
     }

@@ -1,4 +1,5 @@
 /* The loader: one rank's lanes, their pipelines, batches, checkpoints. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,8 @@ static ordo_status alloc_batch(ordo_loader *l, ordo_error *err)
     l->lane_digests = malloc((size_t)l->lane_count * ORDO_DIGEST_SIZE);
     l->source_tokens = calloc(l->recipe->source_count, sizeof *l->source_tokens);
     l->sample_sources = calloc(rows ? rows : 1, sizeof *l->sample_sources);
+    if (l->observe && !(l->row_pieces = calloc(rows ? rows : 1, sizeof *l->row_pieces)))
+        return ordo__error(err, ORDO_NOMEM, "out of memory opening a loader");
     if (l->rank_bound)
         l->lanes = calloc((size_t)l->lane_count, sizeof *l->lanes);
     else
@@ -332,6 +335,18 @@ static ordo_status open_lanes(ordo_loader *l, const ordo_loader_options *o, ordo
 
 static ordo_status advance(ordo_loader *l, ordo__lane *lane, ordo_error *err);
 
+/* An observing loader names the lane of an error that does not already
+ * (a shard's changed chunk, a read error): provenance names step and lane. */
+static ordo_status name_lane(const ordo_loader *l, int lane, ordo_status status, ordo_error *err)
+{
+    char own[32];
+    snprintf(own, sizeof own, "lane %d", lane);
+    if (status == ORDO_OK || !l->observe || !err || strstr(err->message, own))
+        return status;
+    ordo_error was = *err;
+    return ordo__error(err, status, "lane %d: %s", lane, was.message);
+}
+
 /* A resumed loader regenerates what its lanes delivered since their flush
  * epochs began and checks it before handing out anything, so a checkpoint
  * that does not reproduce the ledger is refused when the loader opens. */
@@ -339,7 +354,7 @@ static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
 {
     ordo_status status = ORDO_OK;
     for (int i = 0; status == ORDO_OK && !l->rank_bound && i < l->lane_count; i++)
-        status = ordo__mlane_drop(&l->mlanes[i], err);
+        status = name_lane(l, l->mlanes[i].index, ordo__mlane_drop(&l->mlanes[i], err), err);
     for (int i = 0; status == ORDO_OK && l->rank_bound && i < l->lane_count; i++) {
         ordo__lane *lane = &l->lanes[i];
         while (status == ORDO_OK && (status = ordo__lane_drop(lane, err)) == ORDO_OK &&
@@ -353,6 +368,13 @@ static ordo_status replay_dropped(ordo_loader *l, ordo_error *err)
 ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o, ordo_loader **out,
                              ordo_error *err)
 {
+    return ordo__loader_open_observed(r, o, 0, out, err);
+}
+
+/* Opens a loader that may note its samples' pieces; see pipeline.h. */
+ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_options *o,
+                                       int observe, ordo_loader **out, ordo_error *err)
+{
     *out = NULL;
     if (!ordo_lane_binding_name(o->lane_binding))
         return ordo__error(err, ORDO_INVALID,
@@ -360,6 +382,10 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
                            "ORDO_BINDING_RANK",
                            (int)o->lane_binding);
     int rank_bound = o->lane_binding == ORDO_BINDING_RANK;
+    if (observe && rank_bound)
+        return ordo__error(err, ORDO_INVALID,
+                           "the pieces of samples are noted for logical lanes only: a rank-bound "
+                           "lane packs several sources into one sample");
     ordo_status status = check_options(r, o, rank_bound, err);
     if (status != ORDO_OK)
         return status;
@@ -370,6 +396,7 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     l->rank = o->rank;
     l->world_size = o->world_size;
     l->rank_bound = rank_bound;
+    l->observe = observe;
     l->stride = rank_bound ? o->world_size : r->lanes;
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;
@@ -423,6 +450,9 @@ void ordo_loader_close(ordo_loader *l)
     free(l->lanes);
     free(l->mlanes);
     free(l->sample_sources);
+    for (int i = 0; l->row_pieces && i < l->lane_count * l->per_lane; i++)
+        ordo__pieces_free(l->row_pieces[i]);
+    free(l->row_pieces);
     ordo__streams_free(l->streams, l->recipe->source_count);
     free(l->tokens);
     free(l->doc_start);
@@ -547,12 +577,18 @@ static ordo_status fill_lane(ordo_loader *l, int i, ordo_batch *b, ordo_error *e
         size_t at = ((size_t)i * (size_t)l->per_lane + (size_t)row) * seq_len;
         memcpy(l->tokens + at, s->tokens, seq_len * sizeof *s->tokens);
         memcpy(l->doc_start + at, s->doc_start, seq_len);
-        l->sample_sources[(size_t)i * (size_t)l->per_lane + (size_t)row] = s->source;
+        size_t index = (size_t)i * (size_t)l->per_lane + (size_t)row;
+        l->sample_sources[index] = s->source;
+        if (l->row_pieces) { /* observed: the row's pieces replace the last batch's */
+            ordo__pieces_free(l->row_pieces[index]);
+            l->row_pieces[index] = s->pieces;
+            s->pieces = NULL;
+        }
         digest_row(l, s->tokens, seq_len);
         b->pad_tokens += s->pad;
         for (uint32_t src = 0; src < l->recipe->source_count; src++)
             l->source_tokens[src] += s->source_tokens[src];
-        free(s);
+        ordo__sample_free(s);
     }
     unsigned int n = 0;
     EVP_DigestFinal_ex(l->digest_ctx, l->lane_digests + (size_t)i * ORDO_DIGEST_SIZE, &n);
@@ -576,7 +612,7 @@ ordo_status ordo_loader_next(ordo_loader *l, ordo_batch *b, ordo_error *err)
     ordo_error local;
     ordo_status status = top_up(l, &local);
     for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
-        status = fill_lane(l, i, b, &local);
+        status = name_lane(l, l->lane_ids[i], fill_lane(l, i, b, &local), &local);
     if (status != ORDO_OK) {
         l->failed = status;
         l->failure = local;
@@ -643,4 +679,12 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
         status = ordo__state_encode(&s, data, size, err);
     free(records);
     return status == ORDO_OK ? ordo__ok(err) : status;
+}
+
+/* The pieces of a row of the last batch; see pipeline.h. */
+const ordo__pieces *ordo__loader_row_pieces(const ordo_loader *l, int row)
+{
+    if (!l->row_pieces || row < 0 || row >= l->lane_count * l->per_lane)
+        return NULL;
+    return l->row_pieces[row];
 }

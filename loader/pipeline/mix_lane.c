@@ -60,7 +60,7 @@ void ordo__mlane_free(ordo__mlane *lane)
         if (lane->packers[s].loader)
             ordo__packer_free(&lane->packers[s]);
     for (uint64_t i = 0; lane->samples && i < epoch_samples(l); i++)
-        free(lane->samples[i]);
+        ordo__sample_free(lane->samples[i]);
     free(lane->packers);
     free(lane->start);
     free(lane->samples);
@@ -117,7 +117,12 @@ static ordo_status fill_source(ordo__mlane *lane, uint32_t s, uint64_t epoch, or
         }
         mine[i]->source = (int32_t)s;
         mine[i]->source_tokens[s] = (uint32_t)l->recipe->sample_len;
-        status = ordo__packer_fill(&lane->packers[s], mine[i]->tokens, mine[i]->doc_start, err);
+        if (l->observe && !(mine[i]->pieces = calloc(1, sizeof *mine[i]->pieces))) {
+            status = ordo__error(err, ORDO_NOMEM, "out of memory packing lane %d", lane->index);
+            break;
+        }
+        status = ordo__packer_fill(&lane->packers[s], mine[i]->tokens, mine[i]->doc_start,
+                                   mine[i]->pieces, err);
     }
     for (uint64_t i = 0, j = 0; status == ORDO_OK && i < total; i++)
         if (lane->sources[i] == s) {
@@ -127,7 +132,7 @@ static ordo_status fill_source(ordo__mlane *lane, uint32_t s, uint64_t epoch, or
             j++;
         }
     for (uint64_t i = 0; i < count; i++)
-        free(mine[i]);
+        ordo__sample_free(mine[i]);
     free(mine);
     return status;
 }
@@ -175,7 +180,7 @@ ordo_status ordo__mlane_drop(ordo__mlane *lane, ordo_error *err)
         ordo_status status = next_sample(lane, &s, err);
         if (status == ORDO_OK)
             status = ordo__check_sample(lane->loader, lane->index, &lane->check, s->tokens, err);
-        free(s);
+        ordo__sample_free(s);
         if (status != ORDO_OK)
             return status;
         lane->discard--;

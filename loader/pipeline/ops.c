@@ -7,7 +7,6 @@
 
 static int keep_doc(void *context, const char *text, size_t len, uint64_t record)
 {
-    (void)record;
     ordo__work *w = context;
     uint64_t index = w->seen++; /* documents of a unit's range only */
     if (w->count && (index < w->first || index - w->first >= w->count))
@@ -28,8 +27,13 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
         if (!grown)
             return w->oom = 1;
         w->doc_len = grown;
+        uint64_t *records = realloc(w->doc_record, cap * sizeof *records);
+        if (!records)
+            return w->oom = 1;
+        w->doc_record = records;
         w->doc_cap = cap;
     }
+    w->doc_record[w->doc_count] = record;
     memcpy(w->text + w->text_len, text, len);
     w->text_len += len;
     w->doc_len[w->doc_count++] = len;
@@ -67,10 +71,12 @@ void ordo__work_release(ordo__work *w)
 {
     free(w->text);
     free(w->doc_len);
+    free(w->doc_record);
     free(w->tokens.ids);
     free(w->doc_offset);
     w->text = NULL;
     w->doc_len = NULL;
+    w->doc_record = NULL;
     w->tokens = (ordo__tokens){0};
     w->doc_offset = NULL;
     w->text_cap = w->doc_cap = w->offset_cap = 0;

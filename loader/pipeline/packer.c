@@ -140,9 +140,43 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     return ORDO_OK;
 }
 
+/* Frees a sample's pieces (the struct too). */
+void ordo__pieces_free(ordo__pieces *pieces)
+{
+    if (pieces)
+        free(pieces->items);
+    free(pieces);
+}
+
+/* Appends the piece [at, at + run) of the current document of `w`. */
+static ordo_status observe(ordo__packer *p, const ordo__work *w, size_t fill, size_t run,
+                           size_t length, ordo__pieces *pieces, ordo_error *err)
+{
+    if (pieces->count == pieces->cap) {
+        size_t cap = pieces->cap ? 2 * pieces->cap : 8;
+        ordo__piece *grown = realloc(pieces->items, cap * sizeof *grown);
+        if (!grown)
+            return ordo__error(err, ORDO_NOMEM, "out of memory noting a sample's documents");
+        pieces->items = grown;
+        pieces->cap = cap;
+    }
+    const ordo__chunk *chunk =
+        &p->loader->recipe->sources[p->source].shards[w->ref.shard].chunks[w->ref.chunk];
+    pieces->items[pieces->count++] =
+        (ordo__piece){.source = p->source,
+                      .shard = w->ref.shard,
+                      .chunk = w->ref.chunk,
+                      .at = (uint32_t)fill,
+                      .record = chunk->first_record + w->doc_record[p->pos.doc],
+                      .start = p->pos.offset,
+                      .end = p->pos.offset + run,
+                      .length = length};
+    return ORDO_OK;
+}
+
 /* Fills the next sample; see packer.h. */
 ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
-                              ordo_error *err)
+                              ordo__pieces *pieces, ordo_error *err)
 {
     size_t seq_len = (size_t)p->loader->recipe->sample_len, fill = 0;
     memset(doc_start, 0, seq_len);
@@ -160,6 +194,8 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
         if (p->pos.offset == 0)
             doc_start[fill] = 1;
         memcpy(tokens + fill, w->tokens.ids + at, run * sizeof *tokens);
+        if (pieces && (status = observe(p, w, fill, run, end - begin, pieces, err)) != ORDO_OK)
+            return status;
         fill += run;
         p->pos.offset += run;
         if (at + run < end)

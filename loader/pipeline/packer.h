@@ -20,6 +20,23 @@ typedef struct ordo__pos {
     uint64_t unit, doc, offset;
 } ordo__pos;
 
+/* One piece of a document that a packer cut into a sample: document
+ * tokens [start, end) of `length` (bos and eos included) of the record `record`
+ * (physical, from 0 in its shard) of chunk `chunk` of shard `shard` of
+ * `source`, at token `at` of the sample. */
+typedef struct ordo__piece {
+    uint32_t source, shard, chunk, at;
+    uint64_t record, start, end, length; /* length: the document's tokens */
+} ordo__piece;
+
+/* The pieces of one sample, in sample order (items owned). */
+typedef struct ordo__pieces {
+    ordo__piece *items;
+    size_t count, cap;
+} ordo__pieces;
+
+void ordo__pieces_free(ordo__pieces *pieces);
+
 typedef struct ordo__packer {
     struct ordo_loader *loader;
     int lane;
@@ -47,10 +64,11 @@ void ordo__packer_free(ordo__packer *p);
 void ordo__packer_issue(ordo__packer *p, int depth, struct ordo__work **chain);
 
 /* Fills `tokens` (seq_len ids) and `doc_start` with the packer's next
- * sample, waiting for the units it needs. A unit that fails to read, or a
- * position that does not fit its unit, is an error naming lane, source and
- * unit. */
+ * sample, waiting for the units it needs; with `pieces` (NULL: not asked)
+ * each piece of a document it cuts is appended there as it is cut. A unit
+ * that fails to read, or a position that does not fit its unit, is an
+ * error naming lane, source and unit. */
 ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
-                              ordo_error *err);
+                              ordo__pieces *pieces, ordo_error *err);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct ordo__sample {
     uint32_t *tokens;        /* seq_len ids */
     uint32_t *source_tokens; /* tokens per source */
     uint8_t *doc_start;      /* seq_len flags */
+    ordo__pieces *pieces;    /* its documents' pieces when the loader observes (owned), or NULL */
 } ordo__sample;
 
 /* The resume check of a lane (docs/reliability.md): the samples a resume
@@ -49,6 +50,7 @@ typedef struct ordo__work {
     char *text;
     size_t text_len, text_cap;
     size_t *doc_len;
+    uint64_t *doc_record; /* each document's physical record in the chunk (from 0) */
     size_t doc_count, doc_cap;
     /* tokenize: tokens of every document, each followed by end-of-text */
     ordo__tokens tokens;
@@ -137,7 +139,21 @@ struct ordo_loader {
     int64_t *source_tokens;
     int32_t *sample_sources; /* rows */
     EVP_MD_CTX *digest_ctx;
+    /* provenance (logical lanes): the pieces of each row of the batch */
+    int observe;
+    ordo__pieces **row_pieces; /* rows, owned */
 };
+
+/* Opens a loader as ordo_loader_open does that, with `observe` (logical
+ * lanes only), notes the document pieces of every sample its packers cut,
+ * from the first one a resume regenerates on: ordo__loader_row_pieces
+ * gives them per row of the last batch. */
+ordo_status ordo__loader_open_observed(const ordo_recipe *recipe, const ordo_loader_options *o,
+                                       int observe, ordo_loader **out, ordo_error *err);
+
+/* The pieces of row `row` of the last batch of an observing loader
+ * (owned by the loader until its next batch), or NULL. */
+const ordo__pieces *ordo__loader_row_pieces(const ordo_loader *loader, int row);
 
 /* Lanes (lane.c). */
 ordo_status ordo__lane_init(ordo__lane *lane, struct ordo_loader *loader, int index,
@@ -209,8 +225,10 @@ const ordo__pos *ordo__mlane_positions(const ordo__mlane *lane);
 /* The shuffle window of the rank-bound contrast's lanes, in samples. */
 size_t ordo__rank_window(const ordo_recipe *recipe);
 
-/* A sample of `recipe` (one allocation, free()). */
+/* A sample of `recipe` (one allocation; ordo__sample_free). */
 ordo__sample *ordo__sample_new(const ordo_recipe *recipe, uint64_t epoch);
+/* Frees a sample and its pieces (NULL is fine). */
+void ordo__sample_free(ordo__sample *sample);
 /* Arms a resume check: the dropped samples start at sample number
  * `position` of the lane; each step from `first` on that they complete
  * must have the lane digest `ledger` (borrowed until the drops are done)

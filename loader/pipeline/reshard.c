@@ -225,6 +225,7 @@ static ordo_status read_chunk(replay_packer *p, const ordo__pick *pick, uint64_t
     p->cache[p->cache_count++] = (cached_chunk){pick->source, k, w.tokens}; /* ids moved */
     free(w.text);
     free(w.doc_len);
+    free(w.doc_record);
     free(w.doc_offset);
     return status;
 }

@@ -1,0 +1,504 @@
+/* Batch provenance (ordo_batch_provenance, `ordo batch`): a recorded
+ * step's batch regenerated from the ledger at any world size, its lane
+ * digests equal to the ledger's, its pieces decoding to the shard records
+ * read directly; refusals of changed data naming step, lane and file. */
+#include <jansson.h>
+#include <sys/stat.h>
+
+#include "corpus.h"
+#include "fixtures.h"
+#include "testing.h"
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char db[1024];
+
+/* Source a: two files whose records include blank lines, empty texts and
+ * records the filter drops (so physical and kept indices differ); source
+ * b: one file of longer documents. Some text is multi-byte UTF-8. */
+static void write_corpus(void)
+{
+    static const char *words[] = {"data",  "lane",          "caf\\u00e9",         "\\u03bb",
+                                  "seed",  "token",         "r\\u00e9sum\\u00e9", "order",
+                                  "batch", "\\u4e2d\\u6587"};
+    char path[1024];
+    mkdir(test_path("data"), 0755);
+    for (int f = 0; f < 3; f++) {
+        snprintf(path, sizeof path, "%s",
+                 test_path(f < 2 ? (f ? "data/a-1.jsonl" : "data/a-0.jsonl") : "data/b-0.jsonl"));
+        FILE *out = fopen(path, "w");
+        ASSERT(out != NULL);
+        for (int i = 0; i < 60; i++) {
+            if (f < 2 && i % 9 == 4) {
+                fputs("\n", out); /* blank */
+                continue;
+            }
+            if (f < 2 && i % 7 == 3) {
+                fputs("{\"text\": \"\", \"q\": 1}\n", out); /* empty */
+                continue;
+            }
+            int q = f < 2 && i % 5 == 2 ? 0 : 1; /* q 0: filtered out */
+            fprintf(out, "{\"q\": %d, \"text\": \"doc %d.%d:", q, f, i);
+            int n = f < 2 ? 3 + (i * 7 + f) % 11 : 20 + (i * 13) % 40;
+            for (int w = 0; w < n; w++)
+                fprintf(out, " %s", words[(i * 31 + w * 17 + f) % 10]);
+            fputs("\"}\n", out);
+        }
+        ASSERT(fclose(out) == 0);
+    }
+}
+
+/* A copy of an encoding's rank file into the test folder. */
+static void copy_ranks(const char *encoding)
+{
+    const char *dir = getenv("ORDO_VOCAB");
+    char source[1024], name[128];
+    snprintf(source, sizeof source, "%s/%s.tiktoken", dir ? dir : "build/vocab", encoding);
+    snprintf(name, sizeof name, "%s.tiktoken", encoding);
+    size_t size = 0;
+    char *ranks = test_read_file(source, &size);
+    ASSERT(ranks != NULL);
+    test_write_file(test_path(name), ranks, size);
+    free(ranks);
+}
+
+/* Writes recipe `name`: 8 lanes, batch 16, shuffled flush epochs of 3
+ * steps, the given tokenizer and mixture ("weights" or a schedule). */
+static const char *write_recipe(const char *name, const char *tokenizer, const char *mixture)
+{
+    char text[2048];
+    int n = snprintf(
+        text, sizeof text,
+        "{\"seed\": 7, \"seq_len\": 20, \"global_batch\": 16, \"lanes\": 8, \"flush_every\": 3, "
+        "\"shuffle\": true, \"tokenizer\": %s, %s \"sources\": ["
+        "{\"name\": \"a\", \"paths\": [\"data/a-*.jsonl\"], %s \"filter\": {\"field\": \"q\", "
+        "\"ge\": 1}}, {\"name\": \"b\", \"paths\": [\"data/b-*.jsonl\"] %s}]}",
+        tokenizer, mixture ? mixture : "", mixture ? "" : "\"weight\": 0.6,",
+        mixture ? "" : ", \"weight\": 0.4");
+    test_write_file(test_path(name), text, (size_t)n);
+    return corpus_kept(test_path(name));
+}
+
+static ordo_ledger *open_ledger(void)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
+    return ledger;
+}
+
+static int64_t run_id(ordo_ledger *ledger, const char *name)
+{
+    ordo_run_info run;
+    ordo_error err;
+    ASSERT_OK(ordo_run_get(ledger, name, &run, &err), &err);
+    return run.id;
+}
+
+typedef struct {
+    int64_t step;
+    unsigned char lanes[8 * ORDO_DIGEST_SIZE];
+    unsigned char batch[ORDO_DIGEST_SIZE];
+} recorded;
+
+static int keep_step(const ordo_step *step, void *context)
+{
+    recorded *r = context;
+    ASSERT_EQ_INT(step->lane_count, 8);
+    r->step = step->step;
+    memcpy(r->lanes, step->lane_digests, sizeof r->lanes);
+    memcpy(r->batch, step->batch_digest, sizeof r->batch);
+    return 0;
+}
+
+typedef struct {
+    uint64_t record;
+    char *text;
+} find_record;
+
+static int find_doc(void *context, const char *text, size_t len, uint64_t record)
+{
+    find_record *f = context;
+    if (record != f->record)
+        return 0;
+    f->text = strndup(text, len);
+    return 1;
+}
+
+/* The record at physical index `record` of a shard file: a .jsonl file
+ * read whole (its text, owned, and the byte offset of its line), another
+ * format through ordo_shard_read's whole-file scan (byte -1). */
+static char *record_text(const char *shard, uint64_t record, int64_t *byte)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", test_path(shard));
+    size_t n = strlen(path);
+    if (n < 6 || strcmp(path + n - 6, ".jsonl") != 0) {
+        find_record f = {record, NULL};
+        ordo_error err;
+        ASSERT_OK(ordo_shard_read(path, "text", NULL, find_doc, &f, NULL, &err), &err);
+        ASSERT(f.text != NULL);
+        *byte = -1;
+        return f.text;
+    }
+    size_t size = 0;
+    char *file = test_read_file(path, &size);
+    ASSERT(file != NULL);
+    size_t at = 0;
+    for (uint64_t i = 0; i < record; i++) {
+        char *nl = memchr(file + at, '\n', size - at);
+        ASSERT(nl != NULL);
+        at = (size_t)(nl - file) + 1;
+    }
+    *byte = (int64_t)at;
+    char *end = memchr(file + at, '\n', size - at);
+    json_error_t jerr;
+    json_t *line = json_loadb(file + at, (size_t)(end - (file + at)), 0, &jerr);
+    ASSERT(line != NULL);
+    char *text = strdup(json_string_value(json_object_get(line, "text")));
+    json_decref(line);
+    free(file);
+    return text;
+}
+
+/* The bytes of ids (no specials) under `tok` (NULL: bytes). */
+static char *decode(const ordo_tokenizer *tok, const uint32_t *ids, size_t count, size_t *len)
+{
+    ordo_error err;
+    if (tok) {
+        char *bytes = NULL;
+        ASSERT_OK(ordo_tokenizer_decode(tok, ids, count, &bytes, len, &err), &err);
+        return bytes;
+    }
+    char *bytes = malloc(count + 1);
+    for (size_t i = 0; i < count; i++)
+        bytes[i] = (char)ids[i];
+    *len = count;
+    return bytes;
+}
+
+/* Every piece of every sample: its tokens are the document's [start, end)
+ * (the record read directly from the shard by index and byte offset,
+ * tokenized), its text is the document's text at the right place, and
+ * the pieces cover the sample end to end. */
+static void check_pieces(const ordo_provenance *p, const ordo_tokenizer *tok)
+{
+    ordo_error err;
+    const ordo_recipe *r = p->recipe;
+    for (int row = 0; row < p->rows; row++) {
+        const ordo_batch_sample *s = &p->samples[row];
+        ASSERT_EQ_INT(s->lane, row / p->per_lane);
+        int at = 0;
+        for (int i = 0; i < s->piece_count; i++) {
+            const ordo_batch_piece *b = &s->pieces[i];
+            ASSERT_EQ_INT(b->at, at);
+            ASSERT(strstr(b->shard, s->source == 0 ? "/a-" : "/b-") ||
+                   strstr(b->shard, s->source == 0 ? "gz/" : "zst/"));
+            ASSERT_EQ_STR(s->source_name, s->source == 0 ? "a" : "b");
+            int64_t byte = -1;
+            char *text = record_text(b->shard, b->record, &byte);
+            ASSERT_EQ_INT(b->byte, byte);
+            ordo__tokens doc = {0};
+            ASSERT_OK(ordo__tokenize(r, text, strlen(text), &doc, &err), &err);
+            ASSERT_OK(ordo__tokens_push(&doc, ordo__eot_id(r), &err), &err);
+            ASSERT_EQ_INT(b->length, doc.count);
+            ASSERT(b->start < b->end && b->end <= b->length);
+            for (uint64_t t = b->start; t < b->end; t++)
+                ASSERT_EQ_INT(s->tokens[b->at + (int)(t - b->start)], doc.ids[t]);
+            /* the piece's text follows the text of the document's tokens before it */
+            size_t before_len = 0, piece_len = 0;
+            char *before = decode(tok, doc.ids, (size_t)b->start, &before_len);
+            char *piece = NULL;
+            ASSERT_OK(ordo_provenance_piece_text(p, row, i, &piece, &piece_len, &err), &err);
+            ASSERT(before_len + piece_len <= strlen(text));
+            ASSERT(before_len == 0 || memcmp(text, before, before_len) == 0);
+            ASSERT(piece_len == 0 || memcmp(text + before_len, piece, piece_len) == 0);
+            if (b->end == b->length) /* the document's last piece ends its text */
+                ASSERT_EQ_INT(before_len + piece_len, strlen(text));
+            at += (int)(b->end - b->start);
+            free(before);
+            ordo_free(piece);
+            free(doc.ids);
+            free(text);
+        }
+        ASSERT_EQ_INT(at, p->sample_len);
+    }
+}
+
+/* A run at W = 2, resumed at W = 4 and 8, with checkpoints in between. */
+static void record_elastic_run(const char *recipe)
+{
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "r", "--world-size", "2", "--steps", "12",
+                   "--checkpoint-every", "5", "--quiet"),
+                 0));
+    free(ordo_ok(A("resume", "r", "--db", db, "--world-size", "4", "--steps", "23",
+                   "--checkpoint-every", "5", "--quiet"),
+                 0));
+    free(ordo_ok(A("resume", "r", "--db", db, "--world-size", "8", "--steps", "30", "--quiet"), 0));
+}
+
+/* Random steps (and the ones next to checkpoints and resumes) of the run:
+ * regenerated, equal to the ledger's lane digests, traced to the shards. */
+static void check_random_steps(const ordo_tokenizer *tok, int64_t last)
+{
+    ordo_ledger *ledger = open_ledger();
+    int64_t run = run_id(ledger, "r");
+    int64_t steps[10] = {1, 11, 13, 24 % last + 1, last};
+    unsigned x = 12345;
+    for (int i = 5; i < 10; i++) {
+        x = x * 1103515245u + 12345u;
+        steps[i] = 1 + (int64_t)((x >> 8) % (uint64_t)last);
+    }
+    for (int i = 0; i < 10; i++) {
+        ordo_provenance *p = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_batch_provenance(ledger, run, steps[i], NULL, &p, &err), &err);
+        recorded want = {0};
+        ASSERT_OK(ordo_steps_scan(ledger, run, steps[i], steps[i], keep_step, &want, &err), &err);
+        ASSERT_EQ_INT(want.step, steps[i]);
+        ASSERT_EQ_INT(p->step, steps[i]);
+        ASSERT(p->from_step < steps[i] && steps[i] - p->from_step <= 7);
+        ASSERT(memcmp(p->lane_digests, want.lanes, sizeof want.lanes) == 0);
+        ASSERT(memcmp(p->batch_digest, want.batch, sizeof want.batch) == 0);
+        ASSERT_EQ_INT(p->rows, 16);
+        check_pieces(p, tok);
+        ordo_provenance_free(p);
+    }
+    ordo_ledger_close(ledger);
+}
+
+TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_bytes)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    record_elastic_run(write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL));
+    check_random_steps(NULL, 30);
+}
+
+TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_tiktoken)
+{
+    write_corpus();
+    copy_ranks("r50k_base");
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    record_elastic_run(write_recipe(
+        "recipe.json",
+        "{\"kind\": \"tiktoken\", \"encoding\": \"r50k_base\", \"path\": \"r50k_base.tiktoken\"}",
+        NULL));
+    ordo_tokenizer *tok = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_open("r50k_base", test_path("r50k_base.tiktoken"), &tok, &err), &err);
+    check_random_steps(tok, 30);
+    ordo_tokenizer_close(tok);
+}
+
+static int same_sample(const ordo_batch_sample *a, const ordo_batch_sample *b, int len)
+{
+    if (a->lane != b->lane || a->source != b->source || a->piece_count != b->piece_count ||
+        memcmp(a->tokens, b->tokens, (size_t)len * sizeof *a->tokens) != 0)
+        return 0;
+    for (int i = 0; i < a->piece_count; i++) {
+        const ordo_batch_piece *x = &a->pieces[i], *y = &b->pieces[i];
+        if (strcmp(x->shard, y->shard) || x->record != y->record || x->byte != y->byte ||
+            x->start != y->start || x->end != y->end || x->at != y->at)
+            return 0;
+    }
+    return 1;
+}
+
+static const char weights_from_7[] =
+    "\"schedule\": [{\"step\": 1, \"weights\": {\"a\": 0.5, \"b\": 0.5}}, {\"step\": 7, "
+    "\"weights\": {\"a\": %s, \"b\": %s}}],";
+
+/* Two runs of the same lanes whose recipes differ in a schedule entry from
+ * step 7 (a flush epoch's first step): their batches are equal before it
+ * and at it differ in exactly the lanes ordo_compare_runs names. */
+TEST(batch_provenance_of_runs_diverging_at_a_schedule_entry)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    char mix[512];
+    snprintf(mix, sizeof mix, weights_from_7, "0.9", "0.1");
+    const char *one = write_recipe("one.json", "{\"kind\": \"bytes\"}", mix);
+    snprintf(mix, sizeof mix, weights_from_7, "0.2", "0.8");
+    const char *two = write_recipe("two.json", "{\"kind\": \"bytes\"}", mix);
+    free(ordo_ok(A("run", one, "--db", db, "--name", "one", "--world-size", "2", "--steps", "7",
+                   "--checkpoint-every", "4", "--quiet"),
+                 0));
+    free(ordo_ok(
+        A("run", two, "--db", db, "--name", "two", "--world-size", "4", "--steps", "7", "--quiet"),
+        0));
+    ordo_ledger *ledger = open_ledger();
+    int64_t a = run_id(ledger, "one"), b = run_id(ledger, "two");
+    ordo_compare_result result, *cmp = &result;
+    ordo_error err;
+    ASSERT_OK(ordo_compare_runs(ledger, a, b, cmp, &err), &err);
+    ASSERT_EQ_INT(cmp->first_divergent_step, 7);
+    ASSERT(cmp->lane_count > 0);
+    for (int64_t step = 1; step <= 7; step++) {
+        ordo_provenance *pa = NULL, *pb = NULL;
+        ASSERT_OK(ordo_batch_provenance(ledger, a, step, NULL, &pa, &err), &err);
+        ASSERT_OK(ordo_batch_provenance(ledger, b, step, NULL, &pb, &err), &err);
+        ASSERT_EQ_INT(pa->rows, pb->rows);
+        int differ[8] = {0};
+        for (int row = 0; row < pa->rows; row++)
+            if (!same_sample(&pa->samples[row], &pb->samples[row], pa->sample_len))
+                differ[pa->samples[row].lane] = 1;
+        for (int lane = 0; lane < 8; lane++) {
+            int named = 0;
+            for (size_t i = 0; i < cmp->lane_count; i++)
+                named |= cmp->lanes[i] == lane;
+            ASSERT_EQ_INT(differ[lane], step < 7 ? 0 : named);
+            ASSERT_EQ_INT(memcmp(pa->lane_digests + lane * 32, pb->lane_digests + lane * 32, 32) !=
+                              0,
+                          differ[lane]);
+        }
+        ordo_provenance_free(pa);
+        ordo_provenance_free(pb);
+    }
+    ordo_compare_result_free(cmp);
+    ordo_ledger_close(ledger);
+}
+
+static void expect_refusal(ordo_ledger *ledger, int64_t run, int64_t step, ordo_status status,
+                           const char *const *needles)
+{
+    ordo_provenance *p = NULL;
+    ordo_error err;
+    ASSERT_STATUS(ordo_batch_provenance(ledger, run, step, NULL, &p, &err), status, &err);
+    ASSERT(p == NULL);
+    for (int i = 0; needles[i]; i++)
+        ASSERT_CONTAINS(err.message, needles[i]);
+}
+
+/* Replaces lane 5's first packer position in run 1's checkpoint at step
+ * 10 (offset + 1), returning the original state (owned). */
+static ordo_checkpoint tamper_checkpoint(void)
+{
+    ordo_ledger *ledger = open_ledger();
+    ordo_checkpoint c;
+    ordo__state s;
+    ordo_error err;
+    ASSERT_OK(ordo_checkpoint_get(ledger, 1, 10, &c, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
+    s.lanes[5].positions[0].offset += 1;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo__state_encode(&s, &data, &size, &err), &err);
+    ordo__state_free(&s);
+    char *sql = malloc(2 * size + 128);
+    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
+    for (size_t i = 0; i < size; i++)
+        n += sprintf(sql + n, "%02x", data[i]);
+    sprintf(sql + n, "' WHERE run_id = 1 AND step = 10");
+    fixture_sql(db, sql);
+    free(sql);
+    free(data);
+    return c;
+}
+
+/* Changed data is refused naming step, lane and file: a shard whose bytes
+ * changed since the run, a tampered checkpoint, a lane digest the ledger
+ * holds that the batch does not reproduce; so are steps the run did not
+ * record and rank-bound runs. */
+TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    const char *recipe = write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL);
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "r", "--world-size", "2", "--steps", "12",
+                   "--checkpoint-every", "5", "--quiet"),
+                 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "rank", "--world-size", "2", "--steps", "3",
+                   "--lane-binding", "rank", "--quiet"),
+                 0));
+    ordo_ledger *ledger = open_ledger();
+    /* a shard changed in place, same size: its chunks no longer match */
+    size_t size = 0;
+    char *shard = test_read_file(test_path("data/b-0.jsonl"), &size), *copy = calloc(1, size + 1);
+    memcpy(copy, shard, size);
+    for (char *at = copy; (at = strstr(at, "doc ")); at += 4)
+        memcpy(at, "DOC ", 4);
+    test_write_file(test_path("data/b-0.jsonl"), copy, size);
+    expect_refusal(ledger, 1, 3, ORDO_CONFLICT,
+                   A("step 3 of run 'r'", "lane ", "data/b-0.jsonl", "changed"));
+    cli_result r = run_ordo(NULL, A("batch", "r", "--db", db, "--step", "3"));
+    ASSERT_EQ_INT(r.code, 1);
+    ASSERT_CONTAINS(r.err, "step 3 of run 'r'");
+    ASSERT_CONTAINS(r.err, "data/b-0.jsonl");
+    cli_result_free(&r);
+    test_write_file(test_path("data/b-0.jsonl"), shard, size);
+    free(shard);
+    free(copy);
+    /* a tampered checkpoint: steps after it refused, those before still read */
+    ordo_checkpoint original = tamper_checkpoint();
+    expect_refusal(ledger, 1, 12, ORDO_INVALID,
+                   A("step 12 of run 'r'", "lane 5", "checkpoint at step 10", "ledger.db"));
+    ordo_provenance *p = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_batch_provenance(ledger, 1, 9, NULL, &p, &err), &err);
+    ASSERT_EQ_INT(p->from_step, 5);
+    ordo_provenance_free(p);
+    ordo_checkpoint_free(&original);
+    /* a lane digest in the ledger that the regenerated batch does not reproduce */
+    recorded step8 = {0};
+    ASSERT_OK(ordo_steps_scan(ledger, 1, 8, 8, keep_step, &step8, &err), &err);
+    memset(step8.lanes + 2 * ORDO_DIGEST_SIZE, 0, ORDO_DIGEST_SIZE);
+    char sql[1024];
+    int n = sprintf(sql, "UPDATE steps SET lane_digests = X'");
+    for (size_t i = 0; i < sizeof step8.lanes; i++)
+        n += sprintf(sql + n, "%02x", step8.lanes[i]);
+    sprintf(sql + n, "' WHERE key = (1 << 40) + 8");
+    fixture_sql(db, sql);
+    expect_refusal(ledger, 1, 8, ORDO_CONFLICT,
+                   A("step 8 of run 'r'", "regenerated step 8 of lane 2", "ledger recorded 0000"));
+    expect_refusal(ledger, 1, 9, ORDO_CONFLICT, A("step 9 of run 'r'", "step 8 of lane 2"));
+    /* steps not recorded, other bindings */
+    expect_refusal(ledger, 1, 13, ORDO_NOTFOUND, A("step 13 of run 'r'", "steps 1 to 12"));
+    expect_refusal(ledger, 1, 0, ORDO_NOTFOUND, A("step 0 of run 'r'"));
+    expect_refusal(ledger, 2, 2, ORDO_INVALID, A("step 2 of run 'rank'", "rank-bound"));
+    ordo_ledger_close(ledger);
+    /* a run whose digests another loader made */
+    ASSERT_OK(ordo_ledger_open(db, 0, &ledger, &err), &err);
+    ordo_run_info r1;
+    ASSERT_OK(ordo_run_get(ledger, "r", &r1, &err), &err);
+    ordo_run_spec spec = {
+        .name = "foreign", .recipe_id = r1.recipe_id, .lanes = 8, .digest_kind = "xxh3"};
+    int64_t foreign = 0;
+    ASSERT_OK(ordo_run_create(ledger, &spec, &foreign, &err), &err);
+    expect_refusal(ledger, foreign, 1, ORDO_INVALID,
+                   A("step 1 of run 'foreign'", "digests are of kind 'xxh3'"));
+    ordo_ledger_close(ledger);
+}
+
+/* Compressed shards: source a's files gzipped as they are (blank, empty
+ * and filtered-out lines kept), source b's written by ordo shard as
+ * .jsonl.zst frames of 4 documents: records are lines of the decompressed
+ * shard, counted across chunks, byte offsets unknown (-1). */
+TEST(batch_provenance_traces_gzip_and_zstd_shards_by_record)
+{
+    write_corpus();
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    mkdir(test_path("gz"), 0755);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && gzip -c data/a-0.jsonl > gz/a-0.jsonl.gz && "
+             "gzip -c data/a-1.jsonl > gz/a-1.jsonl.gz && mkdir raw && mv data/b-0.jsonl raw/",
+             test_path(""));
+    ASSERT_EQ_INT(system(cmd), 0);
+    free(ordo_ok(A("shard", "--out", test_path("zst"), "--docs-per-frame", "4", test_path("raw")),
+                 0));
+    const char *text =
+        "{\"seed\": 7, \"seq_len\": 20, \"global_batch\": 16, \"lanes\": 8, \"flush_every\": "
+        "3, \"shuffle\": true, \"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": ["
+        "{\"name\": \"a\", \"paths\": [\"gz/*.jsonl.gz\"], \"weight\": 0.6, \"filter\": "
+        "{\"field\": \"q\", \"ge\": 1}}, {\"name\": \"b\", \"paths\": [\"zst/*.jsonl.zst\"], "
+        "\"weight\": 0.4}]}";
+    test_write_file(test_path("recipe.json"), text, strlen(text));
+    const char *recipe = corpus_kept(test_path("recipe.json"));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "r", "--world-size", "2", "--steps", "8",
+                   "--checkpoint-every", "4", "--quiet"),
+                 0));
+    free(ordo_ok(A("resume", "r", "--db", db, "--world-size", "4", "--steps", "14", "--quiet"), 0));
+    check_random_steps(NULL, 14);
+}

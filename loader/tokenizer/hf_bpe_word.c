@@ -194,6 +194,38 @@ static int cut_before(const ordo__hf_bpe *b, const char *w, size_t at)
     return ordo__hf_char_id(b, cp) != ORDO__HF_NONE;
 }
 
+/* One part of a long word: its ids from the cache, or its symbols queued
+ * to be merged beside the other parts (hf_bpe_batch.c); parts too long
+ * for the queue are merged at once, after what is queued. The parts of a
+ * cut word never begin with a prefix or end with a suffix (split_words
+ * has none), so their symbols are those of uncached(). */
+static ordo_status part(const ordo__hf_bpe *b, const char *piece, size_t len, ordo__hf_scratch *s,
+                        ordo__tokens *out, ordo_error *err)
+{
+    uint32_t ids[ORDO__CACHE_IDS];
+    size_t count = 0;
+    if (s->cache && len <= ORDO__CACHE_BYTES)
+        count = ordo__piece_cache_find(s->cache, b->owner, (const unsigned char *)piece, len, ids);
+    ordo_status status;
+    if (count && ordo__hf_batch_empty(s)) {
+        if ((status = ordo__tokens_reserve(out, count, err)) == ORDO_OK) {
+            memcpy(out->ids + out->count, ids, count * sizeof *ids);
+            out->count += count;
+        }
+        return status;
+    }
+    if (count)
+        return ordo__hf_batch_add(b, s, piece, len, ids, count, 1, out, err);
+    size_t n = 0;
+    if ((status = symbols(b, piece, len, s, &n, err)) != ORDO_OK)
+        return status;
+    if (n <= ORDO__HF_SHORT_WORD)
+        return ordo__hf_batch_add(b, s, piece, len, s->ids, n, 0, out, err);
+    if ((status = ordo__hf_batch_flush(b, s, out, err)) != ORDO_OK)
+        return status;
+    return ordo__hf_bpe_merge_emit(b, s, n, out, err);
+}
+
 /* One piece through the model; see hf_model.h. A long word of a
  * SentencePiece-style vocab is merged in parts cut before U+2581 where
  * no merge can cross, which gives the ids of merging it whole. */
@@ -210,10 +242,13 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
         at = (size_t)(hit - piece);
         if (memcmp(hit, "\xe2\x96\x81", 3) != 0 || at == from || !cut_before(b, piece, at))
             continue;
-        ordo_status status = cached(b, piece + from, at - from, s, out, err);
+        ordo_status status = part(b, piece + from, at - from, s, out, err);
         if (status != ORDO_OK)
             return status;
         from = at;
     }
-    return cached(b, piece + from, len - from, s, out, err);
+    ordo_status status = part(b, piece + from, len - from, s, out, err);
+    if (status == ORDO_OK)
+        status = ordo__hf_batch_flush(b, s, out, err);
+    return status;
 }

@@ -85,6 +85,18 @@ size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const un
     return e->count;
 }
 
+/* Starts loading a piece's entry; see piece_cache.h. */
+void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
+                                const unsigned char *p, size_t n)
+{
+#if defined(__GNUC__)
+    if (n <= ORDO__CACHE_BYTES)
+        __builtin_prefetch(&cache->entries[slot_of(owner, p, n)]);
+#else
+    (void)cache, (void)owner, (void)p, (void)n;
+#endif
+}
+
 /* Stores a piece; see piece_cache.h. */
 void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
                            size_t n, const uint32_t *ids, size_t count)

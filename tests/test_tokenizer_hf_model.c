@@ -439,3 +439,33 @@ TEST(hf_metaspace_first_marks_only_what_begins_the_text)
     ASSERT_EQ_STR(ids_of(hf, "QQ hi"), "7 5");
     ordo__hf_free(hf);
 }
+
+/* A long word of many parts: they are merged side by side in a queue
+ * (flushed when full, before a part too long for it, and at the end),
+ * some come from the piece cache while others wait, and the ids come out
+ * in order — each part's ids as if it were encoded alone. */
+TEST(hf_model_long_word_parts_merged_side_by_side_keep_their_order)
+{
+    ordo__hf *hf = load(document("\"<unk>\":0,\"a\":1,\"b\":2,\"ab\":3,\">\":4,\"" SP "\":5,\"" SP
+                                 "a\":6,\"" SP SP "\":7,\">" SP "\":8,\">" SP "a\":9,\"" SP
+                                 "ab\":10,\"ba\":11",
+                                 "[\"" SP "\",\"a\"],[\"" SP "\",\"" SP "\"],[\">\",\"" SP
+                                 "\"],[\">" SP "\",\"a\"],[\"a\",\"b\"],[\"" SP "a\",\"b\"],"
+                                 "[\"b\",\"a\"]",
+                                 "\"unk_token\":\"<unk>\",\"fuse_unk\":true", NULL, NULL));
+    static const char *const parts[] = {SP "ab", SP "bab",  SP "a",    SP "abba",
+                                        SP "x",  SP "baab", SP "bbbb", SP "aab"};
+    char text[4096] = "", expected[8192] = "";
+    unsigned seed = 7;
+    for (int k = 0; k < 70; k++) {
+        seed = seed * 1103515245u + 12345u;
+        const char *part = parts[(seed >> 16) % 8];
+        if (k == 40) /* 60 symbols: merged at once, after the queue */
+            part = SP "abababababababababababababababababababababababababababababab";
+        strcat(text, part);
+        strcat(expected, k ? " " : "");
+        strcat(expected, ids_of(hf, part));
+    }
+    ASSERT_EQ_STR(ids_of(hf, text), expected);
+    ordo__hf_free(hf);
+}

@@ -220,11 +220,11 @@ static ordo_status word_boundaries(ordo__hf_bpe *b, ordo_error *err)
     if (b->prefix || b->suffix || b->ignore_merges || b->byte_level ||
         ordo__hf_map_get(&b->vocab, "\xe2\x96\x81", 3) == ORDO__HF_NONE)
         return ORDO_OK;
-    for (size_t i = 0; i <= b->merges.mask; i++) {
-        uint64_t key = b->merges.slots[i].key;
-        if (key == UINT64_MAX)
+    for (size_t i = 0; i < b->merges.cap; i++) {
+        uint32_t l, r;
+        if (!ordo__hf_merges_at(&b->merges, i, &l, &r))
             continue;
-        const ordo__hf_str *left = &b->tokens[key >> 32], *right = &b->tokens[key & 0xffffffffu];
+        const ordo__hf_str *left = &b->tokens[l], *right = &b->tokens[r];
         if (right->n < 3 || memcmp(right->p, "\xe2\x96\x81", 3) != 0 || left->n == 0)
             continue;
         size_t at = left->n - 1;
@@ -296,7 +296,8 @@ void ordo__hf_bpe_free(ordo__hf_bpe *b)
         return;
     ordo__hf_map_free(&b->vocab);
     ordo__hf_map_free(&b->by_bytes);
-    free(b->merges.slots), free(b->left), free(b->right);
+    ordo__hf_merges_free(&b->merges);
+    free(b->left), free(b->right);
     free(b->blob), free(b->tokens), free(b->prefix), free(b->suffix);
     free(b->bytes_blob), free(b->bytes), free(b->ends), free(b->chars);
     free(b);

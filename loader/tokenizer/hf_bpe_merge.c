@@ -10,7 +10,7 @@
 
 #include "hf_model.h"
 
-#define SHORT_WORD 48
+#define SHORT_WORD ORDO__HF_SHORT_WORD
 
 typedef struct ordo__hf_heap_entry {
     uint32_t rank, pos, id;
@@ -20,7 +20,7 @@ typedef struct ordo__hf_heap_entry {
 void ordo__hf_scratch_free(ordo__hf_scratch *s)
 {
     free(s->ids), free(s->prev), free(s->next), free(s->ranks), free(s->heap);
-    free(s->chars.data), free(s->symbol.data);
+    free(s->chars.data), free(s->symbol.data), free(s->batch);
     memset(s, 0, sizeof *s);
 }
 
@@ -48,30 +48,32 @@ ordo_status ordo__hf_scratch_reserve(ordo__hf_scratch *s, size_t n, ordo_error *
 
 /* ---- merging ids[0..n) in place; returns the new count ---------------- */
 
-/* The merge of a pair, or NULL: ids that start or end no merge are ruled
- * out by their bits before the table is probed. */
-static const ordo__hf_merge *find(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
+static uint32_t find(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
 {
-    if (!(b->left[left >> 6] >> (left & 63) & 1) || !(b->right[right >> 6] >> (right & 63) & 1))
-        return NULL;
-    return ordo__hf_merge_find(&b->merges, left, right);
+    return ordo__hf_pair_rank(b, left, right);
 }
 
-static void pair_at(const ordo__hf_bpe *b, const uint32_t *ids, uint32_t *ranks, uint32_t *merged,
-                    size_t i)
+/* find, and starts loading the merged id of the rank found (read when the
+ * merge is applied). */
+static uint32_t find_ahead(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
 {
-    const ordo__hf_merge *m = find(b, ids[i], ids[i + 1]);
-    ranks[i] = m ? m->rank : ORDO__HF_NONE;
-    merged[i] = m ? m->id : 0;
+    uint32_t rank = find(b, left, right);
+#if defined(__GNUC__)
+    if (rank != ORDO__HF_NONE)
+        __builtin_prefetch(&b->merges.ids[rank]);
+#endif
+    return rank;
 }
 
+/* ranks[i] is the rank of the merge of ids[i] and ids[i + 1]; the merged
+ * id is read only when a merge is applied. */
 static size_t merge_short(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n)
 {
-    uint32_t *ids = s->ids, *ranks = s->ranks, *merged = s->prev;
+    uint32_t *ids = s->ids, *ranks = s->ranks;
     for (size_t i = 0; i + 1 < n; i++)
         ordo__hf_merge_prefetch(&b->merges, ids[i], ids[i + 1]);
     for (size_t i = 0; i + 1 < n; i++)
-        pair_at(b, ids, ranks, merged, i);
+        ranks[i] = find_ahead(b, ids[i], ids[i + 1]);
     while (n > 1) {
         uint32_t best = ORDO__HF_NONE;
         size_t at = 0;
@@ -82,18 +84,16 @@ static size_t merge_short(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n)
             }
         if (best == ORDO__HF_NONE)
             break;
-        ids[at] = merged[at];
+        ids[at] = b->merges.ids[best];
         size_t tail = n - at - 2;
         memmove(ids + at + 1, ids + at + 2, tail * sizeof *ids);
-        if (tail) {
+        if (tail)
             memmove(ranks + at + 1, ranks + at + 2, (tail - 1) * sizeof *ranks);
-            memmove(merged + at + 1, merged + at + 2, (tail - 1) * sizeof *merged);
-        }
         n--;
         if (at + 1 < n)
-            pair_at(b, ids, ranks, merged, at);
+            ranks[at] = find_ahead(b, ids[at], ids[at + 1]);
         if (at > 0)
-            pair_at(b, ids, ranks, merged, at - 1);
+            ranks[at - 1] = find_ahead(b, ids[at - 1], ids[at]);
     }
     return n;
 }
@@ -136,9 +136,9 @@ static heap_entry heap_pop(ordo__hf_scratch *s, size_t *size)
 static void push_pair(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t *size, uint32_t left,
                       uint32_t right)
 {
-    const ordo__hf_merge *m = find(b, s->ids[left], s->ids[right]);
-    if (m)
-        heap_push(s, size, (heap_entry){m->rank, left, m->id});
+    uint32_t rank = find(b, s->ids[left], s->ids[right]);
+    if (rank != ORDO__HF_NONE)
+        heap_push(s, size, (heap_entry){rank, left, b->merges.ids[rank]});
 }
 
 /* Word::merge_all without dropout: a popped entry is stale when its
@@ -169,8 +169,8 @@ static ordo_status merge_long(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t
         uint32_t pos = top.pos, right = s->next[pos];
         if (s->prev[pos] == dead || right == ORDO__HF_NONE)
             continue;
-        const ordo__hf_merge *m = find(b, s->ids[pos], s->ids[right]);
-        if (!m || m->id != top.id)
+        uint32_t rank = find(b, s->ids[pos], s->ids[right]);
+        if (rank == ORDO__HF_NONE || b->merges.ids[rank] != top.id)
             continue;
         s->ids[pos] = top.id;
         s->next[pos] = s->next[right];

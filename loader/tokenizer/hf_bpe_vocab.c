@@ -56,31 +56,13 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
     return s;
 }
 
-static ordo_status merges_init(ordo__hf_merges *m, size_t count, ordo_error *err)
-{
-    size_t cap = 16;
-    while (cap < count + count / 2) /* at most 2/3 full: a smaller table stays in cache */
-        cap *= 2;
-    m->mask = cap - 1;
-    m->slots = malloc(cap * sizeof *m->slots);
-    if (!m->slots)
-        return ordo__error(err, ORDO_NOMEM, "out of memory for %zu merges", count);
-    memset(m->slots, 0xff, cap * sizeof *m->slots);
-    return ORDO_OK;
-}
-
 /* A later merge of the same pair replaces an earlier one, as the
  * library's map does. */
 static void merges_put(ordo__hf_bpe *b, uint32_t left, uint32_t right, uint32_t rank, uint32_t id)
 {
-    ordo__hf_merges *m = &b->merges;
     b->left[left >> 6] |= 1ull << (left & 63);
     b->right[right >> 6] |= 1ull << (right & 63);
-    uint64_t key = (uint64_t)left << 32 | right;
-    size_t i = ordo__hf_merge_slot(key, m->mask);
-    while (m->slots[i].key != UINT64_MAX && m->slots[i].key != key)
-        i = (i + 1) & m->mask;
-    m->slots[i] = (ordo__hf_merge){key, rank, id};
+    ordo__hf_merges_put(&b->merges, left, right, rank, id);
 }
 
 /* One merge: both tokens and their concatenation (the right one without
@@ -151,7 +133,10 @@ ordo_status ordo__hf_bpe_merges(ordo__hf_bpe *b, const json_t *merges, const cha
         return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.merges must be an array",
                            what);
     size_t n = json_array_size(merges);
-    ordo_status s = merges_init(&b->merges, n, err);
+    if (n >= ORDO__HF_NONE / 2)
+        return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.merges is too large",
+                           what);
+    ordo_status s = ordo__hf_merges_init(&b->merges, n, b->count, 0, err);
     b->left = calloc(b->count / 64 + 1, sizeof *b->left);
     b->right = calloc(b->count / 64 + 1, sizeof *b->right);
     if (s == ORDO_OK && (!b->left || !b->right))

@@ -194,26 +194,73 @@ static int cut_before(const ordo__hf_bpe *b, const char *w, size_t at)
     return ordo__hf_char_id(b, cp) != ORDO__HF_NONE;
 }
 
+/* One part of a long word: its ids from the cache, or its symbols queued
+ * to be merged beside the other parts (hf_bpe_batch.c); parts too long
+ * for the queue are merged at once, after what is queued. The parts of a
+ * cut word never begin with a prefix or end with a suffix (split_words
+ * has none), so their symbols are those of uncached(). */
+static ordo_status part(const ordo__hf_bpe *b, const char *piece, size_t len, ordo__hf_scratch *s,
+                        ordo__tokens *out, ordo_error *err)
+{
+    uint32_t ids[ORDO__CACHE_IDS];
+    size_t count = 0;
+    if (s->cache && len <= ORDO__CACHE_BYTES)
+        count = ordo__piece_cache_find(s->cache, b->owner, (const unsigned char *)piece, len, ids);
+    ordo_status status;
+    if (count && ordo__hf_batch_empty(s)) {
+        if ((status = ordo__tokens_reserve(out, count, err)) == ORDO_OK) {
+            memcpy(out->ids + out->count, ids, count * sizeof *ids);
+            out->count += count;
+        }
+        return status;
+    }
+    if (count)
+        return ordo__hf_batch_add(b, s, piece, len, ids, count, 1, out, err);
+    size_t n = 0;
+    if ((status = symbols(b, piece, len, s, &n, err)) != ORDO_OK)
+        return status;
+    if (n <= ORDO__HF_SHORT_WORD)
+        return ordo__hf_batch_add(b, s, piece, len, s->ids, n, 0, out, err);
+    if ((status = ordo__hf_batch_flush(b, s, out, err)) != ORDO_OK)
+        return status;
+    return ordo__hf_bpe_merge_emit(b, s, n, out, err);
+}
+
+/* Where the part of a long word that begins at `from` ends: before the
+ * next U+2581 where a cut is safe, or at the end. */
+static size_t next_cut(const ordo__hf_bpe *b, const char *piece, size_t len, size_t from)
+{
+    for (size_t at = from + 1; at + 3 <= len; at++) {
+        const char *hit = memchr(piece + at, '\xe2', len - at - 2);
+        if (!hit)
+            break;
+        at = (size_t)(hit - piece);
+        if (memcmp(hit, "\xe2\x96\x81", 3) == 0 && cut_before(b, piece, at))
+            return at;
+    }
+    return len;
+}
+
 /* One piece through the model; see hf_model.h. A long word of a
  * SentencePiece-style vocab is merged in parts cut before U+2581 where
- * no merge can cross, which gives the ids of merging it whole. */
+ * no merge can cross, which gives the ids of merging it whole. Each
+ * part's cache entry is prefetched while the part before it is merged. */
 ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
                                ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
 {
     if (!b->split_words || len <= ORDO__CACHE_BYTES)
         return cached(b, piece, len, s, out, err);
-    size_t from = 0;
-    for (size_t at = 1; at + 3 <= len; at++) {
-        const char *hit = memchr(piece + at, '\xe2', len - at - 2);
-        if (!hit)
-            break;
-        at = (size_t)(hit - piece);
-        if (memcmp(hit, "\xe2\x96\x81", 3) != 0 || at == from || !cut_before(b, piece, at))
-            continue;
-        ordo_status status = cached(b, piece + from, at - from, s, out, err);
-        if (status != ORDO_OK)
-            return status;
+    ordo_status status = ORDO_OK;
+    for (size_t from = 0, at = next_cut(b, piece, len, 0); status == ORDO_OK && from < len;) {
+        size_t after = at < len ? next_cut(b, piece, len, at) : len;
+        if (s->cache && at < len)
+            ordo__piece_cache_prefetch(s->cache, b->owner, (const unsigned char *)piece + at,
+                                       after - at);
+        status = part(b, piece + from, at - from, s, out, err);
         from = at;
+        at = after;
     }
-    return cached(b, piece + from, len - from, s, out, err);
+    if (status == ORDO_OK)
+        status = ordo__hf_batch_flush(b, s, out, err);
+    return status;
 }

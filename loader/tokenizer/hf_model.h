@@ -36,46 +36,88 @@ uint32_t ordo__hf_map_get(const ordo__hf_map *m, const char *s, size_t n);
 
 void ordo__hf_map_free(ordo__hf_map *m);
 
-/* Merges by pair of ids: rank (its index in "merges") and the merged id. */
-typedef struct ordo__hf_merge {
-    uint64_t key; /* left << 32 | right; UINT64_MAX when empty */
-    uint32_t rank, id;
-} ordo__hf_merge;
-
+/* Merges by pair of ids (hf_merges.c): an open-addressing table from a
+ * pair to its rank (its index in "merges"), the merged id of each rank in
+ * ids[]. A slot is one 64-bit word, pair << rank_bits | rank, when the
+ * bits of two ids and a rank fit in 63 (every published vocab: Gemma 3's
+ * 515k merges make an 8 MB table, not 16); else two words, pair then
+ * rank (wide). UINT64_MAX is an empty slot. */
 typedef struct ordo__hf_merges {
-    ordo__hf_merge *slots;
-    size_t mask;
+    uint64_t *slots;
+    uint32_t *ids; /* by rank: the merged id */
+    size_t cap;    /* slots (any size: a slot is picked by multiply-shift) */
+    unsigned id_bits, rank_bits;
+    uint64_t rank_mask;
+    int wide;
 } ordo__hf_merges;
 
+/* Sizes the table for `count` merges of ids below `vocab`; wide forces
+ * the two-word layout (tests compare both). */
+ordo_status ordo__hf_merges_init(ordo__hf_merges *m, size_t count, uint32_t vocab, int wide,
+                                 ordo_error *err);
+
+/* Sets the merge of (left, right): rank and merged id; a later put of the
+ * same pair replaces the earlier one, as the library's map does. */
+void ordo__hf_merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint32_t rank,
+                         uint32_t id);
+
+/* Slot i's pair in *left, *right: 0 when the slot is empty. */
+int ordo__hf_merges_at(const ordo__hf_merges *m, size_t i, uint32_t *left, uint32_t *right);
+
+void ordo__hf_merges_free(ordo__hf_merges *m);
+
 /* The slot a pair's search starts at: the high half of the product
- * depends on every bit of both ids. */
-static inline size_t ordo__hf_merge_slot(uint64_t key, size_t mask)
+ * depends on every bit of both ids, and times cap picks a slot. */
+static inline size_t ordo__hf_merge_slot(uint64_t key, size_t cap)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    return (size_t)((((key * 0x9E3779B97F4A7C15ull) >> 32) * (uint64_t)cap) >> 32);
 }
+
+/* Functions that only prefetch must be inlined where they are called:
+ * GCC takes a call of one (no result, no side effect) as dead code. */
+#if defined(__GNUC__)
+#define ORDO__HF_INLINE static inline __attribute__((always_inline))
+#else
+#define ORDO__HF_INLINE static inline
+#endif
 
 /* Starts loading a pair's first slot, so that the misses of a word's
  * pairs overlap instead of following one another. */
-static inline void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t left, uint32_t right)
+ORDO__HF_INLINE void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t left,
+                                             uint32_t right)
 {
 #if defined(__GNUC__)
-    __builtin_prefetch(&m->slots[ordo__hf_merge_slot((uint64_t)left << 32 | right, m->mask)]);
+    size_t i = ordo__hf_merge_slot((uint64_t)left << m->id_bits | right, m->cap);
+    const uint64_t *slot = m->slots + (m->wide ? 2 * i : i);
+    __builtin_prefetch(slot);
 #else
     (void)m, (void)left, (void)right;
 #endif
 }
 
-static inline const ordo__hf_merge *ordo__hf_merge_find(const ordo__hf_merges *m, uint32_t left,
-                                                        uint32_t right)
+/* The rank of the merge of (left, right), or ORDO__HF_NONE. */
+static inline uint32_t ordo__hf_merge_rank(const ordo__hf_merges *m, uint32_t left, uint32_t right)
 {
-    uint64_t key = (uint64_t)left << 32 | right;
-    size_t i = ordo__hf_merge_slot(key, m->mask);
-    for (;; i = (i + 1) & m->mask) {
-        const ordo__hf_merge *slot = &m->slots[i];
-        if (slot->key == key)
-            return slot;
-        if (slot->key == UINT64_MAX)
-            return NULL;
+    uint64_t key = (uint64_t)left << m->id_bits | right;
+    size_t i = ordo__hf_merge_slot(key, m->cap);
+    if (!m->wide)
+        for (;;) { /* an empty slot never matches: the key has at most 63 - rank_bits bits */
+            uint64_t slot = m->slots[i];
+            if (slot >> m->rank_bits == key)
+                return (uint32_t)(slot & m->rank_mask);
+            if (slot == UINT64_MAX)
+                return ORDO__HF_NONE;
+            if (++i == m->cap)
+                i = 0;
+        }
+    for (;;) {
+        const uint64_t *slot = &m->slots[2 * i];
+        if (slot[0] == key)
+            return (uint32_t)slot[1];
+        if (slot[0] == UINT64_MAX)
+            return ORDO__HF_NONE;
+        if (++i == m->cap)
+            i = 0;
     }
 }
 
@@ -157,6 +199,16 @@ static inline uint32_t ordo__hf_char_id(const ordo__hf_bpe *b, uint32_t cp)
     }
 }
 
+/* The rank of the merge of a pair of ids, or ORDO__HF_NONE: ids that
+ * start or end no merge are ruled out by their bits before the table is
+ * probed. */
+static inline uint32_t ordo__hf_pair_rank(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
+{
+    if (!(b->left[left >> 6] >> (left & 63) & 1) || !(b->right[right >> 6] >> (right & 63) & 1))
+        return ORDO__HF_NONE;
+    return ordo__hf_merge_rank(&b->merges, left, right);
+}
+
 /* Builds the model from the "model" object; `what` names the file.
  * byte_level: the pre-tokenizer hands raw bytes. *out is the caller's
  * (ordo__hf_bpe_free). */
@@ -182,6 +234,7 @@ typedef struct ordo__hf_scratch {
     ordo__text chars; /* a piece as characters, a composed symbol */
     ordo__text symbol;
     struct ordo__piece_cache *cache; /* the thread's (piece_cache.h), or NULL */
+    struct ordo__hf_batch *batch;    /* words merged side by side (hf_bpe_batch.c) */
 } ordo__hf_scratch;
 
 void ordo__hf_scratch_free(ordo__hf_scratch *s);
@@ -193,6 +246,31 @@ ordo_status ordo__hf_scratch_reserve(ordo__hf_scratch *s, size_t n, ordo_error *
  * the resulting ids to out (hf_bpe_merge.c). */
 ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n,
                                     ordo__tokens *out, ordo_error *err);
+
+/* Words of at most this many symbols are merged by scanning an array
+ * (longer ones by a heap). */
+#define ORDO__HF_SHORT_WORD 48
+
+/* ---- merging several short words side by side (hf_bpe_batch.c) --------
+ * The merges of one word follow one another, each waiting for the table
+ * lookups of the one before (most of them cache misses in a large
+ * table); words queued here are merged a step of each in turn, so the
+ * misses of different words overlap. Results come out in queue order. */
+
+/* Queues the symbols ids[0..n) (n <= ORDO__HF_SHORT_WORD) of piece[0..len)
+ * (kept for the piece cache; the caller keeps it alive until the flush),
+ * or, ids already known (done), count ids to append as they are. Flushes
+ * when the queue is full. */
+ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const char *piece,
+                               size_t len, const uint32_t *ids, size_t n, int done,
+                               ordo__tokens *out, ordo_error *err);
+
+/* Merges what is queued and appends every queued word's ids in order. */
+ordo_status ordo__hf_batch_flush(const ordo__hf_bpe *b, ordo__hf_scratch *s, ordo__tokens *out,
+                                 ordo_error *err);
+
+/* Nothing queued. */
+int ordo__hf_batch_empty(const ordo__hf_scratch *s);
 
 /* Appends the ids of one non-empty piece, as the library's BPE does. */
 ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,

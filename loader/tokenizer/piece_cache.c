@@ -54,11 +54,20 @@ ordo__piece_cache *ordo__piece_cache_get(void)
     return cache;
 }
 
+/* Hashes the piece 8 bytes at a time (the last word holds the tail). */
 static size_t slot_of(uint64_t owner, const unsigned char *p, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull * (owner + n);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, p + i, n - i);
+    h = (h ^ tail) * 0x94d049bb133111ebull;
     h ^= h >> 29;
     return (size_t)(h & (ENTRIES - 1));
 }
@@ -74,6 +83,18 @@ size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const un
         return 0;
     memcpy(ids, e->ids, e->count * sizeof *ids);
     return e->count;
+}
+
+/* Starts loading a piece's entry; see piece_cache.h. */
+void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
+                                const unsigned char *p, size_t n)
+{
+#if defined(__GNUC__)
+    if (n <= ORDO__CACHE_BYTES)
+        __builtin_prefetch(&cache->entries[slot_of(owner, p, n)]);
+#else
+    (void)cache, (void)owner, (void)p, (void)n;
+#endif
 }
 
 /* Stores a piece; see piece_cache.h. */

@@ -26,6 +26,10 @@ ordo__piece_cache *ordo__piece_cache_get(void);
 size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
                               size_t n, uint32_t *ids);
 
+/* Starts loading the entry of piece p[0..n), to be looked up soon. */
+void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
+                                const unsigned char *p, size_t n);
+
 /* Remembers the ids of a piece (ignored when the piece or its ids are too
  * long for an entry). */
 void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,

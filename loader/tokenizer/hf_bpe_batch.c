@@ -1,0 +1,157 @@
+/* Merging several short words side by side (hf_model.h): each word is
+ * merged exactly as merge_short in hf_bpe_merge.c merges it (the listed
+ * merge of lowest rank, leftmost first, until none is left), but the
+ * words take turns, one merge each: the two table lookups a merge needs
+ * are prefetched when it is applied and read at the word's next turn, by
+ * when the other words' turns have hidden their latency. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hf_model.h"
+#include "piece_cache.h"
+
+#define QUEUE 16
+
+typedef struct word {
+    const char *piece;
+    uint32_t len, n;
+    int done;
+    uint32_t stale[2]; /* pair positions to look up at the next turn */
+    uint32_t ids[ORDO__HF_SHORT_WORD], ranks[ORDO__HF_SHORT_WORD];
+} word;
+
+struct ordo__hf_batch {
+    size_t count;
+    word words[QUEUE];
+};
+
+ORDO__HF_INLINE void prefetch(const void *p)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
+/* Starts loading the slot of pair (i, i + 1), when its bits allow a merge. */
+ORDO__HF_INLINE void prefetch_pair(const ordo__hf_bpe *b, const word *w, size_t i)
+{
+    uint32_t left = w->ids[i], right = w->ids[i + 1];
+    if ((b->left[left >> 6] >> (left & 63) & 1) && (b->right[right >> 6] >> (right & 63) & 1))
+        ordo__hf_merge_prefetch(&b->merges, left, right);
+}
+
+static void rank_pair(const ordo__hf_bpe *b, word *w, size_t i)
+{
+    uint32_t rank = ordo__hf_pair_rank(b, w->ids[i], w->ids[i + 1]);
+    w->ranks[i] = rank;
+    if (rank != ORDO__HF_NONE)
+        prefetch(&b->merges.ids[rank]);
+}
+
+/* One turn: the pairs left stale by the last merge are looked up, then
+ * the merge of lowest rank (leftmost) is applied, or the word is done. */
+static void turn(const ordo__hf_bpe *b, word *w)
+{
+    for (int k = 0; k < 2; k++)
+        if (w->stale[k] != ORDO__HF_NONE)
+            rank_pair(b, w, w->stale[k]);
+    uint32_t best = ORDO__HF_NONE;
+    size_t at = 0, n = w->n;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (w->ranks[i] < best) {
+            best = w->ranks[i];
+            at = i;
+        }
+    w->stale[0] = w->stale[1] = ORDO__HF_NONE;
+    if (best == ORDO__HF_NONE) {
+        w->done = 1;
+        return;
+    }
+    w->ids[at] = b->merges.ids[best];
+    size_t tail = n - at - 2;
+    memmove(w->ids + at + 1, w->ids + at + 2, tail * sizeof *w->ids);
+    if (tail)
+        memmove(w->ranks + at + 1, w->ranks + at + 2, (tail - 1) * sizeof *w->ranks);
+    w->n = (uint32_t)--n;
+    if (at + 1 < n) {
+        w->stale[0] = (uint32_t)at;
+        prefetch_pair(b, w, at);
+    }
+    if (at > 0) {
+        w->stale[1] = (uint32_t)at - 1;
+        prefetch_pair(b, w, at - 1);
+    }
+    if (n == 1)
+        w->done = 1;
+}
+
+static void merge_all(const ordo__hf_bpe *b, struct ordo__hf_batch *q)
+{
+    for (size_t k = 0; k < q->count; k++)
+        for (size_t i = 0; !q->words[k].done && i + 1 < q->words[k].n; i++)
+            prefetch_pair(b, &q->words[k], i);
+    for (size_t k = 0; k < q->count; k++)
+        for (size_t i = 0; !q->words[k].done && i + 1 < q->words[k].n; i++)
+            rank_pair(b, &q->words[k], i);
+    for (int active = 1; active;) {
+        active = 0;
+        for (size_t k = 0; k < q->count; k++)
+            if (!q->words[k].done) {
+                turn(b, &q->words[k]);
+                active = 1;
+            }
+    }
+}
+
+/* Merges and appends what is queued; see hf_model.h. */
+ordo_status ordo__hf_batch_flush(const ordo__hf_bpe *b, ordo__hf_scratch *s, ordo__tokens *out,
+                                 ordo_error *err)
+{
+    struct ordo__hf_batch *q = s->batch;
+    if (!q || q->count == 0)
+        return ORDO_OK;
+    merge_all(b, q);
+    size_t total = 0;
+    for (size_t k = 0; k < q->count; k++)
+        total += q->words[k].n;
+    ordo_status status = ordo__tokens_reserve(out, total, err);
+    for (size_t k = 0; status == ORDO_OK && k < q->count; k++) {
+        const word *w = &q->words[k];
+        memcpy(out->ids + out->count, w->ids, w->n * sizeof *w->ids);
+        out->count += w->n;
+        if (s->cache && w->piece)
+            ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)w->piece, w->len,
+                                  w->ids, w->n);
+    }
+    q->count = 0;
+    return status;
+}
+
+/* Queues a word; see hf_model.h. */
+ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const char *piece,
+                               size_t len, const uint32_t *ids, size_t n, int done,
+                               ordo__tokens *out, ordo_error *err)
+{
+    if (!s->batch) {
+        if (!(s->batch = malloc(sizeof *s->batch)))
+            return ordo__error(err, ORDO_NOMEM, "out of memory merging words");
+        s->batch->count = 0;
+    }
+    struct ordo__hf_batch *q = s->batch;
+    word *w = &q->words[q->count++];
+    w->piece = done ? NULL : piece;
+    w->len = (uint32_t)len;
+    w->n = (uint32_t)n;
+    w->done = done || n < 2;
+    w->stale[0] = w->stale[1] = ORDO__HF_NONE;
+    memcpy(w->ids, ids, n * sizeof *ids);
+    return q->count == QUEUE ? ordo__hf_batch_flush(b, s, out, err) : ORDO_OK;
+}
+
+/* Nothing queued; see hf_model.h. */
+int ordo__hf_batch_empty(const ordo__hf_scratch *s)
+{
+    return !s->batch || s->batch->count == 0;
+}

@@ -128,6 +128,11 @@ await attempt('batch: from the compare view', async () => {
   check('batch: each piece names shard, record and tokens',
         where.includes(p0.shard) && where.includes(`record ${p0.record.toLocaleString('en-US')}`) &&
         where.includes(`tokens ${p0.tokens[0].toLocaleString('en-US')}–`), where);
+  await page.check('#batch-only-differing');
+  const visible = await page.$$eval('[data-testid=batch-row]', (rows) => rows.filter((r) => r.offsetParent !== null).length);
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-only-differing.png') });
+  const marks = (await page.$$('[data-testid=batch-row][data-differs=true]')).length;
+  check('batch: "only samples that differ" hides the others', visible === marks && marks > 0, `${visible} of ${marks}`);
   // the step before: the same batches, nothing marked
   await view('batch-same-step', '#/batch?runs=sched-a,sched-b&step=4', '[data-testid=batch-table]');
   check('batch: before the schedule entry nothing differs',
@@ -153,6 +158,7 @@ await attempt('batch: from the compare view', async () => {
 // An elastic resume: its batch is the baseline's, sample by sample.
 await attempt('batch: an identical pair', async () => {
   await view('batch-identical', '#/batch?runs=baseline,elastic-w8&step=76', '[data-testid=batch-table]');
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-identical-top.png') });
   check('batch: an elastic resume\'s batch marks nothing',
         (await page.$$('[data-testid=batch-row][data-differs=true]')).length === 0 &&
         (await page.$$('[data-testid=batch-row]')).length === 64 &&

@@ -146,7 +146,8 @@ response api_batch(request *req, const char *name, const char *step_text)
     if (!body || status != ORDO_OK) {
         json_decref(body);
         if (!body || status == ORDO_NOMEM)
-            return json_error(503, "out_of_memory", "out of memory describing step %lld",
+            return json_error(503, "out_of_memory",
+                              "could not write the answer for step %lld (out of memory)",
                               (long long)step);
         return refusal(&err);
     }

@@ -404,9 +404,9 @@ function laneMap(box, strip) {
   const lanes = strip.lanes;
   const xs = strip.buckets.map((b) => b[0]);
   new uPlot({
-    width: chartWidth(), height: Math.min(420, 40 + lanes * 12), legend: { show: false },
+    width: chartWidth(), height: Math.min(420, 100 + lanes * 14), legend: { show: false },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [-0.5, lanes - 0.5] } },
-    axes: [stepAxis(), { label: 'lane' }],
+    axes: [stepAxis(), { label: 'lane', incrs: STEP_INCRS }],
     series: [{}, { paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;

@@ -32,7 +32,7 @@ MIGRATIONS := $(sort $(wildcard migrations/*.sql))
 
 LOADER_OBJ := $(LOADER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/migrations.o
 CLI_OBJ    := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o
-WEB_FILES  := web/index.html web/app.js web/style.css web/favicon.svg $(BUILD)/web/uPlot.iife.min.js \
+WEB_FILES  := web/index.html web/app.js web/batch.js web/style.css web/favicon.svg $(BUILD)/web/uPlot.iife.min.js \
               $(BUILD)/web/uPlot.min.css
 TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/%.o)
 

@@ -8,7 +8,7 @@
 
 const char *const server_route_names[16] = {
     "healthz", "metrics", "recipes",  "runs",   "run",  "segments", "steps",    "checkpoints",
-    "compare", "audit",   "recovery", "static", "plan", "unknown3", "unknown2", "other"};
+    "compare", "audit",   "recovery", "static", "plan", "batch",    "unknown2", "other"};
 
 enum {
     R_HEALTH,
@@ -24,6 +24,7 @@ enum {
     R_RECOVERY,
     R_STATIC,
     R_PLAN,
+    R_BATCH,
     R_OTHER = 15
 };
 
@@ -50,6 +51,7 @@ static const struct endpoint_info {
     [E_STRIP] = {R_COMPARE, 1, 0, 1},
     [E_AUDIT] = {R_AUDIT, 1, 0, 1},
     [E_PLAN] = {R_PLAN, 1, 0, 0},
+    [E_BATCH] = {R_BATCH, 1, 0, 1},
 };
 
 static int is(const request *req, const char *method)
@@ -103,6 +105,9 @@ static int endpoint_of_run(char **parts, int n)
     for (size_t i = 0; n == 4 && i < sizeof under_run / sizeof under_run[0]; i++)
         if (!strcmp(parts[3], under_run[i].name))
             return under_run[i].endpoint;
+    /* /api/runs/{run}/steps/{n}/batch */
+    if (n == 6 && !strcmp(parts[3], "steps") && !strcmp(parts[5], "batch"))
+        return E_BATCH;
     return E_NONE;
 }
 
@@ -123,7 +128,7 @@ static int endpoint_of(char **parts, int n)
     if (!strcmp(parts[1], "recipes") && n == 4 && !strcmp(parts[3], "plan"))
         return E_PLAN;
     if (!strcmp(parts[1], "runs"))
-        return n <= 4 ? endpoint_of_run(parts, n) : E_NONE;
+        return n <= 6 ? endpoint_of_run(parts, n) : E_NONE;
     if (!strcmp(parts[1], "compare") && n == 2)
         return E_COMPARE;
     if (!strcmp(parts[1], "compare") && n == 3 && !strcmp(parts[2], "strip"))
@@ -158,7 +163,7 @@ int server_route_parse(request *req, response *error)
         return -1;
     }
     memcpy(req->path, req->url, len + 1);
-    int n = req->encoded_separator ? -1 : split_path(req->path, req->parts, 5);
+    int n = req->encoded_separator ? -1 : split_path(req->path, req->parts, SERVER_MAX_PARTS);
     if (n < 0) {
         *error = json_error(400, "non_canonical_path",
                             "the path '%s' is not canonical (no '//', '.', '..', trailing '/' "
@@ -167,7 +172,7 @@ int server_route_parse(request *req, response *error)
         return -1;
     }
     req->nparts = n;
-    req->endpoint = n <= 5 ? endpoint_of(req->parts, n) : E_NONE;
+    req->endpoint = n <= SERVER_MAX_PARTS ? endpoint_of(req->parts, n) : E_NONE;
     req->api = n >= 1 && (!strcmp(req->parts[0], "api") || !strcmp(req->parts[0], "metrics"));
     req->route = endpoints[req->endpoint].route;
     return 0;
@@ -203,6 +208,7 @@ static response get(request *req)
     case E_COMPARE: return api_compare(req);
     case E_STRIP: return api_compare_strip(req);
     case E_AUDIT: return api_audit(req);
+    case E_BATCH: return api_batch(req, p[2], p[4]);
     default: return json_error(404, "not_found", "no such resource: %s", req->url);
     }
 }
@@ -250,7 +256,7 @@ void server_fuzz_path(const char *uri)
         if (req.encoded_separator || strstr(uri, "//") || strstr(uri, "/./") ||
             strstr(uri, "/../") || (req.nparts > 0 && uri[strlen(uri) - 1] == '/'))
             abort();
-        for (int i = 0; i < req.nparts && i < 5; i++)
+        for (int i = 0; i < req.nparts && i < SERVER_MAX_PARTS; i++)
             if (!*req.parts[i] || !strcmp(req.parts[i], ".") || !strcmp(req.parts[i], ".."))
                 abort();
         (void)server_route_allows(&req);

@@ -33,6 +33,7 @@
 #define SERVER_MANIFEST_STEPS 16                /* expected digests in a recovery manifest */
 #define SERVER_MAX_EVENTS 1000                  /* latest events shown with a run */
 #define SERVER_PER_ADDRESS 256                  /* connections from one address */
+#define SERVER_MAX_PARTS 6 /* path segments an endpoint has, at most (/api/runs/R/steps/N/batch) */
 
 /* Counters for /metrics (updated with atomics from every thread). */
 typedef struct server_metrics {
@@ -70,7 +71,8 @@ enum {
     E_COMPARE,
     E_STRIP,
     E_AUDIT,
-    E_PLAN
+    E_PLAN,
+    E_BATCH
 };
 
 /* One request being read and answered. */
@@ -80,7 +82,7 @@ typedef struct request {
     int headers_seen;         /* the access handler was called */
     int encoded_separator;    /* the raw path had %2F or %00 */
     char *path;               /* owned copy of url, split into parts */
-    char *parts[5];
+    char *parts[SERVER_MAX_PARTS];
     int nparts, endpoint, api;  /* api: under /api or /metrics */
     struct request *heavy_next; /* queued for the heavy workers (heavy.c) */
     response heavy_out;         /* set by a worker before it resumes the connection */
@@ -222,6 +224,9 @@ response api_audit(request *req);
 response api_metrics(void);
 response api_compare_strip(request *req);
 response api_run_series(request *req, const char *run);
+/* GET /api/runs/{run}/steps/{n}/batch[?lane=L][&text=1]: the step's batch
+ * regenerated and checked (api_batch.c). */
+response api_batch(request *req, const char *run, const char *step);
 /* Static dashboard files (static.c): 0 when `path` is not one. */
 int static_file(request *req, const char *path, response *out);
 

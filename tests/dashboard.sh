@@ -4,7 +4,8 @@
 # filled by ordo run / ordo resume (the demo's: elastic resumes at W = 8
 # and 2, a rank-bound resume) and a run of a schedule that ramps the two
 # sources' shares (80/20 to 20/80 from step 21 to step 41), and one of the
-# same recipe starting at 70/30 (the recipe diff). Screenshots of
+# same recipe starting at 70/30 (the recipe diff), and two runs whose
+# schedules differ from step 5 (the batch view). Screenshots of
 # every view go to build/screenshots/.
 set -uo pipefail
 build=${BUILD:-build}
@@ -36,6 +37,23 @@ sed 's/"moby-dick": 0.8, "sotu": 0.2/"moby-dick": 0.7, "sotu": 0.3/' "$tmp/ramp.
 # Three steps only: the step axes must still tick at whole steps.
 "$build/ordo" run "$tmp/ramp.json" --db "$tmp/ordo.db" --name short --world-size 2 --steps 3 \
   --quiet >&2 || fail "ordo run of the three-step run failed"
+# Two runs whose recipes differ in a schedule entry from step 5 (a flush
+# epoch's first step): their batches differ at step 5 in the lanes compare
+# names there (the batch view's highlights).
+for w in 5 6; do
+  cat > "$tmp/sched-$w.json" <<JSON
+{"name": "sched", "seed": 5, "seq_len": 64, "global_batch": 16, "lanes": 8, "flush_every": 2,
+ "tokenizer": {"kind": "bytes"},
+ "sources": [{"name": "moby-dick", "paths": ["$demo/moby-dick/*.jsonl.zst"]},
+             {"name": "sotu", "paths": ["$demo/sotu/*.jsonl.zst"]}],
+ "schedule": [{"step": 1, "weights": {"moby-dick": 0.5, "sotu": 0.5}},
+              {"step": 5, "weights": {"moby-dick": 0.$w, "sotu": 0.$((10 - w))}}]}
+JSON
+done
+"$build/ordo" run "$tmp/sched-5.json" --db "$tmp/ordo.db" --name sched-a --world-size 2 --steps 6 \
+  --quiet >&2 || fail "ordo run of the first scheduled run failed"
+"$build/ordo" run "$tmp/sched-6.json" --db "$tmp/ordo.db" --name sched-b --world-size 4 --steps 6 \
+  --quiet >&2 || fail "ordo run of the second scheduled run failed"
 mkfifo "$tmp/ready"
 "$build/ordo" serve --db "$tmp/ordo.db" --listen 127.0.0.1:0 > "$tmp/ready" 2> "$tmp/log" &
 server=$!

@@ -106,7 +106,7 @@ function route() {
   main.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
   const views = { runs: viewRuns, run: () => viewRun(parts[1]), compare: () => viewCompare(params),
                   audit: () => viewAudit(params), recovery: () => viewRecovery(params),
-                  ablation: () => viewAblation(params) };
+                  ablation: () => viewAblation(params), batch: () => viewBatch(params) };
   (views[parts[0]] || viewRuns)().catch((error) => {
     main.replaceChildren(el('p', { class: 'error', role: 'alert' }, 'Error: ' + error.message));
   });
@@ -304,7 +304,9 @@ async function viewCompare(params) {
         el('div', {}, el('strong', {}, fmt(cmp.matched)), 'matched'),
         el('div', {}, el('strong', {}, fmt(cmp.diverged)), 'diverged'),
         el('div', {}, el('strong', { 'data-testid': 'first-divergent-step' },
-                         cmp.first_divergent_step == null ? 'none' : fmt(cmp.first_divergent_step)),
+                         cmp.first_divergent_step == null ? 'none'
+                           : el('a', { href: batchHash([base, other], cmp.first_divergent_step),
+                                       title: 'both runs\' batches at this step' }, fmt(cmp.first_divergent_step))),
            'first divergent step'),
         el('div', {}, el('strong', {}, `${fmt(cmp.only_a)} / ${fmt(cmp.only_b)}`), 'only in one run')),
       el('p', {}, cmp.diverged
@@ -312,8 +314,9 @@ async function viewCompare(params) {
         : badge('match', 'every common step has the same batch digest'),
         cmp.conflicts_a || cmp.conflicts_b ? [' ', badge('diverge', `conflicting reports from step ${fmt(cmp.first_conflict_step)}`)] : null),
       legend(),
-      el('div', { class: 'chart', id: 'strip-' + i, role: 'img',
-                  'aria-label': `Agreement per step between ${base} and ${other}: ${fmt(cmp.matched)} matched, ${fmt(cmp.diverged)} diverged` }));
+      el('div', { class: 'chart', id: 'strip-' + i, role: 'img', title: 'click a step: both runs\' batches at it',
+                  'aria-label': `Agreement per step between ${base} and ${other}: ${fmt(cmp.matched)} matched, ${fmt(cmp.diverged)} diverged` }),
+      batchAtStep(base, other, cmp.first_divergent_step || 1));
     if (cmp.diverged && cmp.lanes_differ.length)
       view.push(el('h3', {}, 'Lanes × steps: where lanes differ'),
         el('p', {}, `Lanes that differ: ${cmp.lanes_differ.join(', ')}`),
@@ -329,11 +332,21 @@ async function viewCompare(params) {
   view.push(el('h2', {}, 'Recipes'), recipeTable(names, compares));
   main.replaceChildren(...view);
   others.forEach((_, i) => {
-    stripChart(document.getElementById('strip-' + i), strips[i]);
+    stripChart(document.getElementById('strip-' + i), strips[i], (step) => { location.hash = batchHash([base, others[i]], step); });
     if (compares[i].diverged && compares[i].lanes_differ.length)
       laneMap(document.getElementById('lanes-' + i), strips[i]);
   });
   if (anyLoss) lineChart(lossBox, 'loss', names, series);
+}
+
+// "Batches at step N": opens the batch view of both runs at a step.
+function batchAtStep(base, other, step) {
+  const input = el('input', { value: step, size: 8, inputmode: 'numeric', 'aria-label': `step of ${base} and ${other}` });
+  return el('form', { class: 'inline', 'data-testid': 'batch-at-step', onsubmit: (e) => {
+    e.preventDefault();
+    location.hash = batchHash([base, other], input.value.trim());
+  } }, el('label', {}, 'Both batches at step', input), el('button', { type: 'submit' }, 'Show batches'),
+    el('span', { class: 'muted' }, 'or click a step on the strip'));
 }
 
 function legend() {
@@ -352,11 +365,13 @@ function compareForm(names) {
 }
 
 // One bar per bucket: diverged wins, then missing, then matched.
-function stripChart(box, strip) {
+// onStep(step), when given, is called with the first step of the bucket
+// clicked.
+function stripChart(box, strip, onStep) {
   const xs = strip.buckets.map((b) => b[0]);
   const state = strip.buckets.map((b) => (b[3] > 0 ? 2 : b[4] > 0 && b[2] === 0 ? 1 : b[2] > 0 ? 0 : -1));
   const colors = [COLORS.match, COLORS.missing, COLORS.diverge];
-  new uPlot({
+  const plot = new uPlot({
     width: chartWidth(), height: 110, legend: { show: false }, cursor: { show: true },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [0, 1] } },
     axes: [stepAxis(), { show: false }],
@@ -376,15 +391,22 @@ function stripChart(box, strip) {
       });
     }] },
   }, [xs, state.map(() => 0.5)], box);
+  if (!onStep) return;
+  box.classList.add('clickable');
+  plot.over.addEventListener('click', () => {
+    const x = plot.posToVal(plot.cursor.left, 'x');
+    const bucket = strip.buckets.find((b) => x >= b[0] - 0.5 && x < b[1] + 0.5);
+    if (bucket) onStep(bucket[0]);
+  });
 }
 
 function laneMap(box, strip) {
   const lanes = strip.lanes;
   const xs = strip.buckets.map((b) => b[0]);
   new uPlot({
-    width: chartWidth(), height: Math.min(420, 40 + lanes * 12), legend: { show: false },
+    width: chartWidth(), height: Math.min(420, 100 + lanes * 14), legend: { show: false },
     scales: { x: { time: false, range: [xs[0], strip.buckets[strip.buckets.length - 1][1]] }, y: { range: [-0.5, lanes - 0.5] } },
-    axes: [stepAxis(), { label: 'lane' }],
+    axes: [stepAxis(), { label: 'lane', incrs: STEP_INCRS }],
     series: [{}, { paths: () => null, points: { show: false } }],
     hooks: { draw: [(u) => {
       const ctx = u.ctx;

@@ -92,6 +92,93 @@ check('compare: the same recipe says so, with no diff rows',
       (await page.$$('[data-testid=recipe-diff-row]')).length === 0 &&
       (await page.textContent('[data-testid=recipe-same]')).includes('same recipe'));
 
+// Batches side by side (#/batch): from the compare view, the first
+// divergent step opens both runs' batches at it; the samples marked as
+// differing are in exactly the lanes the compare API names at that step.
+await attempt('batch: from the compare view', async () => {
+  const cmp = await api('/api/compare?a=sched-a&b=sched-b');
+  check('batch: the scheduled runs diverge from step 5', cmp.first_divergent_step === 5, String(cmp.first_divergent_step));
+  await view('compare-sched', '#/compare?runs=sched-a,sched-b', '.uplot');
+  problems.length = 0;
+  await page.click('[data-testid=first-divergent-step] a');
+  await page.waitForSelector('[data-testid=batch-table]');
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-diverging.png'), fullPage: true });
+  check('batch: the first divergent step opens both batches at it',
+        decodeURIComponent(new URL(page.url()).hash) === '#/batch?runs=sched-a,sched-b&step=5', page.url());
+  check('batch: no console errors', problems.length === 0, problems.join('; '));
+  const strip = await api('/api/compare/strip?a=sched-a&b=sched-b&from=5&to=5&buckets=1');
+  const named = strip.buckets[0][5];
+  const marked = await page.$$eval('[data-testid=batch-row][data-differs=true]',
+    (rows) => [...new Set(rows.map((r) => Number(r.dataset.lane)))]);
+  check('batch: the samples marked are in exactly the lanes compare names at that step',
+        named.length > 0 && named.length < 8 && JSON.stringify(marked) === JSON.stringify(named),
+        `page ${JSON.stringify(marked)}, API ${JSON.stringify(named)}`);
+  check('batch: the lanes are told', (await page.textContent('[data-testid=batch-differ-lanes]')) === named.join(', '));
+  const [a, b] = await Promise.all(['sched-a', 'sched-b'].map((r) => api(`/api/runs/${r}/steps/5/batch?text=1`)));
+  const digestsDiffer = a.lane_digests.filter((d, i) => d.digest !== b.lane_digests[i].digest).map((d) => d.lane);
+  check('batch: those lanes\' digests differ, no other\'s', JSON.stringify(digestsDiffer) === JSON.stringify(named),
+        JSON.stringify(digestsDiffer));
+  const want = a.samples.flatMap((s, i) => [s, b.samples[i]]).flatMap((s) => s.pieces.map((p) => p.text + (p.text_cut ? '…' : '')));
+  const shown = await page.$$eval('[data-testid=preview]', (ps) => ps.map((p) => p.textContent));
+  check('batch: each piece has its text preview, as the API decoded it',
+        shown.length === want.length && shown.length >= 32 && JSON.stringify(shown) === JSON.stringify(want) &&
+        shown.filter((t) => t.trim().length > 0).length >= 32, `${shown.length} shown, ${want.length} pieces`);
+  const where = await page.textContent('[data-testid=batch-row] .provenance');
+  const p0 = a.samples[0].pieces[0];
+  check('batch: each piece names shard, record and tokens',
+        where.includes(p0.shard) && where.includes(`record ${p0.record.toLocaleString('en-US')}`) &&
+        where.includes(`tokens ${p0.tokens[0].toLocaleString('en-US')}–`), where);
+  await page.check('#batch-only-differing');
+  const visible = await page.$$eval('[data-testid=batch-row]', (rows) => rows.filter((r) => r.offsetParent !== null).length);
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-only-differing.png') });
+  const marks = (await page.$$('[data-testid=batch-row][data-differs=true]')).length;
+  check('batch: "only samples that differ" hides the others', visible === marks && marks > 0, `${visible} of ${marks}`);
+  // the step before: the same batches, nothing marked
+  await view('batch-same-step', '#/batch?runs=sched-a,sched-b&step=4', '[data-testid=batch-table]');
+  check('batch: before the schedule entry nothing differs',
+        (await page.$$('[data-testid=batch-row][data-differs=true]')).length === 0 &&
+        (await page.$$('[data-testid=batch-row]')).length === 16 &&
+        (await page.textContent('main')).includes('the two batches are the same'));
+  // the strip and the step form open the batch view too
+  await page.goto(base + '/#/compare?runs=sched-a,sched-b');
+  await page.waitForSelector('#strip-0 .u-over');
+  await page.fill('[data-testid=batch-at-step] input', '6');
+  await page.click('[data-testid=batch-at-step] button');
+  await page.waitForSelector('[data-testid=batch-table]');
+  check('batch: the step form opens that step', decodeURIComponent(new URL(page.url()).hash) === '#/batch?runs=sched-a,sched-b&step=6', page.url());
+  await page.goto(base + '/#/compare?runs=sched-a,sched-b');
+  const over = await (await page.waitForSelector('#strip-0 .u-over')).boundingBox();
+  await page.mouse.move(over.x + over.width * 0.99, over.y + over.height / 2);
+  await page.mouse.click(over.x + over.width * 0.99, over.y + over.height / 2);
+  await page.waitForSelector('[data-testid=batch-table]');
+  check('batch: a click on the strip opens the step under it',
+        decodeURIComponent(new URL(page.url()).hash) === '#/batch?runs=sched-a,sched-b&step=6', page.url());
+});
+
+// An elastic resume: its batch is the baseline's, sample by sample.
+await attempt('batch: an identical pair', async () => {
+  await view('batch-identical', '#/batch?runs=baseline,elastic-w8&step=76', '[data-testid=batch-table]');
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-identical-top.png') });
+  check('batch: an elastic resume\'s batch marks nothing',
+        (await page.$$('[data-testid=batch-row][data-differs=true]')).length === 0 &&
+        (await page.$$('[data-testid=batch-row]')).length === 64 &&
+        (await page.textContent('[data-testid=batch-differ-lanes]')) === 'none');
+});
+
+// A rank-bound run cannot be regenerated (422): the view says why and
+// keeps its form.
+await attempt('batch: rank-bound refused', async () => {
+  await page.goto(base + '/#/batch?runs=rank-bound,rank-bound-w8&step=80');
+  await page.waitForSelector('main .error');
+  await page.screenshot({ path: path.join(shots, 'dashboard-batch-rank-bound.png'), fullPage: true });
+  const errors = await page.$$eval('main .error', (ps) => ps.map((p) => p.textContent));
+  check('batch: a rank-bound run is refused saying why',
+        errors.length === 2 && errors.every((e) => e.includes('rank-bound lanes') && e.includes('step 80 of run')),
+        JSON.stringify(errors));
+  const kept = await page.$$eval('main form input', (inputs) => inputs.map((i) => i.value));
+  check('batch: the refusal keeps the form', JSON.stringify(kept) === '["rank-bound,rank-bound-w8","80"]', JSON.stringify(kept));
+});
+
 // Three runs at once
 await view('compare-four', '#/compare?runs=baseline,elastic-w8,elastic-w32,elastic-w64', '.uplot');
 check('compare: four runs give three comparisons', (await page.$$('[data-testid=compare-summary]')).length === 3);
@@ -253,8 +340,11 @@ if (process.env.ORDO_EXPERIMENT) {
   });
 }
 
-// Keyboard: the views are reachable by Tab
+// Keyboard: the views are reachable by Tab, from a fresh load (a hash
+// change keeps the document, and where the last click left the focus)
 await page.goto(base + '/#/runs');
+await page.reload();
+await page.waitForSelector('main table');
 await page.keyboard.press('Tab');
 await page.keyboard.press('Tab');
 const focused = await page.evaluate(() => document.activeElement && document.activeElement.textContent);

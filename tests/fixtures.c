@@ -1,7 +1,10 @@
 /* Shared set-up for the ledger tests. */
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "fixtures.h"
+#include "testing.h"
 
 const char fixture_recipe[] =
     "{\"name\": \"fixture\", \"seed\": 7, \"seq_len\": 8, \"global_batch\": 32, \"lanes\": 32,"
@@ -87,4 +90,33 @@ int64_t fixture_run_id(ordo_ledger *ledger, const char *name)
     ordo_error err;
     ASSERT_OK(ordo_run_get(ledger, name, &info, &err), &err);
     return info.id;
+}
+
+/* Adds 1 to a lane's first packer offset in a recorded checkpoint. */
+void fixture_tamper_checkpoint(const char *db_path, int64_t run_id, int64_t step, int lane)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_checkpoint c;
+    ordo__state st;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db_path, ORDO_OPEN_READONLY, &ledger, &err), &err);
+    ASSERT_OK(ordo_checkpoint_get(ledger, run_id, step, &c, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &st, &err), &err);
+    ASSERT(lane >= 0 && (uint64_t)lane < st.lane_count);
+    st.lanes[lane].positions[0].offset += 1;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    ASSERT_OK(ordo__state_encode(&st, &data, &size, &err), &err);
+    ordo__state_free(&st);
+    char *sql = malloc(2 * size + 160);
+    ASSERT(sql != NULL);
+    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
+    for (size_t i = 0; i < size; i++)
+        n += sprintf(sql + n, "%02x", data[i]);
+    sprintf(sql + n, "' WHERE run_id = %lld AND step = %lld", (long long)run_id, (long long)step);
+    fixture_sql(db_path, sql);
+    free(sql);
+    free(data);
+    ordo_checkpoint_free(&c);
 }

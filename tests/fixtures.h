@@ -34,4 +34,9 @@ long long fixture_int(const char *db_path, const char *sql);
 /* Runs one SQL statement on the file through a plain SQLite connection. */
 void fixture_sql(const char *db_path, const char *sql);
 
+/* Adds 1 to the token offset of lane `lane`'s first packer position in the
+ * checkpoint of run `run_id` at `step`, written back through plain SQL: a
+ * checkpoint that decodes but no longer reproduces the recorded digests. */
+void fixture_tamper_checkpoint(const char *db_path, int64_t run_id, int64_t step, int lane);
+
 #endif

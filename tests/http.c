@@ -189,3 +189,14 @@ const char *make_token(const char *db, const char *role)
     cli_result_free(&c);
     return slot;
 }
+
+/* HTTP_EXPECT's check, failing at the caller's file and line. */
+void http_expect_at(const char *file, int line, const http_result *r, int status, const char *code,
+                    const char *needle)
+{
+    const char *got = json_string_value(json_object_get(r->json, "code"));
+    if (r->status != status || (code && (!got || strcmp(got, code) != 0)) ||
+        (needle && !strstr(r->body ? r->body : "", needle)))
+        test_fail(file, line, "expected %d %s '%s', got %d: %s", status, code ? code : "",
+                  needle ? needle : "", r->status, r->body ? r->body : "");
+}

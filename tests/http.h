@@ -42,6 +42,14 @@ int http_raw(const test_server *s, const char *bytes, size_t len);
 
 void http_free(http_result *r);
 
+/* Checks an answer of the service: its status, its JSON "code" (NULL: any)
+ * and a text its body holds (NULL: any); fails naming what came. */
+#define HTTP_EXPECT(r, status, code, needle)                                                       \
+    http_expect_at(__FILE__, __LINE__, (r), (status), (code), (needle))
+
+void http_expect_at(const char *file, int line, const http_result *r, int status, const char *code,
+                    const char *needle);
+
 /* Creates a token with the CLI; returns it (static storage per role). */
 const char *make_token(const char *db, const char *role);
 

@@ -38,19 +38,11 @@ static long long num(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
-static void expect(const http_result *r, int status, const char *code, const char *needle)
-{
-    if (r->status != status || (code && strcmp(str(r, "code"), code) != 0) ||
-        (needle && !strstr(r->body, needle)))
-        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status, code ? code : "",
-                  needle ? needle : "", r->status, r->body);
-}
-
 static void call(const test_server *s, const char *method, const char *path, const char *token,
                  const char *body, int status, const char *code, const char *needle)
 {
     http_result r = http(s, method, path, token, body);
-    expect(&r, status, code, needle);
+    HTTP_EXPECT(&r, status, code, needle);
     http_free(&r);
 }
 
@@ -63,7 +55,7 @@ static void audit_shows_passes(const test_server *s, const char *rid)
     char path[512];
     snprintf(path, sizeof path, "/api/audit?recipe=%s", rid);
     http_result r = http(s, "GET", path, NULL, NULL);
-    expect(&r, 200, NULL, "\"passes\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"passes\"");
     json_t *passes = json_object_get(r.json, "passes");
     ASSERT_EQ_INT(num(passes, "horizon"), 30);
     json_t *a = json_array_get(json_object_get(passes, "sources"), 0);
@@ -97,18 +89,18 @@ TEST(server_endpoints_answer)
     call(&s, "GET", "/healthz", NULL, NULL, 200, NULL, "\"ok\"");
     /* Reads of what ordo run recorded. */
     http_result r = http(&s, "GET", "/api/runs", NULL, NULL);
-    expect(&r, 200, NULL, "\"base\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"base\"");
     const char *recipe_id = json_string_value(
         json_object_get(json_array_get(json_object_get(r.json, "runs"), 0), "recipe_id"));
     char rid[65];
     snprintf(rid, sizeof rid, "%s", recipe_id);
     http_free(&r);
     r = http(&s, "GET", "/api/runs/base", NULL, NULL);
-    expect(&r, 200, NULL, "\"segments\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"segments\"");
     ASSERT_EQ_INT(num(r.json, "steps"), 30);
     http_free(&r);
     r = http(&s, "GET", "/api/runs/base/steps?from=5&to=30&limit=4", NULL, NULL);
-    expect(&r, 200, NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
     ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "steps")), 4);
     ASSERT_EQ_INT(num(r.json, "next"), 9);
     http_free(&r);
@@ -119,7 +111,7 @@ TEST(server_endpoints_answer)
     /* A job that does not link libordo: recipe, run, steps, checkpoint. */
     const char *body = "{\"name\": \"ext\", \"lanes\": 4, \"global_batch\": 8}";
     r = http(&s, "POST", "/api/recipes", writer, body);
-    expect(&r, 201, NULL, NULL);
+    HTTP_EXPECT(&r, 201, NULL, NULL);
     char ext[65];
     snprintf(ext, sizeof ext, "%s", str(&r, "id"));
     http_free(&r);
@@ -150,7 +142,7 @@ TEST(server_endpoints_answer)
     call(&s, "GET", "/api/runs/job/checkpoints", NULL, NULL, 200, NULL, "\"checkpoints\":[]");
     /* Compare, audit, recovery, metrics. */
     r = http(&s, "GET", "/api/compare?a=base&b=job", NULL, NULL);
-    expect(&r, 200, NULL, "\"recipes\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"recipes\"");
     ASSERT_EQ_INT(num(r.json, "steps_compared"), 12);
     ASSERT(json_array_size(json_object_get(r.json, "recipe_diff")) > 0);
     ASSERT(json_is_false(json_object_get(json_object_get(r.json, "recipes"), "same")));
@@ -160,12 +152,12 @@ TEST(server_endpoints_answer)
     audit_shows_passes(&s, rid);
     snprintf(path, sizeof path, "/api/audit?recipe=%s", ext);
     r = http(&s, "GET", path, NULL, NULL);
-    expect(&r, 200, NULL, "\"why\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"why\"");
     ASSERT(json_is_null(json_object_get(json_object_get(r.json, "passes"), "sources")));
     ASSERT_EQ_INT(num(json_object_get(r.json, "passes"), "horizon"), 12);
     http_free(&r);
     r = http(&s, "GET", "/api/runs/base/recovery?world_size=4&step=20", NULL, NULL);
-    expect(&r, 200, NULL, "\"rank_lanes\":[[0,1],[2,3],[4,5],[6,7]]");
+    HTTP_EXPECT(&r, 200, NULL, "\"rank_lanes\":[[0,1],[2,3],[4,5],[6,7]]");
     ASSERT_EQ_INT(num(r.json, "checkpoint_step"), 20);
     ASSERT_EQ_INT(json_array_size(json_object_get(r.json, "expected")), 10);
     ordo_error err;
@@ -182,7 +174,7 @@ TEST(server_endpoints_answer)
          "lanes (8) must be divisible by world size (3)");
     /* Downsampled views: 30 steps in 7 buckets, all counted once. */
     r = http(&s, "GET", "/api/compare/strip?a=base&b=base&buckets=7", NULL, NULL);
-    expect(&r, 200, NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
     json_t *buckets = json_object_get(r.json, "buckets");
     long long matched = 0;
     for (size_t i = 0; i < json_array_size(buckets); i++)
@@ -191,7 +183,7 @@ TEST(server_endpoints_answer)
     ASSERT_EQ_INT(json_array_size(buckets), 6); /* width 5: ceil(30 / 7) */
     http_free(&r);
     r = http(&s, "GET", "/api/runs/job/series?buckets=4", NULL, NULL);
-    expect(&r, 200, NULL, "\"loss\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"loss\"");
     json_t *first = json_array_get(json_object_get(r.json, "buckets"), 0);
     ASSERT_EQ_INT(num(first, "steps"), 3);
     ASSERT(json_real_value(json_object_get(first, "loss")) == 10.5); /* (11.5+10.5+9.5)/3 */
@@ -237,7 +229,7 @@ TEST(server_refuses_bad_requests_and_stays_up)
     http_result r = http(&s, "POST", run, writer,
                          "{\"steps\": [{\"step\": 3, \"batch_digest\": \""
                          "0000000000000000000000000000000000000000000000000000000000000001\"}]}");
-    expect(&r, 200, NULL, "\"conflicts\":1");
+    HTTP_EXPECT(&r, 200, NULL, "\"conflicts\":1");
     http_free(&r);
     call(&s, "GET", "/api/runs/base", NULL, NULL, 200, NULL, "\"conflicts\":1");
     /* Whole or not at all: a bad item after good ones stores nothing. */
@@ -350,7 +342,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
     test_server s;
     server_up(&s, db, NULL);
     http_result r = http(&s, "GET", "/api/runs/base/steps?limit=30", NULL, NULL);
-    expect(&r, 200, NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
     json_t *recorded = json_incref(json_object_get(r.json, "steps"));
     ASSERT_EQ_INT(json_array_size(recorded), 30);
     http_result info = http(&s, "GET", "/api/runs/base", NULL, NULL);
@@ -401,7 +393,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
                      json_object_get(json_array_get(recorded, 29), "lane_digests"), (size_t)lane)));
     json_decref(recorded);
     r = http(&s, "GET", "/api/compare?a=base&b=lanes", NULL, NULL);
-    expect(&r, 200, NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
     ASSERT_EQ_INT(num(r.json, "steps_compared"), 30);
     ASSERT_EQ_INT(num(r.json, "matched"), 30);
     http_free(&r);
@@ -421,7 +413,7 @@ TEST(server_lanes_from_eight_ranks_compose_the_batch_digests)
                              "0000beef"
                            : last_lanes[lane]);
         r = http(&s, "POST", "/api/runs/odd/steps", writer, body);
-        expect(&r, 200, NULL, lane < 7 ? "\"completed_steps\":0" : "\"completed_steps\":1");
+        HTTP_EXPECT(&r, 200, NULL, lane < 7 ? "\"completed_steps\":0" : "\"completed_steps\":1");
         if (lane < 7)
             http_free(&r);
     }
@@ -775,7 +767,7 @@ TEST(server_segment_replaces_a_crashed_resume)
          "\"replace_crashed\": true}",
          201, NULL, "\"start_step\":31");
     http_result r = http(&s, "GET", "/api/runs/base", NULL, NULL);
-    expect(&r, 200, NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
     json_t *segments = json_object_get(r.json, "segments");
     ASSERT_EQ_INT(json_array_size(segments), 2);
     ASSERT_EQ_INT(num(json_array_get(segments, 1), "world_size"), 8);
@@ -809,7 +801,7 @@ TEST(server_run_view_gives_target_and_delivered_shares)
     test_server s;
     server_up(&s, db, NULL);
     http_result r = http(&s, "GET", "/api/runs/ramp/steps?from=16&to=16", NULL, NULL);
-    expect(&r, 200, NULL, "\"target_shares\":[0.5,0.5]");
+    HTTP_EXPECT(&r, 200, NULL, "\"target_shares\":[0.5,0.5]");
     json_t *step = json_array_get(json_object_get(r.json, "steps"), 0);
     json_t *delivered = json_object_get(step, "delivered_shares");
     json_t *tokens = json_object_get(step, "source_tokens");
@@ -823,7 +815,7 @@ TEST(server_run_view_gives_target_and_delivered_shares)
     http_free(&r);
 
     r = http(&s, "GET", "/api/runs/ramp/series?buckets=30", NULL, NULL);
-    expect(&r, 200, NULL, "\"sources\":[\"web\",\"books\"]");
+    HTTP_EXPECT(&r, 200, NULL, "\"sources\":[\"web\",\"books\"]");
     json_t *buckets = json_object_get(r.json, "buckets");
     ASSERT_EQ_INT(json_array_size(buckets), 30);
     json_t *b16 = json_array_get(buckets, 15);

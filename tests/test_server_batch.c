@@ -212,34 +212,6 @@ TEST(server_batch_text_is_bounded)
     server_down(&s);
 }
 
-/* Replaces lane 5's first packer position in run 1's checkpoint at step
- * 10 (offset + 1). */
-static void tamper_checkpoint(void)
-{
-    ordo_ledger *ledger = NULL;
-    ordo_checkpoint c;
-    ordo__state st;
-    ordo_error err;
-    ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
-    ASSERT_OK(ordo_checkpoint_get(ledger, 1, 10, &c, &err), &err);
-    ordo_ledger_close(ledger);
-    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &st, &err), &err);
-    st.lanes[5].positions[0].offset += 1;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    ASSERT_OK(ordo__state_encode(&st, &data, &size, &err), &err);
-    ordo__state_free(&st);
-    char *sql = malloc(2 * size + 128);
-    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
-    for (size_t i = 0; i < size; i++)
-        n += sprintf(sql + n, "%02x", data[i]);
-    sprintf(sql + n, "' WHERE run_id = 1 AND step = 10");
-    fixture_sql(db, sql);
-    free(sql);
-    free(data);
-    ordo_checkpoint_free(&c);
-}
-
 /* Zeroes lane 2's digest of step 8 of run 1 in the ledger. */
 static void tamper_lane_digest(void)
 {
@@ -380,7 +352,7 @@ TEST(server_batch_says_why_it_cannot_answer)
     ASSERT(rename(to, from) == 0);
     call(&s, "/api/runs/r/steps/3/batch", 200, NULL, NULL);
     /* a tampered checkpoint: steps after it refused, those before answered */
-    tamper_checkpoint();
+    fixture_tamper_checkpoint(db, 1, 10, 5);
     call(&s, "/api/runs/r/steps/12/batch", 422, "unprocessable",
          A("step 12 of run 'r' (the ledger)", "lane 5", "checkpoint at step 10"));
     call(&s, "/api/runs/r/steps/9/batch", 200, NULL, A("\"from_step\":5"));

@@ -18,20 +18,11 @@ static long long num(const json_t *o, const char *key)
     return json_integer_value(json_object_get(o, key));
 }
 
-static void expect(const http_result *r, int status, const char *code, const char *needle)
-{
-    const char *got = json_string_value(json_object_get(r->json, "code"));
-    if (r->status != status || (code && (!got || strcmp(got, code) != 0)) ||
-        (needle && !strstr(r->body, needle)))
-        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status, code ? code : "",
-                  needle ? needle : "", r->status, r->body);
-}
-
 static void call(const test_server *s, const char *path, const char *token, const char *body,
                  int status, const char *code, const char *needle)
 {
     http_result r = http(s, "POST", path, token, body);
-    expect(&r, status, code, needle);
+    HTTP_EXPECT(&r, status, code, needle);
     http_free(&r);
 }
 
@@ -43,7 +34,7 @@ static void external_recipe(const test_server *s, const char *writer, int lanes,
     snprintf(body, sizeof body, "{\"name\": \"ext\", \"lanes\": %d, \"global_batch\": %d}", lanes,
              2 * lanes);
     http_result r = http(s, "POST", "/api/recipes", writer, body);
-    expect(&r, 201, NULL, NULL);
+    HTTP_EXPECT(&r, 201, NULL, NULL);
     snprintf(id, 65, "%s", json_string_value(json_object_get(r.json, "id")));
     http_free(&r);
 }
@@ -189,7 +180,7 @@ TEST(request_bodies_refuse_unknown_keys_and_mixed_shapes)
              recipe);
     call(&s, "/api/runs", writer, body, 400, "invalid", "a run: unknown key 'grup'");
     http_result none = http(&s, "GET", "/api/runs/r", NULL, NULL); /* nothing was created */
-    expect(&none, 404, "not_found", NULL);
+    HTTP_EXPECT(&none, 404, "not_found", NULL);
     http_free(&none);
     create_run(&s, writer, "r", recipe, 2, NULL);
     call(&s, "/api/runs/r/segments", writer,
@@ -288,7 +279,7 @@ TEST(lane_reports_are_refused_for_lanes_the_rank_does_not_own)
     http_result r = http(
         &s, "POST", "/api/runs/r/steps", writer,
         "{\"rank\": 1, \"lanes\": [{\"step\": 1, \"lane\": 3, \"digest\": \"" DIGEST(4) "\"}]}");
-    expect(&r, 200, NULL, "\"completed_steps\":1");
+    HTTP_EXPECT(&r, 200, NULL, "\"completed_steps\":1");
     ASSERT_EQ_INT(num(r.json, "conflicts"), 0);
     http_free(&r);
     ASSERT_EQ_INT(events_of("r", "conflict", 0), 0);

@@ -8,20 +8,11 @@
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-static void expect(const http_result *r, int status, const char *code, const char *needle)
-{
-    const char *got = json_string_value(json_object_get(r->json, "code"));
-    if (r->status != status || (code && (!got || strcmp(got, code) != 0)) ||
-        (needle && !strstr(r->body, needle)))
-        test_fail(__FILE__, __LINE__, "expected %d %s '%s', got %d: %s", status, code ? code : "",
-                  needle ? needle : "", r->status, r->body);
-}
-
 static void call(const test_server *s, const char *method, const char *path, const char *token,
                  int status, const char *code, const char *needle)
 {
     http_result r = http(s, method, path, token, NULL);
-    expect(&r, status, code, needle);
+    HTTP_EXPECT(&r, status, code, needle);
     http_free(&r);
 }
 
@@ -54,7 +45,7 @@ TEST(server_plan_opens_the_recipe_without_hashing_its_shards)
     char path[256];
     snprintf(path, sizeof path, "/api/recipes/%s/plan", id);
     http_result r = http(&s, "GET", path, NULL, NULL);
-    expect(&r, 200, NULL, "\"format\":\"ordo-plan\"");
+    HTTP_EXPECT(&r, 200, NULL, "\"format\":\"ordo-plan\"");
     ASSERT_CONTAINS(r.headers, "application/json");
     /* the library's document as it wrote it */
     ordo_ledger *ledger = NULL;
@@ -113,7 +104,7 @@ TEST(server_plan_refuses_unknown_unindexed_and_malformed_ids)
     call(&s, "GET", path, NULL, 404, "not_found", NULL);
     snprintf(path, sizeof path, "/api/recipes/%s/plan", id);
     http_result post = http(&s, "POST", path, make_token(test_path("l.db"), "writer"), "{}");
-    expect(&post, 405, NULL, NULL);
+    HTTP_EXPECT(&post, 405, NULL, NULL);
     http_free(&post);
     call(&s, "GET", path, NULL, 200, NULL, id); /* still up */
     server_down(&s);

@@ -372,31 +372,6 @@ static void expect_refusal(ordo_ledger *ledger, int64_t run, int64_t step, ordo_
 
 /* Replaces lane 5's first packer position in run 1's checkpoint at step
  * 10 (offset + 1), returning the original state (owned). */
-static ordo_checkpoint tamper_checkpoint(void)
-{
-    ordo_ledger *ledger = open_ledger();
-    ordo_checkpoint c;
-    ordo__state s;
-    ordo_error err;
-    ASSERT_OK(ordo_checkpoint_get(ledger, 1, 10, &c, &err), &err);
-    ordo_ledger_close(ledger);
-    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
-    s.lanes[5].positions[0].offset += 1;
-    unsigned char *data = NULL;
-    size_t size = 0;
-    ASSERT_OK(ordo__state_encode(&s, &data, &size, &err), &err);
-    ordo__state_free(&s);
-    char *sql = malloc(2 * size + 128);
-    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
-    for (size_t i = 0; i < size; i++)
-        n += sprintf(sql + n, "%02x", data[i]);
-    sprintf(sql + n, "' WHERE run_id = 1 AND step = 10");
-    fixture_sql(db, sql);
-    free(sql);
-    free(data);
-    return c;
-}
-
 /* Changed data is refused naming step, lane and file: a shard whose bytes
  * changed since the run, a tampered checkpoint, a lane digest the ledger
  * holds that the batch does not reproduce; so are steps the run did not
@@ -431,7 +406,7 @@ TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
     free(shard);
     free(copy);
     /* a tampered checkpoint: steps after it refused, those before still read */
-    ordo_checkpoint original = tamper_checkpoint();
+    fixture_tamper_checkpoint(db, 1, 10, 5);
     expect_refusal(ledger, 1, 12, ORDO_INVALID,
                    A("step 12 of run 'r'", "lane 5", "checkpoint at step 10", "ledger.db"));
     ordo_provenance *p = NULL;
@@ -439,7 +414,6 @@ TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
     ASSERT_OK(ordo_batch_provenance(ledger, 1, 9, NULL, &p, &err), &err);
     ASSERT_EQ_INT(p->from_step, 5);
     ordo_provenance_free(p);
-    ordo_checkpoint_free(&original);
     /* a lane digest in the ledger that the regenerated batch does not reproduce */
     recorded step8 = {0};
     ASSERT_OK(ordo_steps_scan(ledger, 1, 8, 8, keep_step, &step8, &err), &err);

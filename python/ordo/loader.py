@@ -74,6 +74,17 @@ class _Batch(ctypes.Structure):
                 ("sources", ctypes.POINTER(ctypes.c_int32))]
 
 
+class _RecipeInfo(ctypes.Structure):
+    """ordo_recipe_info, field for field (ordo.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("seed", ctypes.c_uint64), ("seq_len", ctypes.c_int),
+                ("sample_len", ctypes.c_int), ("labels_shifted", ctypes.c_int),
+                ("global_batch", ctypes.c_int), ("lanes", ctypes.c_int),
+                ("flush_every", ctypes.c_int), ("shuffle", ctypes.c_int),
+                ("source_count", ctypes.c_int), ("vocab_size", ctypes.c_int),
+                ("eot_id", ctypes.c_uint32), ("pad_id", ctypes.c_uint32),
+                ("bos_id", ctypes.c_uint32)]
+
+
 def _library():
     here = os.path.dirname(__file__)
     candidates = [os.environ.get("ORDO_LIB"),
@@ -102,6 +113,11 @@ def _library():
                                     ctypes.c_int),
         "ordo_recipe_free": ([P], None),
         "ordo_recipe_id": ([P], ctypes.c_char_p),
+        "ordo_recipe_canonical": ([P], ctypes.c_char_p),
+        "ordo_recipe_describe": ([P, ctypes.POINTER(_RecipeInfo)], None),
+        "ordo_recipe_source_name": ([P, ctypes.c_int], ctypes.c_char_p),
+        "ordo_checkpoint_describe": ([P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
+                                      ctypes.POINTER(ctypes.c_int64), E], ctypes.c_int),
         "ordo_recipe_indexed_shards": ([P], ctypes.c_int),
         "ordo_ledger_open": ([ctypes.c_char_p, ctypes.c_uint, ctypes.POINTER(P), E], ctypes.c_int),
         "ordo_ledger_close": ([P], None),
@@ -163,6 +179,17 @@ def merge_states(states):
         return ctypes.string_at(out, size.value)
     finally:
         lib().ordo_free(out)
+
+
+def describe_state(state):
+    """The lanes a state (bytes) covers and the step it follows, as
+    (lanes, step); OrdoError for bytes that are not a state."""
+    buffer = ctypes.create_string_buffer(state, len(state))
+    lanes, step, err = ctypes.c_int(), ctypes.c_int64(), _Error()
+    _check(lib().ordo_checkpoint_describe(ctypes.cast(buffer, ctypes.c_void_p), len(state),
+                                          ctypes.byref(lanes), ctypes.byref(step),
+                                          ctypes.byref(err)), err)
+    return lanes.value, step.value
 
 
 class Loader:
@@ -348,6 +375,20 @@ class Loader:
         batch["source"] = sources
         return batch
 
+    def recipe_info(self):
+        """The numbers that fix this loader's data (ordo_recipe_info) as a
+        dict, with the recipe's ``id``, its resolved ``canonical`` JSON text
+        and its ``sources`` (names in recipe order)."""
+        L, info = lib(), _RecipeInfo()
+        L.ordo_recipe_describe(self._recipe, ctypes.byref(info))
+        out = {name: getattr(info, name) for name, _ in _RecipeInfo._fields_}
+        out["name"] = (info.name or b"").decode("utf-8", "replace")
+        out["id"] = self.recipe_id
+        out["canonical"] = L.ordo_recipe_canonical(self._recipe).decode("utf-8")
+        out["sources"] = [L.ordo_recipe_source_name(self._recipe, i).decode("utf-8")
+                          for i in range(info.source_count)]
+        return out
+
     def state(self):
         """This rank's lanes' replay state after its last batch (bytes)."""
         out, size, err = ctypes.POINTER(ctypes.c_ubyte)(), ctypes.c_size_t(), _Error()
@@ -389,56 +430,3 @@ class Loader:
         except Exception:
             pass
 
-
-class _RecipeInfo(ctypes.Structure):
-    """ordo_recipe_info, field for field (ordo.h)."""
-    _fields_ = [("name", ctypes.c_char_p), ("seed", ctypes.c_uint64), ("seq_len", ctypes.c_int),
-                ("sample_len", ctypes.c_int), ("labels_shifted", ctypes.c_int),
-                ("global_batch", ctypes.c_int), ("lanes", ctypes.c_int),
-                ("flush_every", ctypes.c_int), ("shuffle", ctypes.c_int),
-                ("source_count", ctypes.c_int), ("vocab_size", ctypes.c_int),
-                ("eot_id", ctypes.c_uint32), ("pad_id", ctypes.c_uint32),
-                ("bos_id", ctypes.c_uint32)]
-
-
-def _function(name, args, result):
-    """libordo's `name` with its signature set (for calls beyond the
-    table in _library)."""
-    fn = getattr(lib(), name)
-    fn.argtypes, fn.restype = args, result
-    return fn
-
-
-def describe_state(state):
-    """The lanes a state (bytes) covers and the step it follows, as
-    (lanes, step); OrdoError for bytes that are not a state."""
-    fn = _function("ordo_checkpoint_describe",
-                   [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
-                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(_Error)], ctypes.c_int)
-    buffer = ctypes.create_string_buffer(state, len(state))
-    lanes, step, err = ctypes.c_int(), ctypes.c_int64(), _Error()
-    _check(fn(ctypes.cast(buffer, ctypes.c_void_p), len(state), ctypes.byref(lanes),
-              ctypes.byref(step), ctypes.byref(err)), err)
-    return lanes.value, step.value
-
-
-def _recipe_info(self):
-    """The numbers that fix this loader's data (ordo_recipe_info) as a dict,
-    with the recipe's ``id``, its resolved ``canonical`` JSON text and its
-    ``sources`` (names in recipe order)."""
-    P = ctypes.c_void_p
-    info = _RecipeInfo()
-    _function("ordo_recipe_describe", [P, ctypes.POINTER(_RecipeInfo)], None)(
-        self._recipe, ctypes.byref(info))
-    out = {name: getattr(info, name) for name, _ in _RecipeInfo._fields_}
-    out["name"] = (info.name or b"").decode("utf-8", "replace")
-    out["id"] = _function("ordo_recipe_id", [P], ctypes.c_char_p)(self._recipe).decode()
-    out["canonical"] = _function("ordo_recipe_canonical", [P], ctypes.c_char_p)(
-        self._recipe).decode("utf-8")
-    source_name = _function("ordo_recipe_source_name", [P, ctypes.c_int], ctypes.c_char_p)
-    out["sources"] = [source_name(self._recipe, i).decode("utf-8")
-                      for i in range(info.source_count)]
-    return out
-
-
-Loader.recipe_info = _recipe_info

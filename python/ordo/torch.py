@@ -126,7 +126,7 @@ class Dataset(torch.utils.data.IterableDataset):
         """A library loader of this rank at the start point (the caller
         closes it)."""
         return _loader.Loader(self.recipe, self.dp_rank, self.dp_world_size,
-                              lane_binding=self.lane_binding, state=self._start,
+                              lane_binding=self.lane_binding, state=self._start, as_torch=True,
                               **self._options)
 
     def load_state_dict(self, state_dict):
@@ -223,22 +223,14 @@ def _document_positions(starts):
     return index - torch.cummax(marks, dim=1).values
 
 
-def _tensor(values, dtype):
-    """An int64 or bool tensor from the loader's numpy array or lists."""
-    if hasattr(values, "astype"):  # numpy: torch has no uint32
-        import numpy as np
-        return torch.from_numpy(values.astype(np.int64 if dtype == torch.int64 else np.bool_))
-    return torch.tensor(values, dtype=dtype)
-
-
 class _Step:
-    """One batch of the library, as tensors."""
+    """One batch of the library (the loader's as_torch tensors: tokens and
+    source int64, doc_start bool)."""
 
     def __init__(self, batch):
         self.number = batch["step"]
-        self.tokens = _tensor(batch["tokens"], torch.int64)
-        self.doc_start = _tensor(batch["doc_start"], torch.bool)
-        self.source = _tensor(batch["source"], torch.int64)
+        self.tokens, self.doc_start = batch["tokens"], batch["doc_start"]
+        self.source = batch["source"]
         self.totals = {"lanes": list(batch["lanes"]), "lane_digests": list(batch["lane_digests"]),
                        "source_tokens": [int(t) for t in batch["source_tokens"]],
                        "pad_tokens": int(batch["pad_tokens"])}

@@ -179,6 +179,12 @@ ordo_status ordo_tokenizer_encode(const ordo_tokenizer *tokenizer, const char *t
 ordo_status ordo_tokenizer_decode(const ordo_tokenizer *tokenizer, const uint32_t *ids,
                                   size_t count, char **bytes, size_t *len, ordo_error *err);
 
+/* `len` bytes as valid UTF-8, read as the tokenizers read text: every
+ * maximal ill-formed subsequence becomes U+FFFD. *copy (the caller's,
+ * ordo_free) and *copy_len; *copy is NULL when the text is valid already. */
+ordo_status ordo_utf8_repair(const char *text, size_t len, char **copy, size_t *copy_len,
+                             ordo_error *err);
+
 /* End-of-text id (an encoding's <|endoftext|>; UINT32_MAX for a
  * tokenizer.json, which names none that is safe: a recipe names its eos)
  * and the size of the id space (specials included). */

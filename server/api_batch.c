@@ -11,46 +11,25 @@
 #define PIECE_TEXT_MAX 1024              /* bytes of one piece's text */
 #define BATCH_TEXT_MAX ((size_t)1 << 20) /* bytes of text in one answer */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len = c < 0x80                 ? 1
-                 : c >= 0xC2 && c <= 0xDF ? 2
-                 : c >= 0xE0 && c <= 0xEF ? 3
-                 : c >= 0xF0 && c <= 0xF4 ? 4
-                                          : 0;
-    if (!len || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) || /* overlong, surrogate */
-        (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))   /* overlong, > U+10FFFF */
-        return 0;
-    return len;
-}
-
-/* The decoded bytes as a JSON string of valid UTF-8 (a byte that is not
- * part of a valid sequence, as where a piece cuts a character, becomes
- * U+FFFD) of at most PIECE_TEXT_MAX bytes, cut at a character; *cut is set
- * when it was. NULL when memory runs out. */
+/* The decoded bytes as a JSON string of valid UTF-8 (bytes that are not,
+ * as where a piece cuts a character, read as the tokenizers read them:
+ * U+FFFD, ordo_utf8_repair) of at most PIECE_TEXT_MAX bytes, cut at a
+ * character; *cut is set when it was. NULL when memory runs out. */
 static json_t *preview(const char *text, size_t len, int *cut)
 {
-    char out[PIECE_TEXT_MAX];
-    size_t o = 0, i = 0;
-    while (i < len) {
-        size_t n = utf8_sequence((const unsigned char *)text + i, len - i);
-        const char *bytes = n ? text + i : "\xEF\xBF\xBD";
-        size_t size = n ? n : 3;
-        if (o + size > sizeof out)
-            break;
-        memcpy(out + o, bytes, size);
-        o += size;
-        i += n ? n : 1;
-    }
-    *cut = i < len;
-    return json_stringn(out, o);
+    char *copy = NULL;
+    size_t n = len;
+    ordo_error err;
+    if (ordo_utf8_repair(text, len, &copy, &n, &err) != ORDO_OK)
+        return NULL;
+    const char *valid = copy ? copy : text;
+    *cut = n > PIECE_TEXT_MAX;
+    if (*cut) /* back to the first byte of the character that does not fit */
+        for (n = PIECE_TEXT_MAX; n > 0 && ((unsigned char)valid[n] & 0xC0) == 0x80; n--) {
+        }
+    json_t *out = json_stringn(valid, n);
+    ordo_free(copy);
+    return out;
 }
 
 /* Adds "text" and "text_cut" to every piece of the answer's samples (each

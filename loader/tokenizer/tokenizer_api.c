@@ -110,6 +110,13 @@ ordo_status ordo_tokenizer_decode(const ordo_tokenizer *t, const uint32_t *ids, 
     return ordo__ok(err);
 }
 
+/* Valid UTF-8 of any bytes, as the tokenizers read them. */
+ordo_status ordo_utf8_repair(const char *text, size_t len, char **copy, size_t *copy_len,
+                             ordo_error *err)
+{
+    return ordo__utf8_repair(text, len, copy, copy_len, err);
+}
+
 /* A special token of an encoding, or a token of a tokenizer.json. */
 ordo_status ordo_tokenizer_token_id(const ordo_tokenizer *t, const char *content, uint32_t *id,
                                     ordo_error *err)

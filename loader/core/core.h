@@ -76,6 +76,23 @@ ordo_status ordo__read_fd(int fd, const char *path, size_t max, char **data, siz
 ordo_status ordo__sha256_file(const char *path, unsigned char out[ORDO_DIGEST_SIZE], uint64_t *size,
                               ordo_error *err);
 
+/* The `bytes` low bytes of v, least significant first (the ledger's and
+ * the plan's chunk tables, gzip access points). */
+static inline void ordo__put_le(unsigned char *out, uint64_t v, int bytes)
+{
+    for (int b = 0; b < bytes; b++)
+        out[b] = (unsigned char)(v >> (8 * b));
+}
+
+/* The number of `bytes` bytes stored least significant first. */
+static inline uint64_t ordo__get_le(const unsigned char *in, int bytes)
+{
+    uint64_t v = 0;
+    for (int b = bytes - 1; b >= 0; b--)
+        v = v << 8 | in[b];
+    return v;
+}
+
 /* Decodes exactly `len` characters of padded base64 (no blanks) into `out`
  * (room for len / 4 * 3 bytes); returns the decoded length, -1 when the
  * text is not padded base64. */

@@ -6,20 +6,6 @@
 
 #include "sql.h"
 
-static void put_u64(unsigned char *out, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        out[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *in)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | in[i];
-    return v;
-}
-
 #define EXTRA 20 /* bytes of chunk_extra a chunk */
 
 static ordo_status damaged(const ordo__shard *shard, ordo_error *err)
@@ -52,14 +38,13 @@ static ordo_status load_row(sqlite3_stmt *stmt, ordo__shard *shard, ordo_error *
         memcpy(aux_copy, aux, aux_size);
     for (uint32_t i = 0; i < count; i++) {
         const unsigned char *e = table + 32 * (size_t)i, *x = extra + EXTRA * (size_t)i;
-        chunks[i] = (ordo__chunk){.offset = get_u64(e),
-                                  .length = get_u64(e + 8),
-                                  .raw_length = get_u64(e + 16),
-                                  .records = (uint32_t)get_u64(e + 24),
-                                  .first_record = get_u64(x),
-                                  .aux_offset = get_u64(x + 8),
-                                  .aux_length = (uint32_t)x[16] | (uint32_t)x[17] << 8 |
-                                                (uint32_t)x[18] << 16 | (uint32_t)x[19] << 24};
+        chunks[i] = (ordo__chunk){.offset = ordo__get_le(e, 8),
+                                  .length = ordo__get_le(e + 8, 8),
+                                  .raw_length = ordo__get_le(e + 16, 8),
+                                  .records = (uint32_t)ordo__get_le(e + 24, 8),
+                                  .first_record = ordo__get_le(x, 8),
+                                  .aux_offset = ordo__get_le(x + 8, 8),
+                                  .aux_length = (uint32_t)ordo__get_le(x + 16, 4)};
         memcpy(chunks[i].digest, digests + ORDO_DIGEST_SIZE * (size_t)i, ORDO_DIGEST_SIZE);
         if (chunks[i].aux_offset > aux_size ||
             chunks[i].aux_length > aux_size - chunks[i].aux_offset) {
@@ -165,14 +150,13 @@ ordo_status ordo__chunk_table_store(ordo_ledger *ledger, const ordo__shard *shar
     for (uint32_t i = 0; i < shard->chunk_count; i++) {
         const ordo__chunk *c = &shard->chunks[i];
         unsigned char *e = table + 32 * (size_t)i, *x = extra + EXTRA * (size_t)i;
-        put_u64(e, c->offset);
-        put_u64(e + 8, c->length);
-        put_u64(e + 16, c->raw_length);
-        put_u64(e + 24, c->records);
-        put_u64(x, c->first_record);
-        put_u64(x + 8, c->aux_offset);
-        for (int b = 0; b < 4; b++)
-            x[16 + b] = (unsigned char)(c->aux_length >> (8 * b));
+        ordo__put_le(e, c->offset, 8);
+        ordo__put_le(e + 8, c->length, 8);
+        ordo__put_le(e + 16, c->raw_length, 8);
+        ordo__put_le(e + 24, c->records, 8);
+        ordo__put_le(x, c->first_record, 8);
+        ordo__put_le(x + 8, c->aux_offset, 8);
+        ordo__put_le(x + 16, c->aux_length, 4);
         memcpy(digests + ORDO_DIGEST_SIZE * (size_t)i, c->digest, ORDO_DIGEST_SIZE);
     }
     ordo_status status = ordo__sql_exec(

@@ -9,22 +9,16 @@
 #include "recipe.h"
 #include "recipe_plan.h"
 
-static void put_le(unsigned char *out, uint64_t v, int bytes)
-{
-    for (int i = 0; i < bytes; i++)
-        out[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* One chunk as its ORDO__PLAN_CHUNK bytes; see recipe_plan.h. */
 void ordo__plan_chunk_put(const ordo__chunk *c, unsigned char out[ORDO__PLAN_CHUNK])
 {
-    put_le(out, c->offset, 8);
-    put_le(out + 8, c->length, 8);
-    put_le(out + 16, c->raw_length, 8);
-    put_le(out + 24, c->first_record, 8);
-    put_le(out + 32, c->aux_offset, 8);
-    put_le(out + 40, c->records, 4);
-    put_le(out + 44, c->aux_length, 4);
+    ordo__put_le(out, c->offset, 8);
+    ordo__put_le(out + 8, c->length, 8);
+    ordo__put_le(out + 16, c->raw_length, 8);
+    ordo__put_le(out + 24, c->first_record, 8);
+    ordo__put_le(out + 32, c->aux_offset, 8);
+    ordo__put_le(out + 40, c->records, 4);
+    ordo__put_le(out + 44, c->aux_length, 4);
     memcpy(out + 48, c->digest, ORDO_DIGEST_SIZE);
 }
 

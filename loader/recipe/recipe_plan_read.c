@@ -13,24 +13,16 @@
 #include "recipe.h"
 #include "recipe_plan.h"
 
-static uint64_t get_le(const unsigned char *in, int bytes)
-{
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; i--)
-        v = v << 8 | in[i];
-    return v;
-}
-
 /* Reads a chunk from its plan bytes; see recipe_plan.h. */
 void ordo__plan_chunk_get(const unsigned char in[ORDO__PLAN_CHUNK], ordo__chunk *c)
 {
-    *c = (ordo__chunk){.offset = get_le(in, 8),
-                       .length = get_le(in + 8, 8),
-                       .raw_length = get_le(in + 16, 8),
-                       .first_record = get_le(in + 24, 8),
-                       .aux_offset = get_le(in + 32, 8),
-                       .records = (uint32_t)get_le(in + 40, 4),
-                       .aux_length = (uint32_t)get_le(in + 44, 4)};
+    *c = (ordo__chunk){.offset = ordo__get_le(in, 8),
+                       .length = ordo__get_le(in + 8, 8),
+                       .raw_length = ordo__get_le(in + 16, 8),
+                       .first_record = ordo__get_le(in + 24, 8),
+                       .aux_offset = ordo__get_le(in + 32, 8),
+                       .records = (uint32_t)ordo__get_le(in + 40, 4),
+                       .aux_length = (uint32_t)ordo__get_le(in + 44, 4)};
     memcpy(c->digest, in + 48, ORDO_DIGEST_SIZE);
 }
 

@@ -21,20 +21,6 @@ uint64_t ordo__gz_span = ORDO__GZ_SPAN;
  * indexing), and 32 KiB of text still shrinks to about a third. */
 #define WINDOW_LEVEL 3
 
-static void put_le(unsigned char *at, uint64_t v, int bytes)
-{
-    for (int b = 0; b < bytes; b++)
-        at[b] = (unsigned char)(v >> (8 * b));
-}
-
-static uint64_t get_le(const unsigned char *at, int bytes)
-{
-    uint64_t v = 0;
-    for (int b = 0; b < bytes; b++)
-        v |= (uint64_t)at[b] << (8 * b);
-    return v;
-}
-
 static ordo_status reserve(ordo__gz_bytes *aux, uint64_t more, ordo_error *err)
 {
     if (aux->cap - aux->size >= more)
@@ -69,12 +55,12 @@ ordo_status ordo__gz_point_encode(const ordo__gz_point *point, ordo__gz_bytes *a
     }
     at[0] = point->member ? 1 : 2;
     at[1] = (unsigned char)point->bits;
-    put_le(at + 2, point->out, 8);
-    put_le(at + 10, point->skip, 8);
-    put_le(at + 18, point->line, 8);
-    put_le(at + 26, point->window_len, 4);
-    put_le(at + 30, zlen, 4);
-    put_le(at + 34, point->crc, 4);
+    ordo__put_le(at + 2, point->out, 8);
+    ordo__put_le(at + 10, point->skip, 8);
+    ordo__put_le(at + 18, point->line, 8);
+    ordo__put_le(at + 26, point->window_len, 4);
+    ordo__put_le(at + 30, zlen, 4);
+    ordo__put_le(at + 34, point->crc, 4);
     *length = (uint32_t)(ORDO__GZ_POINT_HEADER + zlen);
     aux->size += *length;
     return ORDO_OK;
@@ -95,13 +81,13 @@ ordo_status ordo__gz_point_decode(const char *path, uint32_t chunk, const unsign
     if (len < ORDO__GZ_POINT_HEADER)
         return bad_point(path, chunk, "too short", err);
     int kind = bytes[0], bits = bytes[1];
-    uint64_t window_len = get_le(bytes + 26, 4), zlen = get_le(bytes + 30, 4);
+    uint64_t window_len = ordo__get_le(bytes + 26, 4), zlen = ordo__get_le(bytes + 30, 4);
     point->member = kind == 1;
     point->bits = bits;
-    point->out = get_le(bytes + 2, 8);
-    point->skip = get_le(bytes + 10, 8);
-    point->line = get_le(bytes + 18, 8);
-    point->crc = (uint32_t)get_le(bytes + 34, 4);
+    point->out = ordo__get_le(bytes + 2, 8);
+    point->skip = ordo__get_le(bytes + 10, 8);
+    point->line = ordo__get_le(bytes + 18, 8);
+    point->crc = (uint32_t)ordo__get_le(bytes + 34, 4);
     point->window_len = 0;
     if (kind != 1 && kind != 2)
         return bad_point(path, chunk, "unknown kind", err);

@@ -10,12 +10,14 @@ static const char batch_help[] =
     "usage: ordo batch RUN --step N [--lane L] [--json] [--text] [--db PATH]\n"
     "                  [--data-root DIR]\n\n"
     "Regenerates the global batch of step N of RUN (recorded at any world size)\n"
-    "from its latest checkpoint before N, checks every lane digest of every\n"
-    "step replayed against the ledger, and lists each sample's documents: per\n"
-    "piece, the shard (as in the resolved recipe), the record (its physical\n"
-    "index in the shard from 0: blank, empty and filtered-out records count),\n"
-    "the record's byte offset (.jsonl, .txt), the document tokens it holds\n"
-    "(bos and eos included) and where in the sample it starts. A lane that\n"
+    "from the lane state recorded for N's flush epoch (at most one epoch of\n"
+    "replay), else from its latest checkpoint before N, checks every lane\n"
+    "digest of every step replayed against the ledger, and lists each\n"
+    "sample's documents: per piece, the shard (as in the resolved recipe),\n"
+    "the record (its physical index in the shard from 0: blank, empty and\n"
+    "filtered-out records count), the record's byte offset (.jsonl, .txt),\n"
+    "the document tokens it holds (bos and eos included) and where in the\n"
+    "sample it starts. A lane that\n"
     "does not reproduce the ledger's digest, or a changed shard, is an error\n"
     "naming the step and the lane: the data or the code changed.\n\n"
     "  --step N         the step (recorded by the run)\n"
@@ -40,10 +42,12 @@ static int parse_number(const char *text, long long max, long long *value)
 
 static void print_table(const char *run, const ordo_provenance *p, int lane)
 {
+    const char *from = strcmp(p->from, "epoch") == 0 ? "its flush epoch's lane state, after step "
+                       : strcmp(p->from, "checkpoint") == 0 ? "the checkpoint at step "
+                                                            : "step ";
     printf("step %lld of run '%s': %d samples of %d lanes, regenerated from %s%lld; every lane "
            "digest equals the ledger's\n",
-           (long long)p->step, run, p->rows, p->lanes,
-           p->from_step ? "the checkpoint at step " : "step ", (long long)p->from_step);
+           (long long)p->step, run, p->rows, p->lanes, from, (long long)p->from_step);
     printf("%5s %4s %-12s %5s %-13s %7s %8s %8s  %s\n", "LANE", "ROW", "SOURCE", "AT", "TOKENS",
            "LENGTH", "RECORD", "BYTE", "SHARD");
     for (int row = 0; row < p->rows; row++) {

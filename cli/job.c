@@ -19,8 +19,10 @@ typedef struct {
     int64_t *sources;       /* RECORD_BATCH × source_count */
     size_t pending;
     int64_t checkpoint_bytes;
-    progress bar;    /* steps done, on stderr */
-    uint64_t tokens; /* delivered since the first step played */
+    int flush_every;             /* steps per flush epoch */
+    unsigned char **lane_states; /* RECORD_BATCH: the pending steps' epoch lane states */
+    progress bar;                /* steps done, on stderr */
+    uint64_t tokens;             /* delivered since the first step played */
 } player;
 
 int job_parse_workers(const char *text, int *read_workers, int *tokenize_workers)
@@ -70,31 +72,70 @@ static int flush_records(const char *command, player *p)
                 "ordo %s: %zu steps of run '%s' differ from its baseline (first: step "
                 "%lld); kept as divergence events\n",
                 command, result.diverged, p->j->run_name, (long long)result.divergences[0].step);
+    for (size_t i = 0; i < p->pending; i++) {
+        ordo_free(p->lane_states[i]);
+        p->lane_states[i] = NULL;
+    }
     p->pending = 0;
+    return EXIT_OK;
+}
+
+/* Every rank's checkpoint after the last step, joined: *merged is the
+ * caller's (ordo_free). */
+static ordo_status merged_state(player *p, unsigned char **merged, size_t *size, ordo_error *err)
+{
+    int world = p->j->world_size;
+    unsigned char **states = calloc((size_t)world, sizeof *states);
+    size_t *sizes = calloc((size_t)world, sizeof *sizes);
+    ordo_status status = states && sizes ? ORDO_OK : ORDO_NOMEM;
+    if (status != ORDO_OK) {
+        err->status = status;
+        snprintf(err->message, sizeof err->message, "out of memory taking a checkpoint");
+    }
+    for (int r = 0; status == ORDO_OK && r < world; r++)
+        status = ordo_loader_checkpoint(p->loaders[r], &states[r], &sizes[r], err);
+    *merged = NULL;
+    *size = 0;
+    if (status == ORDO_OK)
+        status = ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world, merged,
+                                       size, err);
+    for (int r = 0; states && r < world; r++)
+        ordo_free(states[r]);
+    free(states);
+    free(sizes);
+    return status;
+}
+
+/* The first step played in each flush epoch after the first carries every
+ * lane's state at the epoch's start (design §4): ordo batch then
+ * regenerates any step with at most one epoch of replay. */
+static int keep_lane_state(const char *command, player *p, int64_t first)
+{
+    ordo_step *s = &p->steps[p->pending - 1];
+    int64_t flush = p->flush_every;
+    if (p->j->rank_bound || s->step <= flush || (s->step != first && (s->step - 1) % flush != 0))
+        return EXIT_OK;
+    ordo_error err = {0};
+    unsigned char *state = NULL;
+    size_t size = 0;
+    if (merged_state(p, &state, &size, &err) != ORDO_OK)
+        return progress_break(&p->bar), cli_fail(command, &err);
+    p->lane_states[p->pending - 1] = state;
+    s->lane_state = state;
+    s->lane_state_size = size;
     return EXIT_OK;
 }
 
 static int checkpoint(const char *command, player *p, int64_t step)
 {
-    int world = p->j->world_size, rc = flush_records(command, p);
-    unsigned char **states = calloc((size_t)world, sizeof *states);
-    size_t *sizes = calloc((size_t)world, sizeof *sizes);
+    int rc = flush_records(command, p);
     ordo_error err = {0};
-    ordo_status status = states && sizes ? ORDO_OK : ORDO_NOMEM;
-    for (int r = 0; rc == EXIT_OK && status == ORDO_OK && r < world; r++)
-        status = ordo_loader_checkpoint(p->loaders[r], &states[r], &sizes[r], &err);
     unsigned char *merged = NULL;
     size_t size = 0;
-    if (rc == EXIT_OK && status == ORDO_OK)
-        status = ordo_checkpoint_merge((const unsigned char *const *)states, sizes, world, &merged,
-                                       &size, &err);
+    ordo_status status = rc == EXIT_OK ? merged_state(p, &merged, &size, &err) : ORDO_OK;
     if (rc == EXIT_OK && status == ORDO_OK)
         status =
             ordo_checkpoint_record(p->j->ledger, p->j->run_id, step, p->lanes, merged, size, &err);
-    for (int r = 0; states && r < world; r++)
-        ordo_free(states[r]);
-    free(states);
-    free(sizes);
     ordo_free(merged);
     p->checkpoint_bytes = (int64_t)size;
     if (rc == EXIT_OK && status != ORDO_OK) {
@@ -205,6 +246,8 @@ static int play(const char *command, player *p, int64_t first)
     for (int64_t step = first; rc == EXIT_OK && step <= j->last_step; step++) {
         rc = play_step(command, p, step);
         if (rc == EXIT_OK)
+            rc = keep_lane_state(command, p, first);
+        if (rc == EXIT_OK)
             rc = check_expected(command, p);
         if (rc == EXIT_OK && p->pending == RECORD_BATCH)
             rc = flush_records(command, p);
@@ -233,19 +276,25 @@ int job_play(const char *command, job *j)
     player p = {.j = j,
                 .loaders = calloc((size_t)j->world_size, sizeof(ordo_loader *)),
                 .lanes = j->rank_bound ? j->world_size : info.lanes,
-                .source_count = info.source_count};
+                .source_count = info.source_count,
+                .flush_every = info.flush_every,
+                .lane_states = calloc(RECORD_BATCH, sizeof(unsigned char *))};
     p.steps = calloc(RECORD_BATCH, sizeof *p.steps);
     p.digests = malloc(RECORD_BATCH * (size_t)p.lanes * ORDO_DIGEST_SIZE);
     p.sources =
         malloc(RECORD_BATCH * (size_t)(p.source_count ? p.source_count : 1) * sizeof *p.sources);
     progress_start(&p.bar, command, PROGRESS_STEPS, isatty(STDERR_FILENO), j->quiet,
                    progress_clock());
-    int rc =
-        p.loaders && p.steps && p.digests && p.sources ? play(command, &p, first) : EXIT_FAILURE_;
+    int rc = p.loaders && p.steps && p.digests && p.sources && p.lane_states
+                 ? play(command, &p, first)
+                 : EXIT_FAILURE_;
     progress_end(&p.bar, rc == EXIT_OK ? PROGRESS_DONE : PROGRESS_FAILED);
     for (int r = 0; p.loaders && r < j->world_size; r++)
         ordo_loader_close(p.loaders[r]);
     free(p.loaders);
+    for (size_t i = 0; p.lane_states && i < p.pending; i++)
+        ordo_free(p.lane_states[i]);
+    free(p.lane_states);
     free(p.steps);
     free(p.digests);
     free(p.sources);

@@ -777,6 +777,15 @@ typedef struct ordo_step {
     int has_loss;
     double loss;         /* finite when has_loss */
     const char *metrics; /* JSON object text, or NULL */
+    /* Every lane's state at the start of this step's flush epoch, or NULL:
+     * a checkpoint of all the run's lanes taken after this step (each
+     * rank's ordo_loader_checkpoint joined by ordo_checkpoint_merge), of
+     * logical lanes. A job gives it with the first step of each flush epoch
+     * (step % flush_every == 1, or every step when flush_every is 1), so
+     * ordo_batch_provenance regenerates any step with at most one epoch of
+     * replay. Recorded once: a different state for the step is a conflict. */
+    const unsigned char *lane_state;
+    size_t lane_state_size;
 } ordo_step;
 
 /* Sets a step to "nothing known" except its number. */
@@ -1310,7 +1319,14 @@ typedef struct ordo_batch_sample {
 /* The global batch of one recorded step, regenerated and checked. */
 typedef struct ordo_provenance {
     int64_t step;
-    int64_t from_step; /* the checkpoint it was replayed from; 0: the run's start */
+    int64_t from_step; /* the step it was replayed from (steps from_step+1 to step
+                          were regenerated); 0: the run's start */
+    /* what from_step is: "start" (step 0), "checkpoint" (a checkpoint's
+     * step, none recorded in the step's flush epoch), or "epoch" (the start
+     * of the step's flush epoch, from the lane state recorded with one of
+     * its steps, ordo_step.lane_state, or a checkpoint taken in it).
+     * Static string. */
+    const char *from;
     int lanes, per_lane, sample_len, rows;
     unsigned char batch_digest[ORDO_DIGEST_SIZE];
     const unsigned char *lane_digests; /* lanes x 32 bytes, equal to the ledger's */
@@ -1319,11 +1335,12 @@ typedef struct ordo_provenance {
 } ordo_provenance;
 
 /* Regenerates the global batch of step `step` of run `run_id` (any world
- * size or segment it ran at) from its latest checkpoint before that step
- * (or from step 0), through the loader itself at world size 1, and checks
- * every lane digest of every step it regenerates against the ledger's
- * (the resume check for the checkpoint's flush epoch, then each step up
- * to `step`). The recipe's relative shard paths resolve in `data_root`
+ * size or segment it ran at) through the loader itself at world size 1:
+ * from the start of the step's flush epoch when the ledger holds a lane
+ * state of that epoch (at most one epoch of replay), else from its latest
+ * checkpoint before that step (or from step 0), and checks every lane
+ * digest of every step it regenerates against the ledger's (the resume
+ * check for the checkpoint's flush epoch, then each step up to `step`). The recipe's relative shard paths resolve in `data_root`
  * (NULL: the run's recorded one, else the current folder); shards are
  * checked chunk by chunk as they are read. Refused: ORDO_NOTFOUND for a
  * step the run did not record; ORDO_INVALID for a foreign digest kind or

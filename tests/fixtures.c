@@ -93,30 +93,53 @@ int64_t fixture_run_id(ordo_ledger *ledger, const char *name)
 }
 
 /* Adds 1 to a lane's first packer offset in a recorded checkpoint. */
-void fixture_tamper_checkpoint(const char *db_path, int64_t run_id, int64_t step, int lane)
+char *fixture_text(const char *db_path, const char *sql)
 {
-    ordo_ledger *ledger = NULL;
-    ordo_checkpoint c;
+    sqlite3 *db = NULL;
+    ASSERT(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
+        test_fail(__FILE__, __LINE__, "%s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(stmt) != SQLITE_ROW)
+        test_fail(__FILE__, __LINE__, "%s: no row", sql);
+    const char *text = (const char *)sqlite3_column_text(stmt, 0);
+    char *copy = strdup(text ? text : "");
+    ASSERT(copy != NULL);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return copy;
+}
+
+void fixture_tamper_state(const char *db_path, const char *table, int64_t run_id, int64_t step,
+                          int lane)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT hex(lane_state) FROM %s WHERE run_id = %lld AND step = %lld",
+             table, (long long)run_id, (long long)step);
+    char *hex = fixture_text(db_path, sql);
+    size_t size = strlen(hex) / 2;
+    unsigned char *state = malloc(size ? size : 1);
+    ASSERT(state != NULL && size > 0);
+    for (size_t i = 0; i < size; i++)
+        sscanf(hex + 2 * i, "%2hhx", &state[i]);
+    free(hex);
     ordo__state st;
     ordo_error err;
-    ASSERT_OK(ordo_ledger_open(db_path, ORDO_OPEN_READONLY, &ledger, &err), &err);
-    ASSERT_OK(ordo_checkpoint_get(ledger, run_id, step, &c, &err), &err);
-    ordo_ledger_close(ledger);
-    ASSERT_OK(ordo__state_decode(c.state, c.state_size, &st, &err), &err);
+    ASSERT_OK(ordo__state_decode(state, size, &st, &err), &err);
+    free(state);
     ASSERT(lane >= 0 && (uint64_t)lane < st.lane_count);
     st.lanes[lane].positions[0].offset += 1;
     unsigned char *data = NULL;
-    size_t size = 0;
     ASSERT_OK(ordo__state_encode(&st, &data, &size, &err), &err);
     ordo__state_free(&st);
-    char *sql = malloc(2 * size + 160);
-    ASSERT(sql != NULL);
-    int n = sprintf(sql, "UPDATE checkpoints SET lane_state = X'");
+    char *update = malloc(2 * size + 160);
+    ASSERT(update != NULL);
+    int n = sprintf(update, "UPDATE %s SET lane_state = X'", table);
     for (size_t i = 0; i < size; i++)
-        n += sprintf(sql + n, "%02x", data[i]);
-    sprintf(sql + n, "' WHERE run_id = %lld AND step = %lld", (long long)run_id, (long long)step);
-    fixture_sql(db_path, sql);
-    free(sql);
+        n += sprintf(update + n, "%02x", data[i]);
+    sprintf(update + n, "' WHERE run_id = %lld AND step = %lld", (long long)run_id,
+            (long long)step);
+    fixture_sql(db_path, update);
+    free(update);
     free(data);
-    ordo_checkpoint_free(&c);
 }

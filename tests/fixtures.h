@@ -34,9 +34,15 @@ long long fixture_int(const char *db_path, const char *sql);
 /* Runs one SQL statement on the file through a plain SQLite connection. */
 void fixture_sql(const char *db_path, const char *sql);
 
+/* The first column of the first row of `sql` as text (the caller frees);
+ * fails the test when there is no row. */
+char *fixture_text(const char *db_path, const char *sql);
+
 /* Adds 1 to the token offset of lane `lane`'s first packer position in the
- * checkpoint of run `run_id` at `step`, written back through plain SQL: a
- * checkpoint that decodes but no longer reproduces the recorded digests. */
-void fixture_tamper_checkpoint(const char *db_path, int64_t run_id, int64_t step, int lane);
+ * lane state of run `run_id` at `step` in `table` ("checkpoints" or
+ * "epoch_states"), written back through plain SQL: a state that decodes
+ * but no longer reproduces the recorded digests. */
+void fixture_tamper_state(const char *db_path, const char *table, int64_t run_id, int64_t step,
+                          int lane);
 
 #endif

@@ -179,6 +179,8 @@ static const struct {
      "fda4233c40d6a2dfa6b83c9daa1e09c2b974a4a40a341d38b7d96900c6614478"},
     {"migrations/0006_shard_filters_locators.sql",
      "88fb10468a86eda2c3cc51e35c982a822d9246591dd622b86df397d09762c254"},
+    {"migrations/0007_epoch_states.sql",
+     "3b62d69648db505de5265b9a3b9666ec690a7258da156ac02a61bd04da193054"},
 };
 
 TEST(released_migrations_are_frozen)

@@ -336,7 +336,9 @@ TEST(server_batch_says_why_it_cannot_answer)
         free(copy);
     }
     call(&s, "/api/runs/r/steps/3/batch", 409, "conflict",
-         A("step 3 of run 'r' (the ledger): lane ", "data/doc-", "changed since it was indexed"));
+         A("step 3 of run 'r' (the ledger, replayed from the lane state recorded with step 3): "
+           "lane ",
+           "data/doc-", "changed since it was indexed"));
     for (int f = 0; f < 2; f++) {
         snprintf(name, sizeof name, "data/doc-%d.jsonl", f);
         test_write_file(test_path(name), shards[f], sizes[f]);
@@ -348,21 +350,33 @@ TEST(server_batch_says_why_it_cannot_answer)
     snprintf(to, sizeof to, "%s", test_path("moved"));
     ASSERT(rename(from, to) == 0);
     call(&s, "/api/runs/r/steps/3/batch", 409, "conflict",
-         A("step 3 of run 'r' (the ledger): lane ", "cannot open shard", "data/doc-"));
+         A("step 3 of run 'r' (the ledger, replayed from ", "): lane ", "cannot open shard",
+           "data/doc-"));
     ASSERT(rename(to, from) == 0);
     call(&s, "/api/runs/r/steps/3/batch", 200, NULL, NULL);
-    /* a tampered checkpoint: steps after it refused, those before answered */
-    fixture_tamper_checkpoint(db, 1, 10, 5);
-    call(&s, "/api/runs/r/steps/12/batch", 422, "unprocessable",
-         A("step 12 of run 'r' (the ledger)", "lane 5", "checkpoint at step 10"));
-    call(&s, "/api/runs/r/steps/9/batch", 200, NULL, A("\"from_step\":5"));
+    /* a tampered lane state (of epoch 11-12): its epoch refused, others answered */
+    fixture_tamper_state(db, "epoch_states", 1, 11, 5);
+    call(&s, "/api/runs/r/steps/12/batch", 409, "conflict",
+         A("step 12 of run 'r' (the ledger, replayed from the lane state recorded with step 11)",
+           "regenerated step 11 of lane 5"));
+    call(&s, "/api/runs/r/steps/9/batch", 200, NULL, A("\"from_step\":8", "\"from\":\"epoch\""));
+    /* without lane states, a tampered checkpoint before the step's epoch */
+    fixture_sql(db, "DELETE FROM epoch_states");
+    fixture_tamper_state(db, "checkpoints", 1, 12, 5);
+    call(&s, "/api/runs/r/steps/14/batch", 422, "unprocessable",
+         A("step 14 of run 'r' (the ledger, replayed from the checkpoint at step 12)", "lane 5",
+           "checkpoint at step 12"));
+    call(&s, "/api/runs/r/steps/7/batch", 200, NULL,
+         A("\"from_step\":5", "\"from\":\"checkpoint\""));
+    call(&s, "/api/runs/r/steps/9/batch", 200, NULL, /* the checkpoint at 10 is of its epoch */
+         A("\"from_step\":8", "\"from\":\"epoch\""));
     /* a lane digest the regenerated batch does not reproduce */
     tamper_lane_digest();
     call(&s, "/api/runs/r/steps/8/batch", 409, "conflict",
-         A("step 8 of run 'r' (the ledger)", "regenerated step 8 of lane 2",
-           "ledger recorded 0000"));
+         A("step 8 of run 'r' (the ledger, replayed from the checkpoint at step 5)",
+           "regenerated step 8 of lane 2", "ledger recorded 0000"));
     r = http(&s, "GET", "/metrics", NULL, NULL);
-    ASSERT_CONTAINS(r.body, "ordo_requests_total{route=\"batch\",status=\"4xx\"} 6");
+    ASSERT_CONTAINS(r.body, "ordo_requests_total{route=\"batch\",status=\"4xx\"} 7");
     http_free(&r);
     server_down(&s);
 }

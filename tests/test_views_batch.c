@@ -244,6 +244,8 @@ static void check_random_steps(const ordo_tokenizer *tok, int64_t last)
     ordo_ledger *ledger = open_ledger();
     int64_t run = run_id(ledger, "r");
     int64_t steps[10] = {1, 11, 13, 24 % last + 1, last};
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(DISTINCT (step - 1) / 3) FROM epoch_states"),
+                  (last - 1) / 3);
     unsigned x = 12345;
     for (int i = 5; i < 10; i++) {
         x = x * 1103515245u + 12345u;
@@ -257,7 +259,11 @@ static void check_random_steps(const ordo_tokenizer *tok, int64_t last)
         ASSERT_OK(ordo_steps_scan(ledger, run, steps[i], steps[i], keep_step, &want, &err), &err);
         ASSERT_EQ_INT(want.step, steps[i]);
         ASSERT_EQ_INT(p->step, steps[i]);
-        ASSERT(p->from_step < steps[i] && steps[i] - p->from_step <= 7);
+        /* every epoch after the first has a lane state (the resumes at 12
+         * and 23 too: the first step a resumed job plays records its
+         * epoch's): at most one epoch (3 steps) is replayed */
+        ASSERT_EQ_INT(p->from_step, (steps[i] - 1) / 3 * 3);
+        ASSERT_EQ_STR(p->from, p->from_step ? "epoch" : "start");
         ASSERT(memcmp(p->lane_digests, want.lanes, sizeof want.lanes) == 0);
         ASSERT(memcmp(p->batch_digest, want.batch, sizeof want.batch) == 0);
         ASSERT_EQ_INT(p->rows, 16);
@@ -405,14 +411,17 @@ TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
     test_write_file(test_path("data/b-0.jsonl"), shard, size);
     free(shard);
     free(copy);
-    /* a tampered checkpoint: steps after it refused, those before still read */
-    fixture_tamper_checkpoint(db, 1, 10, 5);
-    expect_refusal(ledger, 1, 12, ORDO_INVALID,
-                   A("step 12 of run 'r'", "lane 5", "checkpoint at step 10", "ledger.db"));
+    /* a tampered lane state (recorded with step 10, the first of epoch
+     * 10-12): that epoch's steps refused, naming the state; others read */
+    fixture_tamper_state(db, "epoch_states", 1, 10, 5);
+    expect_refusal(ledger, 1, 12, ORDO_CONFLICT,
+                   A("step 12 of run 'r'", "regenerated step 10 of lane 5",
+                     "from the lane state recorded with step 10", "ledger.db"));
     ordo_provenance *p = NULL;
     ordo_error err;
     ASSERT_OK(ordo_batch_provenance(ledger, 1, 9, NULL, &p, &err), &err);
-    ASSERT_EQ_INT(p->from_step, 5);
+    ASSERT_EQ_INT(p->from_step, 6);
+    ASSERT_EQ_STR(p->from, "epoch");
     ordo_provenance_free(p);
     /* a lane digest in the ledger that the regenerated batch does not reproduce */
     recorded step8 = {0};
@@ -427,6 +436,21 @@ TEST(batch_provenance_refuses_changed_shards_checkpoints_and_digests)
     expect_refusal(ledger, 1, 8, ORDO_CONFLICT,
                    A("step 8 of run 'r'", "regenerated step 8 of lane 2", "ledger recorded 0000"));
     expect_refusal(ledger, 1, 9, ORDO_CONFLICT, A("step 9 of run 'r'", "step 8 of lane 2"));
+    /* without lane states: a checkpoint in the step's epoch (10) stands for
+     * one, a tampered one is refused by the replay naming it; a checkpoint
+     * before the epoch (5) by the resume check */
+    fixture_sql(db, "DELETE FROM epoch_states");
+    fixture_tamper_state(db, "checkpoints", 1, 10, 5);
+    expect_refusal(
+        ledger, 1, 11, ORDO_CONFLICT,
+        A("step 11 of run 'r'", "lane 5", "from the checkpoint at step 10", "ledger.db"));
+    fixture_tamper_state(db, "checkpoints", 1, 5, 3);
+    expect_refusal(ledger, 1, 8, ORDO_INVALID,
+                   A("step 8 of run 'r'", "lane 3", "checkpoint at step 5", "ledger.db"));
+    ASSERT_OK(ordo_batch_provenance(ledger, 1, 3, NULL, &p, &err), &err);
+    ASSERT_EQ_INT(p->from_step, 0);
+    ASSERT_EQ_STR(p->from, "start");
+    ordo_provenance_free(p);
     /* steps not recorded, other bindings */
     expect_refusal(ledger, 1, 13, ORDO_NOTFOUND, A("step 13 of run 'r'", "steps 1 to 12"));
     expect_refusal(ledger, 1, 0, ORDO_NOTFOUND, A("step 0 of run 'r'"));

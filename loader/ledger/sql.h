@@ -196,6 +196,27 @@ ordo_status ordo__divergence(ordo_ledger *ledger, int64_t run_id, int64_t step,
                              const unsigned char digest[ORDO_DIGEST_SIZE], const char *detail,
                              ordo_error *err);
 
+/* Checks the lane state a step carries (none is fine): a checkpoint taken
+ * after that very step, of the `lanes` lanes of its segment, which must be
+ * logical. Errors name the step. */
+ordo_status ordo__epoch_state_check(const ordo_step *s, int lanes, int rank_bound, ordo_error *err);
+
+/* Records the lane state a step carries, inside the caller's transaction.
+ * The first state recorded for a step stands: the same one again is a
+ * no-op; a different one is a conflict event and *conflict = 1. */
+ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ordo_step *s,
+                                  int *conflict, ordo_error *err);
+
+/* The lane state of run `run_id` recorded with the earliest step from
+ * `first` to `last` into *out (step and state, the caller's:
+ * ordo_checkpoint_free); ORDO_NOTFOUND, err untouched, when none is. */
+ordo_status ordo__epoch_state_find(ordo_ledger *ledger, int64_t run_id, int64_t first, int64_t last,
+                                   ordo_checkpoint *out, ordo_error *err);
+
+/* The number of lane states run `run_id` holds. */
+ordo_status ordo__epoch_state_count(ordo_ledger *ledger, int64_t run_id, int64_t *count,
+                                    ordo_error *err);
+
 /* Step blocks: how steps are stored, read by the views too. */
 #include "step_blocks.h"
 

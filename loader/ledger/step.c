@@ -28,7 +28,7 @@
 /* Where each segment of the run starts and how many lanes it has. */
 typedef struct {
     int64_t start_step;
-    int lanes;
+    int lanes, rank_bound;
 } segment_bound;
 
 typedef struct {
@@ -63,6 +63,7 @@ static ordo_status read_segment_bound(sqlite3_stmt *row, void *context, ordo_err
         return ordo__error(err, ORDO_NOMEM, "out of memory reading segments");
     state->segments = grown;
     grown[state->count].start_step = sqlite3_column_int64(row, 0);
+    grown[state->count].rank_bound = sqlite3_column_int(row, 2);
     grown[state->count++].lanes = sqlite3_column_int(row, 1);
     return ORDO_OK;
 }
@@ -72,7 +73,8 @@ static ordo_status load_segments(ordo_ledger *ledger, int64_t run_id, record_sta
 {
     ordo_status status = ordo__sql_each(
         ledger,
-        "SELECT s.start_step, s.lanes FROM runs r LEFT JOIN segments s ON s.run_id = r.id "
+        "SELECT s.start_step, s.lanes, s.lane_binding = 'rank' FROM runs r "
+        "LEFT JOIN segments s ON s.run_id = r.id "
         "WHERE r.id = ?1 ORDER BY s.ordinal",
         ORDO__BIND(ORDO__INT(run_id)), read_segment_bound, state, "reading segments", err);
     if (status == ORDO_OK && !state->run_found)
@@ -81,14 +83,21 @@ static ordo_status load_segments(ordo_ledger *ledger, int64_t run_id, record_sta
     return status;
 }
 
-/* Lanes of the segment covering `step` (the latest that starts at or
- * before it); 0 when the step comes before the first segment. */
-static int lanes_at(const record_state *state, int64_t step)
+/* The segment covering `step` (the latest that starts at or before it);
+ * NULL when the step comes before the first segment. */
+static const segment_bound *segment_at(const record_state *state, int64_t step)
 {
     for (size_t i = state->count; i-- > 0;)
         if (state->segments[i].start_step <= step)
-            return state->segments[i].lanes;
-    return 0;
+            return &state->segments[i];
+    return NULL;
+}
+
+/* Lanes of the segment covering `step`; 0 when there is none. */
+static int lanes_at(const record_state *state, int64_t step)
+{
+    const segment_bound *segment = segment_at(state, step);
+    return segment ? segment->lanes : 0;
 }
 
 static ordo_status check_lanes(const ordo_step *s, int lanes, ordo_error *err)
@@ -164,6 +173,9 @@ static ordo_status check_step(const ordo_step *s, const record_state *state, ord
         status = check_counts(s, err);
     if (status == ORDO_OK && s->metrics)
         status = check_metrics(s->metrics, s->step, err);
+    const segment_bound *segment = segment_at(state, s->step);
+    if (status == ORDO_OK && segment)
+        status = ordo__epoch_state_check(s, segment->lanes, segment->rank_bound, err);
     return status;
 }
 
@@ -294,6 +306,13 @@ static ordo_status handle_duplicate(ordo_ledger *ledger, int64_t run_id, const o
     return status;
 }
 
+static void count_conflict(ordo_record_result *result, int64_t step)
+{
+    result->conflicts++;
+    if (!result->first_conflict_step || step < result->first_conflict_step)
+        result->first_conflict_step = step;
+}
+
 static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_step *s,
                               record_state *state, ordo_record_result *result, ordo_error *err)
 {
@@ -308,22 +327,26 @@ static ordo_status record_one(ordo_ledger *ledger, int64_t run_id, const ordo_st
     sqlite3_reset(insert);
     if (status != ORDO_OK)
         return status;
+    int conflict = 0;
     if (inserted) {
         result->inserted++;
         ordo__fresh_step *f = &state->fresh[state->fresh_count++];
         f->step = s->step;
         memcpy(f->digest, s->batch_digest, ORDO_DIGEST_SIZE);
+    } else {
+        status = handle_duplicate(ledger, run_id, s, state, &conflict, err);
+    }
+    if (status != ORDO_OK)
+        return status;
+    if (conflict) { /* the first report stands, its lane state too */
+        count_conflict(result, s->step);
         return ORDO_OK;
     }
-    int conflict = 0;
-    status = handle_duplicate(ledger, run_id, s, state, &conflict, err);
-    if (status == ORDO_OK && conflict) {
-        result->conflicts++;
-        if (!result->first_conflict_step || s->step < result->first_conflict_step)
-            result->first_conflict_step = s->step;
-    } else if (status == ORDO_OK) {
-        result->unchanged++;
-    }
+    status = ordo__epoch_state_put(ledger, run_id, s, &conflict, err);
+    if (status == ORDO_OK && conflict)
+        count_conflict(result, s->step);
+    else if (status == ORDO_OK)
+        result->unchanged += !inserted;
     return status;
 }
 

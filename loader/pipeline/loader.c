@@ -299,11 +299,11 @@ static ordo_status apply_mix_resume(ordo_loader *l, const ordo_loader_options *o
         status = resume_run(o, (int64_t)s.step, &run_id, err);
     uint64_t flush = (uint64_t)l->recipe->flush_every, per_lane = (uint64_t)l->per_lane;
     uint64_t epoch = s.step ? (s.step - 1) / flush : 0;
-    uint64_t discard = (s.step - epoch * flush) * per_lane;
+    uint64_t discard = l->at_epoch ? 0 : (s.step - epoch * flush) * per_lane;
     for (int i = 0; status == ORDO_OK && i < l->lane_count; i++)
         status = ordo__replay_check_positions(l->recipe, per_lane, (int64_t)s.step,
                                               lane_record(&s, l->lane_ids[i]), err);
-    l->step = (int64_t)s.step;
+    l->step = l->at_epoch ? (int64_t)(epoch * flush) : (int64_t)s.step;
     if (status == ORDO_OK)
         status = open_mlanes(l, &s, epoch, discard, err);
     for (int i = 0; status == ORDO_OK && run_id && i < l->lane_count; i++)
@@ -373,8 +373,9 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
 
 /* Opens a loader that may note its samples' pieces; see pipeline.h. */
 ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_options *o,
-                                       int observe, ordo_loader **out, ordo_error *err)
+                                       unsigned flags, ordo_loader **out, ordo_error *err)
 {
+    int observe = (flags & ORDO__OPEN_OBSERVE) != 0;
     *out = NULL;
     if (!ordo_lane_binding_name(o->lane_binding))
         return ordo__error(err, ORDO_INVALID,
@@ -397,6 +398,7 @@ ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_o
     l->world_size = o->world_size;
     l->rank_bound = rank_bound;
     l->observe = observe;
+    l->at_epoch = (flags & ORDO__OPEN_AT_EPOCH) != 0;
     l->stride = rank_bound ? o->world_size : r->lanes;
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;

@@ -141,15 +141,26 @@ struct ordo_loader {
     EVP_MD_CTX *digest_ctx;
     /* provenance (logical lanes): the pieces of each row of the batch */
     int observe;
+    int at_epoch;              /* resumed at its flush epoch's start (ORDO__OPEN_AT_EPOCH) */
     ordo__pieces **row_pieces; /* rows, owned */
 };
 
-/* Opens a loader as ordo_loader_open does that, with `observe` (logical
- * lanes only), notes the document pieces of every sample its packers cut,
- * from the first one a resume regenerates on: ordo__loader_row_pieces
- * gives them per row of the last batch. */
+/* How ordo__loader_open_observed opens a loader. */
+enum {
+    /* note the document pieces of every sample the packers cut, from the
+     * first one a resume regenerates on (logical lanes only):
+     * ordo__loader_row_pieces gives them per row of the last batch */
+    ORDO__OPEN_OBSERVE = 1,
+    /* resume (logical lanes) at the start of the flush epoch of the
+     * state's step, nothing of it delivered: the next batch is the epoch's
+     * first step, whatever step of the epoch the state was taken after
+     * (every state of an epoch holds the same positions) */
+    ORDO__OPEN_AT_EPOCH = 2
+};
+
+/* Opens a loader as ordo_loader_open does, with `flags` (ORDO__OPEN_*). */
 ordo_status ordo__loader_open_observed(const ordo_recipe *recipe, const ordo_loader_options *o,
-                                       int observe, ordo_loader **out, ordo_error *err);
+                                       unsigned flags, ordo_loader **out, ordo_error *err);
 
 /* The pieces of row `row` of the last batch of an observing loader
  * (owned by the loader until its next batch), or NULL. */

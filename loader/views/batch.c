@@ -12,17 +12,23 @@
 #include "pipeline/pipeline.h"
 
 /* Prefixes an error with "step N of run 'NAME': ", and once the replay
- * began (the checkpoint and the recorded digests are the ledger's) the
- * ledger's file: "step N of run 'NAME' (ledger 'PATH'): ". */
+ * began (the state and the recorded digests are the ledger's) the
+ * ledger's file and what the replay started from: "step N of run 'NAME'
+ * (ledger 'PATH', replayed from the lane state recorded with step S): ". */
 static ordo_status where(const batch_job *job, const ordo_ledger *ledger, ordo_status status,
                          ordo_error *err)
 {
     if (status == ORDO_OK || !err)
         return status;
     ordo_error was = *err;
+    char from[96] = "the run's start";
+    if (job->checkpoint.state)
+        snprintf(from, sizeof from, "%s %lld",
+                 job->epoch_state ? "the lane state recorded with step" : "the checkpoint at step",
+                 (long long)job->checkpoint.step);
     if (job->replaying)
-        return ordo__error(err, status, "step %lld of run '%s' (ledger '%s'): %s",
-                           (long long)job->step, job->run.name, ledger->path, was.message);
+        return ordo__error(err, status, "step %lld of run '%s' (ledger '%s', replayed from %s): %s",
+                           (long long)job->step, job->run.name, ledger->path, from, was.message);
     return ordo__error(err, status, "step %lld of run '%s': %s", (long long)job->step,
                        job->run.name, was.message);
 }
@@ -47,20 +53,52 @@ static ordo_status logical_only(batch_job *job, ordo_ledger *ledger, ordo_error 
     return status;
 }
 
-/* The latest complete checkpoint before the step (its state is the one
- * after its step): job->checkpoint, or none (step 0). */
+/* A lane state of the step's flush epoch, recorded with one of its steps
+ * or a checkpoint taken in it (they hold the epoch's start positions,
+ * whichever step of it they followed): the replay starts at the epoch. */
+static ordo_status pick_epoch_state(batch_job *job, ordo_ledger *ledger,
+                                    const ordo_checkpoint_list *list, ordo_error *err)
+{
+    int64_t flush = job->recipe->flush_every, start = (job->step - 1) / flush * flush;
+    if (start == 0)
+        return ORDO_NOTFOUND; /* the first epoch starts at step 0 */
+    ordo_status status = ordo__epoch_state_find(ledger, job->run.id, start + 1, start + flush,
+                                                &job->checkpoint, err);
+    job->epoch_state = status == ORDO_OK;
+    for (size_t i = 0; status == ORDO_NOTFOUND && i < list->count; i++)
+        if (!list->items[i].held && list->items[i].step > start &&
+            list->items[i].step <= start + flush)
+            status = ordo_checkpoint_get(ledger, job->run.id, list->items[i].step, &job->checkpoint,
+                                         err);
+    if (status == ORDO_OK) {
+        job->from = start;
+        job->from_kind = "epoch";
+        job->at_epoch = 1;
+    }
+    return status;
+}
+
+/* Where the replay starts: the step's flush epoch when a lane state of it
+ * is recorded, else the latest complete checkpoint before the step (its
+ * state is the one after its step), else the run's start. */
 static ordo_status pick_checkpoint(batch_job *job, ordo_ledger *ledger, ordo_error *err)
 {
     ordo_checkpoint_list *list = NULL;
     ordo_status status = ordo_checkpoints_list(ledger, job->run.id, &list, err);
+    if (status == ORDO_OK)
+        status = pick_epoch_state(job, ledger, list, err);
+    if (status != ORDO_NOTFOUND) {
+        ordo_checkpoint_list_free(list);
+        return status;
+    }
     int64_t best = 0;
-    for (size_t i = 0; status == ORDO_OK && i < list->count; i++)
+    for (size_t i = 0; i < list->count; i++)
         if (!list->items[i].held && list->items[i].step < job->step && list->items[i].step > best)
             best = list->items[i].step;
     ordo_checkpoint_list_free(list);
-    if (status == ORDO_OK && best)
-        status = ordo_checkpoint_get(ledger, job->run.id, best, &job->checkpoint, err);
+    status = best ? ordo_checkpoint_get(ledger, job->run.id, best, &job->checkpoint, err) : ORDO_OK;
     job->from = best;
+    job->from_kind = best ? "checkpoint" : "start";
     return status;
 }
 
@@ -130,7 +168,8 @@ static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch
                              .ledger = ledger,
                              .run_id = job->run.id};
     job->replaying = 1;
-    ordo_status status = ordo__loader_open_observed(job->recipe, &o, 1, &job->loader, err);
+    unsigned flags = ORDO__OPEN_OBSERVE | (job->at_epoch ? ORDO__OPEN_AT_EPOCH : 0);
+    ordo_status status = ordo__loader_open_observed(job->recipe, &o, flags, &job->loader, err);
     for (int64_t step = job->from + 1; status == ORDO_OK && step <= job->step; step++) {
         status = ordo_loader_next(job->loader, batch, err);
         size_t i = (size_t)(step - job->from - 1);
@@ -175,21 +214,22 @@ ordo_status ordo_batch_provenance(ordo_ledger *ledger, int64_t run_id, int64_t s
     if (status == ORDO_OK)
         status = logical_only(&job, ledger, err);
     if (status == ORDO_OK)
-        status = pick_checkpoint(&job, ledger, err);
-    if (status == ORDO_OK)
-        status = read_expected(&job, ledger, err);
-    if (status == ORDO_OK)
         status = open_recipe(&job, ledger, data_root, err);
     if (status == ORDO_OK && job.recipe->lanes != job.lanes)
         status = ordo__error(err, ORDO_INVALID, "the run has %d lanes, its recipe %d", job.lanes,
                              job.recipe->lanes);
+    if (status == ORDO_OK)
+        status = pick_checkpoint(&job, ledger, err);
+    if (status == ORDO_OK)
+        status = read_expected(&job, ledger, err);
     ordo_batch batch;
     if (status == ORDO_OK)
         status = replay(&job, ledger, &batch, err);
     if (status == ORDO_OK)
         status = ordo__provenance_build(&job, &batch, out, err);
+    status = status == ORDO_OK ? ordo__ok(err) : where(&job, ledger, status, err);
     job_free(&job);
     if (status != ORDO_OK)
         ordo_recipe_free(job.recipe); /* else the provenance owns it */
-    return status == ORDO_OK ? ordo__ok(err) : where(&job, ledger, status, err);
+    return status;
 }

@@ -7,7 +7,10 @@
 #include "recipe/recipe.h"
 
 typedef struct batch_job {
-    int64_t step, from; /* from: the checkpoint's step, 0: none */
+    int64_t step, from;    /* from: the step the replay starts after, 0: the run's start */
+    const char *from_kind; /* "start", "checkpoint", or "epoch": a lane state at from's epoch */
+    int at_epoch;          /* the checkpoint is opened at its epoch's start (from) */
+    int epoch_state;       /* the checkpoint is a lane state (epoch_states), not a checkpoint */
     ordo_run_info run;
     int lanes;
     ordo_checkpoint checkpoint;

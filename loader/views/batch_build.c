@@ -138,6 +138,7 @@ ordo_status ordo__provenance_build(batch_job *job, const ordo_batch *b, ordo_pro
     job->recipe = NULL;
     pv->pub = (ordo_provenance){.step = job->step,
                                 .from_step = job->from,
+                                .from = job->from_kind,
                                 .lanes = job->lanes,
                                 .per_lane = b->rows / b->lane_count,
                                 .sample_len = b->sample_len,

@@ -60,10 +60,10 @@ char *ordo_provenance_json(const char *run, const ordo_provenance *p, int lane)
     json_t *digests = digests_json(p, lane);
     json_t *root =
         samples && digests
-            ? json_pack("{s:s, s:I, s:I, s:s, s:i, s:i, s:i, s:o, s:o}", "run", run, "step",
-                        (json_int_t)p->step, "from_step", (json_int_t)p->from_step, "batch_digest",
-                        hex, "lanes", p->lanes, "per_lane", p->per_lane, "sample_len",
-                        p->sample_len, "lane_digests", digests, "samples", samples)
+            ? json_pack("{s:s, s:I, s:I, s:s, s:s, s:i, s:i, s:i, s:o, s:o}", "run", run, "step",
+                        (json_int_t)p->step, "from_step", (json_int_t)p->from_step, "from", p->from,
+                        "batch_digest", hex, "lanes", p->lanes, "per_lane", p->per_lane,
+                        "sample_len", p->sample_len, "lane_digests", digests, "samples", samples)
             : NULL;
     if (!root) {
         json_decref(samples);

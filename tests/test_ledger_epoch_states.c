@@ -1,0 +1,136 @@
+/* Epoch lane states carried by step reports (ordo_step.lane_state): kept
+ * once per step, checked to be a checkpoint of the segment's logical lanes
+ * taken after that step; a different one later is a conflict, never a
+ * silent replacement. */
+#include "fixtures.h"
+#include "testing.h"
+#include "pipeline/lane_state.h"
+
+/* An encoded logical state of `lanes` lanes of one source after `step`,
+ * the positions derived from `seed`; *size set. Caller frees. */
+static unsigned char *make_state(int lanes, int64_t step, unsigned seed, size_t *size)
+{
+    ordo__lane_record *records = calloc((size_t)lanes, sizeof *records);
+    ordo__pos *positions = calloc((size_t)lanes, sizeof *positions);
+    ASSERT(records && positions);
+    for (int lane = 0; lane < lanes; lane++) {
+        positions[lane] = (ordo__pos){.unit = (uint64_t)lane, .doc = seed, .offset = 3};
+        records[lane] = (ordo__lane_record){.lane = (uint64_t)lane, .positions = &positions[lane]};
+    }
+    ordo__state s = {.rank_bound = 0,
+                     .step = (uint64_t)step,
+                     .stride = (uint64_t)lanes,
+                     .sources = 1,
+                     .lanes = records,
+                     .lane_count = (uint64_t)lanes,
+                     .recipe_tag = 0x1234};
+    unsigned char *data = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo__state_encode(&s, &data, size, &err), &err);
+    free(records);
+    free(positions);
+    return data;
+}
+
+/* Records step `number` carrying `state`; returns the status. */
+static ordo_status report(ordo_ledger *ledger, int64_t run, int64_t number, int lanes,
+                          const unsigned char *state, size_t size, ordo_record_result *result,
+                          ordo_error *err)
+{
+    unsigned char *digests = malloc((size_t)lanes * ORDO_DIGEST_SIZE);
+    ordo_step step;
+    fixture_step(&step, number, lanes, digests, 1);
+    step.lane_state = state;
+    step.lane_state_size = size;
+    ordo_status status = ordo_steps_record(ledger, run, &step, 1, result, err);
+    free(digests);
+    return status;
+}
+
+TEST(epoch_states_are_kept_once_with_their_step)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 8, 2);
+    ordo_error err;
+    ordo_record_result result;
+    size_t size = 0, other_size = 0;
+    unsigned char *state = make_state(8, 17, 5, &size), *other = make_state(8, 17, 6, &other_size);
+    ASSERT_OK(report(ledger, run, 17, 8, state, size, &result, &err), &err);
+    ASSERT_EQ_INT(result.inserted, 1);
+    /* the same again: a no-op; a different state for the step: a conflict */
+    ASSERT_OK(report(ledger, run, 17, 8, state, size, &result, &err), &err);
+    ASSERT_EQ_INT(result.unchanged, 1);
+    ASSERT_STATUS(report(ledger, run, 17, 8, other, other_size, &result, &err), ORDO_CONFLICT,
+                  &err);
+    ASSERT_EQ_INT(result.conflicts, 1);
+    ASSERT_EQ_INT(result.first_conflict_step, 17);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"),
+                              "SELECT count(*) FROM events WHERE kind = 'conflict' AND step = 17 "
+                              "AND detail LIKE '%lane_state%'"),
+                  1);
+    ordo_ledger_close(ledger);
+    /* the first state stands */
+    char *hex = fixture_text(test_path("l.db"), "SELECT hex(lane_state) FROM epoch_states");
+    ASSERT_EQ_INT(strlen(hex), 2 * size);
+    for (size_t i = 0; i < size; i++) {
+        unsigned byte = 0;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        ASSERT_EQ_INT(byte, state[i]);
+    }
+    free(hex);
+    /* a state given with a step already recorded without one fills it in */
+    ledger = fixture_open("l.db");
+    ASSERT_OK(report(ledger, run, 33, 8, NULL, 0, &result, &err), &err);
+    free(state);
+    state = make_state(8, 33, 5, &size);
+    ASSERT_OK(report(ledger, run, 33, 8, state, size, &result, &err), &err);
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_count(test_path("l.db"), "epoch_states", run), 2);
+    free(state);
+    free(other);
+}
+
+/* A state that is not the step's is refused naming the step and what is
+ * wrong, and nothing of the batch is recorded. */
+TEST(epoch_states_that_are_not_the_steps_are_refused)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 8, 2);
+    ordo_error err;
+    size_t size = 0;
+    unsigned char *state = make_state(8, 17, 5, &size);
+    ASSERT_STATUS(report(ledger, run, 18, 8, state, size, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 18: its lane state was taken after step 17");
+    ASSERT_STATUS(report(ledger, run, 17, 8, state, size - 1, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 17: its lane state is not a checkpoint");
+    ASSERT_STATUS(report(ledger, run, 17, 8, state, 0, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 17: its lane state has 0 bytes");
+    ASSERT_STATUS(report(ledger, run, 17, 8, (const unsigned char *)"\xff\xff\xff", 3, NULL, &err),
+                  ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 17: its lane state is not a checkpoint");
+    unsigned char *four = NULL;
+    size_t four_size = 0;
+    four = make_state(4, 17, 5, &four_size);
+    ASSERT_STATUS(report(ledger, run, 17, 8, four, four_size, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 17: its lane state holds 4 lanes, its segment has 8");
+    /* a rank-bound segment keeps none */
+    int64_t rank = 0, segment = 0;
+    char id[ORDO_DIGEST_HEX_SIZE];
+    ASSERT_OK(ordo_recipe_put(ledger, fixture_recipe, strlen(fixture_recipe), id, &err), &err);
+    ordo_run_spec spec = {.name = "rank", .recipe_id = id, .lanes = 8};
+    ASSERT_OK(ordo_run_create(ledger, &spec, &rank, &err), &err);
+    int ranks[4] = {0, 1, 2, 3};
+    ordo_segment_spec seg = {.world_size = 4,
+                             .start_step = 1,
+                             .lanes = 4,
+                             .lane_ranks = ranks,
+                             .lane_binding = ORDO_BINDING_RANK};
+    ASSERT_OK(ordo_segment_add(ledger, rank, &seg, &segment, &err), &err);
+    ASSERT_STATUS(report(ledger, rank, 17, 4, four, four_size, NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, "step 17: a lane state is kept for logical lanes only");
+    ordo_ledger_close(ledger);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM steps"), 0);
+    ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM epoch_states"), 0);
+    free(state);
+    free(four);
+}

@@ -9,8 +9,10 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
 {
     ordo__work *w = context;
     uint64_t index = w->seen++; /* documents of a unit's range only */
-    if (w->count && (index < w->first || index - w->first >= w->count))
+    if (w->count && index < w->first)
         return 0; /* count 0: every document */
+    if (w->count && index - w->first >= w->count)
+        return 1; /* past the range: the rest of the chunk (its bytes checked) is not parsed */
     if (w->text_len + len > w->text_cap) {
         size_t cap = w->text_cap ? w->text_cap : 4096;
         while (cap < w->text_len + len)
@@ -101,6 +103,10 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
     size_t at = 0;
     for (size_t d = 0; d < w->doc_count && w->status == ORDO_OK; d++) {
         w->doc_offset[d] = w->tokens.count;
+        if (d < w->from_doc) { /* before a resumed packer's document: never packed */
+            at += w->doc_len[d];
+            continue;
+        }
         if (bos != ORDO__NO_TOKEN)
             w->status = ordo__tokens_push(&w->tokens, bos, &w->err);
         if (w->status == ORDO_OK)

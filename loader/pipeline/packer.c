@@ -72,6 +72,8 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
         if (w->seq != UINT64_MAX)
             break;
         const ordo__unit_ref *unit = unit_at(p, p->issued);
+        /* a resumed position's unit: its documents before it are not packed */
+        w->from_doc = !p->checked && p->issued == p->pos.unit ? p->pos.doc : 0;
         w->seq = p->issued++;
         w->source = p->source;
         w->ref = unit->ref;

@@ -44,8 +44,11 @@ typedef struct ordo__work {
     ordo__chunk_ref ref;
     uint64_t skip, end;    /* tokens packed: [skip, end), end 0 for the chunk's end */
     uint32_t first, count; /* documents of the chunk kept: [first, first + count); count 0: all */
-    uint64_t seen;         /* read: documents of the chunk so far */
-    int oom;               /* read: out of memory keeping a document */
+    /* tokenize: documents before from_doc (of those kept) are left empty:
+     * a resumed packer starts inside its unit, at that document */
+    uint64_t from_doc;
+    uint64_t seen; /* read: documents of the chunk so far */
+    int oom;       /* read: out of memory keeping a document */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;

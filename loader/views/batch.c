@@ -162,6 +162,7 @@ static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch
                              .world_size = 1,
                              .read_workers = 2,
                              .tokenize_workers = 2,
+                             .prefetch = 1, /* one epoch is packed: read no unit ahead */
                              .lane_binding = ORDO_BINDING_LOGICAL,
                              .resume = job->checkpoint.state,
                              .resume_size = job->checkpoint.state_size,

@@ -50,13 +50,13 @@ ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ord
     *conflict = 0;
     if (!s->lane_state)
         return ORDO_OK;
-    ordo_status status = ordo__sql_exec(
-        ledger,
-        "INSERT INTO epoch_states (run_id, step, lane_state) VALUES (?1, ?2, ?3) "
-        "ON CONFLICT (run_id, step) DO NOTHING",
-        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(s->step),
-                   ORDO__BLOB(s->lane_state, s->lane_state_size)),
-        "recording a lane state", err);
+    ordo_status status =
+        ordo__sql_exec(ledger,
+                       "INSERT INTO epoch_states (run_id, step, lane_state) VALUES (?1, ?2, ?3) "
+                       "ON CONFLICT (run_id, step) DO NOTHING",
+                       ORDO__BIND(ORDO__INT(run_id), ORDO__INT(s->step),
+                                  ORDO__BLOB(s->lane_state, s->lane_state_size)),
+                       "recording a lane state", err);
     if (status != ORDO_OK || sqlite3_changes(ledger->db))
         return status;
     int64_t same = 0;
@@ -87,8 +87,8 @@ static ordo_status read_state(sqlite3_stmt *row, void *context, ordo_error *err)
 }
 
 /* The first lane state recorded for a step from `first` to `last`; see sql.h. */
-ordo_status ordo__epoch_state_find(ordo_ledger *ledger, int64_t run_id, int64_t first,
-                                   int64_t last, ordo_checkpoint *out, ordo_error *err)
+ordo_status ordo__epoch_state_find(ordo_ledger *ledger, int64_t run_id, int64_t first, int64_t last,
+                                   ordo_checkpoint *out, ordo_error *err)
 {
     memset(out, 0, sizeof *out);
     ordo_status status = ordo__sql_row(

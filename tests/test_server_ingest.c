@@ -442,7 +442,7 @@ TEST(steps_carry_lane_states_through_the_service)
     ASSERT_EQ_INT(json_array_size(recorded), 8);
     char *state3 = recorded_lane_state("job", 3);
     ASSERT(state3 != NULL);
-    /* refused: not base64, empty, not a string, a state of another step */
+    /* refused: not base64, empty, too long, not a string, a state of another step */
     const char *bad[] = {"@@@@", "AAA", "AA=A", "", NULL};
     for (size_t i = 0; bad[i]; i++) {
         char *body = step_with_state(recorded, 3, bad[i]);
@@ -450,10 +450,21 @@ TEST(steps_carry_lane_states_through_the_service)
              "steps[0] lane_state must be padded base64 of 1 to 16777216 bytes");
         free(body);
     }
+    /* over 16 MiB decoded: refused before it is decoded */
+    size_t too_long = ((size_t)16 << 20) / 3 * 4 + 8;
+    char *state = malloc(too_long + 1);
+    ASSERT(state != NULL);
+    memset(state, 'A', too_long);
+    state[too_long] = '\0';
+    char *body = step_with_state(recorded, 3, state);
+    free(state);
+    call(&s, "/api/runs/svc/steps", writer, body, 400, "invalid",
+         "steps[0] lane_state must be padded base64 of 1 to 16777216 bytes");
+    free(body);
     call(&s, "/api/runs/svc/steps", writer,
          "{\"steps\": [{\"step\": 3, \"batch_digest\": \"" DIGEST(1) "\", \"lane_state\": 7}]}",
          400, "invalid", "steps[0] lane_state must be padded base64");
-    char *body = step_with_state(recorded, 5, state3);
+    body = step_with_state(recorded, 5, state3);
     call(&s, "/api/runs/svc/steps", writer, body, 400, "invalid",
          "step 5: its lane state was taken after step 3, not this one");
     free(body);
@@ -471,7 +482,7 @@ TEST(steps_carry_lane_states_through_the_service)
                   0);
     /* the job's steps, each epoch's first with its state */
     for (int step = 1; step <= 8; step++) {
-        char *state = recorded_lane_state("job", step);
+        state = recorded_lane_state("job", step);
         body = step_with_state(recorded, step, state);
         call(&s, "/api/runs/svc/steps", writer, body, 200, NULL, "\"inserted\":1");
         free(body);

@@ -10,6 +10,7 @@ typedef struct {
     unsigned char *lanes; /* lane digests of every step, back to back */
     int64_t *sources;
     char **metrics;
+    unsigned char **lane_states; /* each step's decoded lane_state, or NULL (ordo_free) */
     size_t count;
     char why[256]; /* what is wrong with the item refused */
 } step_batch;
@@ -18,6 +19,9 @@ static void batch_free(step_batch *b)
 {
     for (size_t i = 0; b->metrics && i < b->count; i++)
         free(b->metrics[i]);
+    for (size_t i = 0; b->lane_states && i < b->count; i++)
+        ordo_free(b->lane_states[i]);
+    free(b->lane_states);
     free(b->steps);
     free(b->lanes);
     free(b->sources);
@@ -42,9 +46,9 @@ static int64_t int_or(json_t *v, int64_t fallback, int *bad)
     return json_integer_value(v);
 }
 
-static const char *const step_keys[] = {"step",   "batch_digest", "lane_digests",
-                                        "tokens", "pad_tokens",   "source_tokens",
-                                        "loss",   "metrics",      NULL};
+static const char *const step_keys[] = {
+    "step",          "batch_digest", "lane_digests", "tokens",     "pad_tokens",
+    "source_tokens", "loss",         "metrics",      "lane_state", NULL};
 
 /* An item's unknown key as the reason it is refused, or NULL. */
 static const char *unknown_in(json_t *item, const char *const *known, char *why, size_t size)
@@ -77,6 +81,33 @@ static const char *parse_digests(json_t *item, step_batch *b, ordo_step *s, size
     if (!digest)
         ordo_batch_digest(s->lane_digests, s->lane_count, s->batch_digest);
     return NULL;
+}
+
+/* A step's lane_state: padded base64 of 1 to SERVER_MAX_LANE_STATE bytes,
+ * decoded into b->lane_states[i] (freed with the batch); whether it is a
+ * state of that step and its lanes is the library's rule. Returns an error
+ * text or NULL. */
+static const char *parse_lane_state(json_t *item, step_batch *b, ordo_step *s, size_t i)
+{
+    json_t *value = json_object_get(item, "lane_state");
+    if (!value || json_is_null(value))
+        return NULL;
+    const char *text = json_string_value(value);
+    size_t len = text ? json_string_length(value) : 0;
+    ordo_error err = {0};
+    if (text && len && len <= (SERVER_MAX_LANE_STATE + 2) / 3 * 4 &&
+        ordo_base64_decode(text, len, &b->lane_states[i], &s->lane_state_size, &err) == ORDO_OK &&
+        s->lane_state_size <= SERVER_MAX_LANE_STATE) {
+        s->lane_state = b->lane_states[i];
+        return NULL;
+    }
+    if (err.status == ORDO_NOMEM)
+        return "lane_state could not be read (out of memory)";
+    snprintf(b->why, sizeof b->why,
+             "lane_state must be padded base64 of 1 to %zu bytes (every lane's state, as a "
+             "checkpoint's)",
+             SERVER_MAX_LANE_STATE);
+    return b->why;
 }
 
 /* One whole step from JSON; returns an error text or NULL. */
@@ -130,7 +161,7 @@ static const char *parse_step(json_t *item, step_batch *b, size_t i, size_t lane
         if (!s->metrics)
             return "metrics could not be read (out of memory)";
     }
-    return NULL;
+    return parse_lane_state(item, b, s, i);
 }
 
 static response parse_steps(json_t *items, step_batch *b)
@@ -144,8 +175,9 @@ static response parse_steps(json_t *items, step_batch *b)
     b->lanes = malloc((lanes ? lanes : 1) * 32);
     b->sources = malloc((sources ? sources : 1) * sizeof *b->sources);
     b->metrics = calloc(n, sizeof *b->metrics);
+    b->lane_states = calloc(n, sizeof *b->lane_states);
     b->count = n;
-    if (!b->steps || !b->lanes || !b->sources || !b->metrics)
+    if (!b->steps || !b->lanes || !b->sources || !b->metrics || !b->lane_states)
         return json_error(503, "out_of_memory", "out of memory");
     lanes = sources = 0;
     for (size_t i = 0; i < n; i++) {

@@ -16,6 +16,7 @@
 #define SERVER_MAX_BUFFERED ((long long)512 << 20) /* bytes of bodies held at once */
 #define SERVER_MAX_ITEMS 10000                     /* steps or checkpoints per request */
 #define SERVER_MAX_LANE_REPORTS 640000             /* lane reports per request */
+#define SERVER_MAX_LANE_STATE ((size_t)16 << 20)   /* bytes of a step's lane_state (decoded) */
 /* What a body may hold before it is parsed (body.c): the largest request
  * accepted is 640,000 lane reports of 7 values and keys each (object, 3
  * keys, 3 values); whole steps need fewer. Anything beyond costs Jansson

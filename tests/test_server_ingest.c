@@ -345,3 +345,165 @@ TEST(a_long_write_makes_ordo_run_wait_instead_of_failing)
     cli_result_free(&c);
     ASSERT_EQ_INT(fixture_int(db, "SELECT step_count FROM runs WHERE name = 'w'"), 10);
 }
+
+/* Padded base64 of `size` bytes (owned), written here independently of
+ * the library's decoder it is checked against. */
+static char *base64(const unsigned char *data, size_t size)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((size + 2) / 3 * 4 + 1), *at = out;
+    ASSERT(out != NULL);
+    for (size_t i = 0; i < size; i += 3) {
+        uint32_t v = (uint32_t)data[i] << 16;
+        if (i + 1 < size)
+            v |= (uint32_t)data[i + 1] << 8;
+        if (i + 2 < size)
+            v |= data[i + 2];
+        *at++ = digits[v >> 18 & 63];
+        *at++ = digits[v >> 12 & 63];
+        *at++ = i + 1 < size ? digits[v >> 6 & 63] : '=';
+        *at++ = i + 2 < size ? digits[v & 63] : '=';
+    }
+    *at = '\0';
+    return out;
+}
+
+/* The lane state run `run` recorded with `step` as base64 (owned), or
+ * NULL when it recorded none. */
+static char *recorded_lane_state(const char *run, int step)
+{
+    sqlite3 *handle = NULL;
+    sqlite3_stmt *stmt = NULL;
+    ASSERT(sqlite3_open_v2(db, &handle, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    ASSERT(sqlite3_prepare_v2(handle,
+                              "SELECT lane_state FROM epoch_states WHERE step = ?2 AND run_id = "
+                              "(SELECT id FROM runs WHERE name = ?1)",
+                              -1, &stmt, NULL) == SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, run, -1, SQLITE_STATIC);
+    sqlite3_bind_int(stmt, 2, step);
+    char *out = NULL;
+    if (sqlite3_step(stmt) == SQLITE_ROW)
+        out = base64(sqlite3_column_blob(stmt, 0), (size_t)sqlite3_column_bytes(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_close(handle);
+    return out;
+}
+
+/* {"steps": [step `step` with its lane digests from `recorded`, and `lane_state`
+ * (NULL: none) given as is]} (owned). */
+static char *step_with_state(json_t *recorded, int step, const char *lane_state)
+{
+    json_t *item = json_object();
+    json_object_set_new(item, "step", json_integer(step));
+    json_object_set(item, "lane_digests",
+                    json_object_get(json_array_get(recorded, (size_t)step - 1), "lane_digests"));
+    if (lane_state)
+        json_object_set_new(item, "lane_state", json_string(lane_state));
+    json_t *body = json_pack("{s:[o]}", "steps", item);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    ASSERT(text != NULL);
+    return text;
+}
+
+#define EPOCH_STATES(run)                                                                          \
+    fixture_int(db, "SELECT count(*) FROM epoch_states WHERE run_id = "                            \
+                    "(SELECT id FROM runs WHERE name = '" run "')")
+
+/* A job reporting through the service gives every lane's state with the
+ * first step of each flush epoch after the first ("lane_state", base64):
+ * stored, and the step's batch is then regenerated from its epoch. Bad
+ * base64 is refused naming the item and the key; a state of another step
+ * with the library's message; lane reports take no state. */
+TEST(steps_carry_lane_states_through_the_service)
+{
+    corpus_jsonl("data", "doc", 2, 60, 5, 200, 31);
+    const char *recipe = corpus_one_source(8, 16, 32, 2, 4);
+    snprintf(db, sizeof db, "%s", test_path("l.db"));
+    /* what a job at W = 2 plays: ordo run's digests and lane states */
+    free(ordo_ok((const char *const[]){"run", recipe, "--db", db, "--name", "job", "--world-size",
+                                       "2", "--steps", "8", "--quiet", NULL},
+                 0));
+    ASSERT_EQ_INT(EPOCH_STATES("job"), 3); /* with steps 3, 5 and 7 */
+    const char *writer = make_token(db, "writer");
+    test_server s;
+    ASSERT(chdir(test_path("")) == 0); /* a run the service made reads shards from here */
+    server_up(&s, db, NULL);
+    http_result r = http(&s, "GET", "/api/runs/job", NULL, NULL);
+    HTTP_EXPECT(&r, 200, NULL, NULL);
+    char recipe_id[65];
+    snprintf(recipe_id, sizeof recipe_id, "%s",
+             json_string_value(json_object_get(r.json, "recipe_id")));
+    http_free(&r);
+    create_run(&s, writer, "svc", recipe_id, 2, NULL);
+    http_result steps = http(&s, "GET", "/api/runs/job/steps", NULL, NULL);
+    HTTP_EXPECT(&steps, 200, NULL, NULL);
+    json_t *recorded = json_object_get(steps.json, "steps");
+    ASSERT_EQ_INT(json_array_size(recorded), 8);
+    char *state3 = recorded_lane_state("job", 3);
+    ASSERT(state3 != NULL);
+    /* refused: not base64, empty, too long, not a string, a state of another step */
+    const char *bad[] = {"@@@@", "AAA", "AA=A", "", NULL};
+    for (size_t i = 0; bad[i]; i++) {
+        char *body = step_with_state(recorded, 3, bad[i]);
+        call(&s, "/api/runs/svc/steps", writer, body, 400, "invalid",
+             "steps[0] lane_state must be padded base64 of 1 to 16777216 bytes");
+        free(body);
+    }
+    /* over 16 MiB decoded: refused before it is decoded */
+    size_t too_long = ((size_t)16 << 20) / 3 * 4 + 8;
+    char *state = malloc(too_long + 1);
+    ASSERT(state != NULL);
+    memset(state, 'A', too_long);
+    state[too_long] = '\0';
+    char *body = step_with_state(recorded, 3, state);
+    free(state);
+    call(&s, "/api/runs/svc/steps", writer, body, 400, "invalid",
+         "steps[0] lane_state must be padded base64 of 1 to 16777216 bytes");
+    free(body);
+    call(&s, "/api/runs/svc/steps", writer,
+         "{\"steps\": [{\"step\": 3, \"batch_digest\": \"" DIGEST(1) "\", \"lane_state\": 7}]}",
+         400, "invalid", "steps[0] lane_state must be padded base64");
+    body = step_with_state(recorded, 5, state3);
+    call(&s, "/api/runs/svc/steps", writer, body, 400, "invalid",
+         "step 5: its lane state was taken after step 3, not this one");
+    free(body);
+    call(&s, "/api/runs/svc/steps", writer,
+         "{\"steps\": [{\"step\": 3, \"batch_digest\": \"" DIGEST(
+             1) "\", \"lane_state\": \"AAAA\"}]}",
+         400, "invalid", "step 3: its lane state is not a checkpoint");
+    call(&s, "/api/runs/svc/steps", writer,
+         "{\"rank\": 0, \"lanes\": [{\"step\": 3, \"lane\": 0, \"digest\": \"" DIGEST(
+             1) "\", \"lane_state\": \"AAAA\"}]}",
+         400, "invalid", "lanes[0] has an unknown key 'lane_state'");
+    ASSERT_EQ_INT(EPOCH_STATES("svc"), 0);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM steps WHERE run_id = "
+                                  "(SELECT id FROM runs WHERE name = 'svc')"),
+                  0);
+    /* the job's steps, each epoch's first with its state */
+    for (int step = 1; step <= 8; step++) {
+        state = recorded_lane_state("job", step);
+        body = step_with_state(recorded, step, state);
+        call(&s, "/api/runs/svc/steps", writer, body, 200, NULL, "\"inserted\":1");
+        free(body);
+        free(state);
+    }
+    ASSERT_EQ_INT(EPOCH_STATES("svc"), 3);
+    /* the same state again is no conflict */
+    body = step_with_state(recorded, 3, state3);
+    call(&s, "/api/runs/svc/steps", writer, body, 200, NULL, "\"conflicts\":0");
+    free(body);
+    const int at[] = {2, 4, 5, 8};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        char path[128], from[64];
+        snprintf(path, sizeof path, "/api/runs/svc/steps/%d/batch", at[i]);
+        snprintf(from, sizeof from, "\"from_step\":%d,\"from\":\"%s\"", (at[i] - 1) / 2 * 2,
+                 at[i] <= 2 ? "start" : "epoch");
+        r = http(&s, "GET", path, NULL, NULL);
+        HTTP_EXPECT(&r, 200, NULL, from);
+        http_free(&r);
+    }
+    free(state3);
+    http_free(&steps);
+    server_down(&s);
+}

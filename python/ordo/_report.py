@@ -4,14 +4,15 @@ a torch.distributed job.
 Every rank calls ``report(client, item, loss)`` once per step with the
 step's last item (the one that carries ``lane_digests``). One collective
 (``all_gather_object`` over the process group, the only synchronisation)
-brings every rank's lanes, lane digests, token counts and loss to every
-rank; rank 0 then queues the step on its ``ordo.Client``, whose background
+brings every rank's lanes, lane digests, token counts, loss and, on the
+first step of a flush epoch, lanes' state to every rank; rank 0 then queues the step on its ``ordo.Client``, whose background
 thread sends it: nothing here waits on the network, and nothing the
 service does can raise into training. Without torch.distributed
 initialised the job is a world of one and there is no collective."""
 import math
 
 from .digests import batch_digest
+from .loader import merge_states
 
 __all__ = ["report"]
 
@@ -58,7 +59,12 @@ def _mine(item, loss, weight):
     if lanes is None or len(lanes) != len(digests):
         raise ValueError(f"step {item.get('step')!r}: the item's lanes "
                          f"({lanes!r}) do not match its {len(digests)} lane digests")
+    lane_state = item.get("lane_state")
+    if lane_state is not None and not isinstance(lane_state, (bytes, bytearray)):
+        raise TypeError(f"step {item.get('step')!r}: the item's lane_state is "
+                        f"{type(lane_state).__name__}, not bytes")
     return {"step": int(item["step"]), "lanes": lanes, "digests": digests,
+            "lane_state": None if lane_state is None else bytes(lane_state),
             "source_tokens": _counts(item.get("source_tokens")),
             "pad_tokens": None if item.get("pad_tokens") is None else int(item["pad_tokens"]),
             "loss": _number(loss, "loss"), "weight": 1.0 if weight is None else
@@ -78,6 +84,22 @@ def _sum_counts(parts, key):
     return sum(values)
 
 
+def _lane_state(parts, step):
+    """Every lane's state from the ranks' states (None when no rank has
+    one), joined in the order of the ranks' lanes."""
+    having = [r for r, p in enumerate(parts) if p["lane_state"] is not None]
+    if not having:
+        return None
+    if len(having) != len(parts):
+        lacking = [r for r in range(len(parts)) if r not in having]
+        raise RuntimeError(f"ordo.torch.report: at step {step} rank(s) "
+                           f"{', '.join(map(str, having))} have a lane state and rank(s) "
+                           f"{', '.join(map(str, lacking))} have none: the ranks' loaders are "
+                           f"not of one run")
+    ordered = sorted(parts, key=lambda p: min(p["lanes"], default=-1))
+    return merge_states([p["lane_state"] for p in ordered])
+
+
 def _combine(parts):
     """The global step from the ranks' parts (every rank computes the same:
     the parts are in rank order and summed in float64 in that order)."""
@@ -85,6 +107,8 @@ def _combine(parts):
     if len(steps) != 1:
         raise RuntimeError("ordo.torch.report: the ranks are at different steps: "
                            + ", ".join(f"rank {r} at {p['step']}" for r, p in enumerate(parts)))
+    step = parts[0]["step"]
+    lane_state = _lane_state(parts, step)
     by_lane = sorted((lane, d) for p in parts for lane, d in zip(p["lanes"], p["digests"]))
     weights = math.fsum(p["weight"] for p in parts)
     terms = [p["loss"] * p["weight"] for p in parts]
@@ -96,9 +120,10 @@ def _combine(parts):
     pad = _sum_counts(parts, "pad_tokens")
     tokens = None if sources is None or pad is None else sum(sources) + pad
     digests = [d for _, d in by_lane]
-    return {"step": steps.pop(), "lanes": [lane for lane, _ in by_lane],
+    return {"step": step, "lanes": [lane for lane, _ in by_lane],
             "lane_digests": digests, "batch_digest": batch_digest(digests), "loss": loss,
-            "tokens": tokens, "source_tokens": sources, "pad_tokens": pad}
+            "tokens": tokens, "source_tokens": sources, "pad_tokens": pad,
+            "lane_state": lane_state}
 
 
 def report(client, item, loss, weight=None, metrics=None, group=None):
@@ -122,17 +147,22 @@ def report(client, item, loss, weight=None, metrics=None, group=None):
     ``ordo.Client``; other ranks may pass None), the step with its lane
     digests in lane order (the service composes the batch digest), that
     global loss, the tokens (source tokens + pad tokens), the
-    per-source tokens and pad tokens summed over the ranks, and `metrics`
-    (a dict of scalars). The client's queue and thread do the sending:
+    per-source tokens and pad tokens summed over the ranks, `metrics`
+    (a dict of scalars), and, when the items carry ``lane_state`` (an
+    ``ordo.torch.Dataset`` gives it with the first step of each flush epoch
+    after the first), every lane's state: the ranks' states joined by
+    ``ordo.loader.merge_states`` in the order of their lanes, so that the
+    step's batch can be regenerated from its epoch. The client's queue and thread do the sending:
     this call never waits on the network, and a report the service refuses
     is logged and dropped by the client, never raised here.
 
     Returns the step's global figures, the same on every rank: a dict with
     step, lanes, lane_digests, batch_digest, loss, tokens, source_tokens,
-    pad_tokens. Raises ValueError on every rank alike (naming the ranks)
-    when some rank's item has no lane digests (not a step's last item) or
-    its loss is not a number, and RuntimeError when the ranks are at
-    different steps."""
+    pad_tokens, lane_state (bytes or None). Raises ValueError on every rank
+    alike (naming the ranks) when some rank's item has no lane digests (not
+    a step's last item) or its loss is not a number, and RuntimeError when
+    the ranks are at different steps or some have a lane state and others
+    not."""
     try:
         mine = _mine(item, loss, weight)
     except (ValueError, TypeError) as e:  # raised on every rank, after the collective
@@ -151,5 +181,6 @@ def report(client, item, loss, weight=None, metrics=None, group=None):
     if rank == 0 and client is not None:
         client.report_step(step["step"], lane_digests=step["lane_digests"], loss=step["loss"],
                            tokens=step["tokens"], source_tokens=step["source_tokens"],
-                           pad_tokens=step["pad_tokens"], metrics=metrics)
+                           pad_tokens=step["pad_tokens"], metrics=metrics,
+                           lane_state=step["lane_state"])
     return step

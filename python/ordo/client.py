@@ -14,6 +14,7 @@ thread never dies: whatever goes wrong is caught, counted (``failures``,
 ``errors``) and retried. A full queue drops the new report, counts it in
 ``dropped`` and says so in the log. ``close()`` returns how many reports
 were not stored (refused, dropped or still unsent)."""
+import base64
 import hashlib
 import json
 import logging
@@ -158,8 +159,18 @@ def _digest(value, what):
     return value
 
 
+def _lane_state(value):
+    """Padded base64 of a lane state (bytes, as the loader's state() and
+    merge_states give them)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"lane_state must be bytes, not {type(value).__name__}")
+    if not len(value):
+        raise ValueError("lane_state is empty")
+    return base64.b64encode(bytes(value)).decode("ascii")
+
+
 def _step_item(step, batch_digest, lane_digests, loss, tokens, metrics, source_tokens,
-               pad_tokens):
+               pad_tokens, lane_state=None):
     item = {"step": _whole(step, "step")}
     if batch_digest is not None:
         item["batch_digest"] = _digest(batch_digest, "batch_digest")
@@ -174,6 +185,8 @@ def _step_item(step, batch_digest, lane_digests, loss, tokens, metrics, source_t
         item["source_tokens"] = [_whole(t, "source_tokens") for t in source_tokens]
     if metrics is not None:
         item["metrics"] = {str(k): _finite_or_none(v, f"metric {k}") for k, v in metrics.items()}
+    if lane_state is not None:
+        item["lane_state"] = _lane_state(lane_state)
     return item
 
 
@@ -283,7 +296,6 @@ class Client:
 
     def checkpoint(self, step, lanes, state):
         """Records a checkpoint (bytes from the loader) synchronously."""
-        import base64
         return self._request("POST", self._run_path(None, "checkpoints"),
                              {"step": step, "lanes": lanes,
                               "state": base64.b64encode(state).decode("ascii")})
@@ -291,13 +303,18 @@ class Client:
     # ---- reports through the background thread
 
     def report_step(self, step, batch_digest=None, lane_digests=None, loss=None, tokens=None,
-                    metrics=None, source_tokens=None, pad_tokens=None):
+                    metrics=None, source_tokens=None, pad_tokens=None, lane_state=None):
         """Queues a whole step: batch digest and/or lane digests, loss (NaN
         and infinities become null), tokens, per-source tokens (the batch's
-        ``source_tokens``), padding tokens, scalar metrics. Never raises."""
+        ``source_tokens``), padding tokens, scalar metrics, and `lane_state`
+        (bytes, sent as base64): every lane's state after this step, the
+        ranks' loader states joined by ``ordo.loader.merge_states``, given
+        with the first step of each flush epoch after the first so that the
+        step's batch is regenerated from its epoch (``ordo.torch.report``
+        does this). Never raises."""
         try:
             item = _step_item(step, batch_digest, lane_digests, loss, tokens, metrics,
-                              source_tokens, pad_tokens)
+                              source_tokens, pad_tokens, lane_state)
             text = json.dumps(item, allow_nan=False, separators=(",", ":"))
         except Exception as e:  # noqa: BLE001 - a report never stops training
             self._refuse_argument(f"step {step!r}", e)

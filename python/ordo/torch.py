@@ -34,7 +34,13 @@ An item is a dict:
 - On the step's last item only (microbatch == grad_accum - 1), the rank's
   whole step: ``lanes`` (its lane numbers), ``lane_digests`` (hex, one per
   lane, in lane order), ``source_tokens`` (tokens per recipe source) and
-  ``pad_tokens``.
+  ``pad_tokens``; and, with logical lanes, on the first step of each flush
+  epoch after the first (step > flush_every and (step - 1) % flush_every
+  == 0) and on the first step a resumed Dataset delivers after the first
+  epoch, ``lane_state``: the rank's lanes' state right after the step
+  (bytes). ``ordo.torch.report`` joins the ranks' states and sends them
+  with the step, so that the step's batch is regenerated from its epoch
+  (``ordo batch``); nothing else needs it.
 
 How a rank's step splits into microbatches: the rank's B / dp_world_size
 rows are its lanes' rows in lane order (each lane B / L consecutive rows);
@@ -101,6 +107,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self.labels_shifted = bool(info["labels_shifted"])
         self.global_batch, self.lanes = info["global_batch"], info["lanes"]
         self.sources = info["sources"]
+        self.flush_every = info["flush_every"]
         self._check_shape(global_batch, seq_len)
         self.rows = self.global_batch // dp_world_size
         self.microbatch_rows = self.rows // grad_accum
@@ -225,15 +232,18 @@ def _document_positions(starts):
 
 class _Step:
     """One batch of the library (the loader's as_torch tensors: tokens and
-    source int64, doc_start bool)."""
+    source int64, doc_start bool), with the lanes' state after it when it
+    is to carry one (`lane_state`, bytes, or None)."""
 
-    def __init__(self, batch):
+    def __init__(self, batch, lane_state=None):
         self.number = batch["step"]
         self.tokens, self.doc_start = batch["tokens"], batch["doc_start"]
         self.source = batch["source"]
         self.totals = {"lanes": list(batch["lanes"]), "lane_digests": list(batch["lane_digests"]),
                        "source_tokens": [int(t) for t in batch["source_tokens"]],
                        "pad_tokens": int(batch["pad_tokens"])}
+        if lane_state is not None:
+            self.totals["lane_state"] = lane_state
 
 
 class _Stream:
@@ -251,13 +261,26 @@ class _Stream:
     def __iter__(self):
         return self
 
+    def _carries_state(self, number, first):
+        """Whether step `number` carries the lanes' state after it: the
+        first step of each flush epoch after the first, and the first step
+        this stream delivers after the first epoch (a resume in the middle
+        of an epoch: every state of an epoch holds the same positions).
+        Logical lanes only: rank-bound lanes are no one run's."""
+        flush = self.dataset.flush_every
+        return (self.dataset.lane_binding == "logical" and flush > 0 and number > flush
+                and (first or (number - 1) % flush == 0))
+
     def __next__(self):
         G = self.dataset.grad_accum
         if self.step is None or self.delivered == G:
-            if self.step is not None:
+            first = self.step is None
+            if not first:
                 self.before = self.loader.state()
                 self.delivered = 0
-            self.step = _Step(next(self.loader))
+            batch = next(self.loader)
+            state = self.loader.state() if self._carries_state(batch["step"], first) else None
+            self.step = _Step(batch, state)
         item = self.dataset._item(self.step, self.delivered)
         self.delivered += 1
         return item

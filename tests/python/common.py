@@ -85,5 +85,32 @@ def steps(url, run, limit=1000):
         return json.loads(answer.read().decode("utf-8"))["steps"]
 
 
+def index(db, recipe):
+    """`ordo index RECIPE --db DB`: the recipe's shards indexed in the
+    ledger (what regenerating a batch reads them by)."""
+    subprocess.run([ORDO, "index", recipe, "--db", db], check=True, capture_output=True,
+                   timeout=300)
+
+
+def batch(db, run, step, data_root):
+    """`ordo batch RUN --step N --json`: the step's batch regenerated from
+    the ledger, the recipe's relative shard paths resolved in `data_root`."""
+    done = subprocess.run([ORDO, "batch", run, "--step", str(step), "--json", "--db", db,
+                           "--data-root", data_root], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"ordo batch {run} --step {step}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def epoch_states(db, run):
+    """The steps run `run` has a lane state recorded with (the ledger's
+    epoch_states), in order."""
+    import sqlite3
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as ledger:
+        return [row[0] for row in ledger.execute(
+            "SELECT step FROM epoch_states WHERE run_id = (SELECT id FROM runs WHERE name = ?) "
+            "ORDER BY step", (run,))]
+
+
 def tempdir():
     return tempfile.mkdtemp(prefix="ordo-py-")

@@ -45,6 +45,45 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(run["steps"], 30)
         l.close()
 
+    def test_lane_states_are_sent_and_batches_replay_from_their_epoch(self):
+        from ordo.loader import merge_states
+        c = ordo.Client(self.server.url, token=self.token)
+        c.create_run("epochs", self.recipe_id(c), world_size=2)
+        loaders = [Loader(self.recipe, r, 2) for r in range(2)]
+        flush = loaders[0].recipe_info()["flush_every"]
+        self.assertEqual(flush, 2)
+        states = {}
+        for _ in range(9):
+            batches = [next(l) for l in loaders]
+            step = batches[0]["step"]
+            lane_state = None
+            if step > flush and (step - 1) % flush == 0:  # the first step of an epoch
+                lane_state = merge_states([l.state() for l in loaders])
+                states[step] = lane_state
+            c.report_step(step, lane_digests=[d for b in batches for d in b["lane_digests"]],
+                          lane_state=lane_state)
+        for l in loaders:
+            l.close()
+        self.assertTrue(c.flush(30))
+        self.assertEqual((c.sent, c.refused), (9, 0))
+        self.assertEqual(common.epoch_states(self.db, "epochs"), [3, 5, 7, 9])
+        common.index(self.db, self.recipe)
+        for step in (2, 4, 5, 8, 9):
+            b = common.batch(self.db, "epochs", step, self.dir)
+            self.assertEqual((b["from"], b["from_step"]),
+                             ("epoch" if step > flush else "start", (step - 1) // flush * flush))
+        # refused: a state of another step (the service's), not bytes (the client's)
+        with self.assertLogs("ordo", level="ERROR") as logs:
+            c.report_step(11, batch_digest="00" * 32, lane_state=states[3])
+            c.report_step(12, batch_digest="00" * 32, lane_state="AAAA")
+            self.assertTrue(c.flush(30))
+        self.assertEqual(c.refused, 2)
+        self.assertTrue(any("step 11: its lane state was taken after step 3" in line
+                            for line in logs.output), logs.output)
+        self.assertTrue(any("lane_state must be bytes" in line for line in logs.output))
+        self.assertEqual(common.epoch_states(self.db, "epochs"), [3, 5, 7, 9])
+        self.assertEqual(c.close(), 2)
+
     def test_ranks_report_their_lanes(self):
         c = ordo.Client(self.server.url, token=self.token)
         rid = self.recipe_id(c)

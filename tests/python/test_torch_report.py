@@ -4,10 +4,17 @@ the step's lane digests in lane order, the token-weighted mean loss of the
 global batch, and the tokens, source tokens and pad tokens summed over the
 ranks; a NaN loss is stored as no loss; it returns while the service has
 not answered; a rank called with a wrong item, or ranks at different
-steps, make every rank raise (no rank is left waiting in a collective).
+steps, or some ranks with a lane state and others without, make every rank
+raise (no rank is left waiting in a collective). A job of
+ordo.torch.DataLoader at W = 2 (grad_accum 2), resumed in the middle of a
+flush epoch at W = 1 under torch.utils.data.DataLoader, records every
+lane's state with the first step of each epoch after the first and with
+the resume's first step, and `ordo batch` regenerates its steps from
+their epoch.
 
 Run as `test_torch_report.py --rank R WORLD STORE URL TOKEN RUN RECIPE`, it
-is one rank of the 2-process group."""
+is one rank of the 2-process group (`--epochs R ... STATE` a rank of the
+DataLoader job, writing its state after EPOCH_STEPS to STATE)."""
 import json
 import math
 import os
@@ -23,12 +30,16 @@ from ordo.loader import Loader
 
 try:
     import torch
+    import torch.utils.data
+    import ordo.torch
     from ordo.torch import report
     HAVE_TORCH = True
 except ImportError:
     HAVE_TORCH = False
 
 STEPS = 3
+EPOCH_STEPS = 5  # the DataLoader job's steps before the resume (flush_every 2)
+RESUMED_STEPS = 9  # the resumed job plays 6 .. 9
 
 
 def rank_loss(step, rank):
@@ -127,6 +138,8 @@ class ReportTest(unittest.TestCase):
                       outs[0][0])
         self.assertIn("raised: RuntimeError: ordo.torch.report: the ranks are at different "
                       f"steps: rank 0 at {STEPS}, rank 1 at {STEPS + 1}", outs[0][0])
+        self.assertIn(f"raised: RuntimeError: ordo.torch.report: at step {STEPS} rank(s) 1 "
+                      "have a lane state and rank(s) 0 have none", outs[0][0])
         w = [rank_weight(r) for r in range(2)]
         losses = []
         for b in self.batches:
@@ -134,6 +147,86 @@ class ReportTest(unittest.TestCase):
             losses.append(None if s == 2 else
                           (rank_loss(s, 0) * w[0] + rank_loss(s, 1) * w[1]) / (w[0] + w[1]))
         self.check_stored("two", losses)
+
+
+    def test_lane_states_of_a_job_and_its_resume(self):
+        store = os.path.join(self.dir, "store-epochs")
+        state_file = os.path.join(self.dir, "epochs-state.json")
+        procs = [subprocess.Popen([sys.executable, __file__, "--epochs", str(r), "2", store,
+                                   self.server.url, self.token, "epochs", self.recipe,
+                                   state_file],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for r in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            self.assertEqual(p.returncode, 0, err[-3000:])
+        # the lane state is on the steps' last items only, and only on the
+        # first step of each flush epoch after the first
+        self.assertEqual(outs[0][0].split(), ["3:1", "5:1"])
+        self.assertEqual(common.epoch_states(self.db, "epochs"), [3, 5])
+        # resumed after step 5 (the middle of epoch 5-6) at W = 1, through
+        # torch's DataLoader and a worker process
+        with open(state_file) as f:
+            state = json.load(f)
+        c = ordo.Client(self.server.url, token=self.token, run="epochs")
+        c.resume_segment(EPOCH_STEPS + 1, 1)
+        dataset = ordo.torch.Dataset(self.recipe, 0, 1, state=state)
+        carried = []
+        for item in torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1):
+            if item["step"] > RESUMED_STEPS:
+                break
+            if "lane_state" in item:
+                self.assertIsInstance(item["lane_state"], bytes)
+                carried.append(item["step"])
+            out = report(c, item, 1.0)
+            self.assertEqual(out["lane_state"] is None, item["step"] not in carried)
+        self.assertEqual(c.close(), 0)
+        self.assertEqual(carried, [6, 7, 9])
+        stored = common.epoch_states(self.db, "epochs")
+        self.assertEqual(stored, [3, 5, 6, 7, 9])
+        flush = dataset.flush_every
+        self.assertEqual(len({(s - 1) // flush for s in stored}),
+                         (RESUMED_STEPS - 1) // flush)  # one for each epoch after the first
+        # what the model saw at a step, regenerated from the step's epoch
+        # and checked against the lane digests reported
+        common.index(self.db, self.recipe)
+        steps = {s["step"]: s for s in common.steps(self.server.url, "epochs")}
+        for n in (4, 6, 8, 9):
+            b = common.batch(self.db, "epochs", n, self.dir)
+            self.assertEqual((b["from"], b["from_step"]), ("epoch", (n - 1) // flush * flush))
+            self.assertEqual(b["batch_digest"], steps[n]["batch_digest"])
+
+
+def epochs_main(argv):
+    """One rank of the DataLoader job at W = 2, grad_accum 2 (see the
+    module's docstring): prints STEP:RANKS for each step whose report
+    carried a lane state, of how many ranks' items."""
+    import torch.distributed as dist
+    rank, world, store, url, token, run, recipe, state_file = (int(argv[0]), int(argv[1]),
+                                                               *argv[2:])
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world)
+    client = None
+    if rank == 0:
+        client = ordo.Client(url, token=token)
+        client.create_run(run, register(url, token, recipe), world_size=world)
+    data = ordo.torch.DataLoader(recipe, rank, world, grad_accum=2)
+    for item in data:
+        if item["microbatch"] == 0:
+            assert "lane_state" not in item, item["step"]
+            continue
+        out = report(client, item, 1.0)
+        if out["lane_state"] is not None:
+            print(f"{out['step']}:{int('lane_state' in item)}")
+        if item["step"] == EPOCH_STEPS:
+            break
+    state = data.state_dict()  # a collective
+    if rank == 0:
+        with open(state_file, "w") as f:
+            json.dump(state, f)
+    data.close()
+    if client is not None:
+        assert client.close() == 0
+    dist.destroy_process_group()
 
 
 def rank_main(argv):
@@ -163,6 +256,11 @@ def rank_main(argv):
         report(client, dict(b, step=b["step"] + rank), 1.0)
     except RuntimeError as e:
         print("raised: RuntimeError:", e)
+    # a lane state on some ranks and not on others: both raise
+    try:
+        report(client, dict(b, lane_state=loader.state()) if rank == 1 else b, 1.0)
+    except RuntimeError as e:
+        print("raised: RuntimeError:", e)
     loader.close()
     if client is not None:
         assert client.close() == 0
@@ -181,5 +279,7 @@ def register(url, token, recipe):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--rank"]:
         rank_main(sys.argv[2:])
+    elif sys.argv[1:2] == ["--epochs"]:
+        epochs_main(sys.argv[2:])
     else:
         unittest.main()

@@ -4,8 +4,10 @@ W = 2 with a checkpoint after step 20, resumed from one rank's checkpoint
 file at W = 1 and 4 (new runs) and 8 (a job stopped after step 20 going on
 in a new segment of its run), every batch digest after the resume equals
 the uninterrupted W = 2 run's as ordo serve compares them, and the
-reported all-reduced losses agree to 1e-4. The same with the rank-bound
-loader diverges right after the resume."""
+reported all-reduced losses agree to 1e-4; every lane's state is recorded
+once per flush epoch after the first, and `ordo batch` regenerates a step
+from its epoch. The same with the rank-bound loader diverges right after
+the resume (and records no lane states: rank-bound lanes are no one run's)."""
 import json
 import os
 import subprocess
@@ -87,12 +89,29 @@ class TrainingTest(unittest.TestCase):
             self.assertAlmostEqual(losses[step], base[step], delta=1e-4 * abs(base[step]),
                                    msg=f"{run} step {step}")
 
+    def check_lane_states(self, run, first):
+        """`run` (steps first .. STEPS) has a lane state in each flush epoch
+        after the first, none in the first, and its batches are regenerated
+        from their epoch, matching the reported digests."""
+        flush = 2  # common.corpus's flush_every
+        states = common.epoch_states(self.db, run)
+        epochs = {(s - 1) // flush for s in range(max(first, flush + 1), STEPS + 1)}
+        self.assertEqual({(s - 1) // flush for s in states}, epochs, states)
+        self.assertEqual(len(states), len(epochs), states)  # one each: never a second one
+        common.index(self.db, self.recipe)
+        digests = {s["step"]: s["batch_digest"] for s in common.steps(self.server.url, run)}
+        for n in (first + 2, STEPS - 1, STEPS):
+            b = common.batch(self.db, run, n, self.dir)
+            self.assertEqual((b["from"], b["from_step"], b["batch_digest"]),
+                             ("epoch", (n - 1) // flush * flush, digests[n]), f"{run} step {n}")
+
     def test_logical_lanes_resume_at_other_world_sizes(self):
         ckpt = os.path.join(self.dir, "ckpt")
         self.train("w2", 2, "--save-at", str(SAVE_AT), "--checkpoints", ckpt)
         base = self.losses("w2")
         self.assertEqual(sorted(base), list(range(1, STEPS + 1)))
         self.assertLess(base[STEPS], base[1])  # the model learned from these batches
+        self.check_lane_states("w2", 1)
         # each rank wrote its file; a resume reads any one of them
         self.assertEqual(sorted(os.listdir(ckpt)), ["step20-rank0.pt", "step20-rank1.pt"])
         # W = 1 and 4: new runs from w2's checkpoint, compared with it
@@ -101,11 +120,13 @@ class TrainingTest(unittest.TestCase):
             self.train(run, world, "--resume", os.path.join(ckpt, "step20-rank1.pt"),
                        "--baseline", "w2", torchrun=world == 1)
             self.check_resumed(run, SAVE_AT + 1, base)
+            self.check_lane_states(run, SAVE_AT + 1)
         # W = 8: a job stopped after step 20 goes on in a new segment of its run
         job_ckpt = os.path.join(self.dir, "job-ckpt")
         self.train("job", 2, "--save-at", str(SAVE_AT), "--checkpoints", job_ckpt, steps=SAVE_AT)
         self.train("job", 8, "--resume", os.path.join(job_ckpt, "step20-rank1.pt"))
         self.check_resumed("job", 1, base)
+        self.check_lane_states("job", 1)
         segments = self.get("/api/runs/job")["segments"]
         self.assertEqual([(s["start_step"], s["world_size"]) for s in segments],
                          [(1, 2), (SAVE_AT + 1, 8)])
@@ -128,6 +149,8 @@ class TrainingTest(unittest.TestCase):
         cmp = self.compare("rank-w2", "rank-resume-w4")
         self.assertEqual(cmp["steps_compared"], STEPS - SAVE_AT)
         self.assertEqual(cmp["first_divergent_step"], SAVE_AT + 1)
+        self.assertEqual(common.epoch_states(self.db, "rank-w2"), [])
+        self.assertEqual(common.epoch_states(self.db, "rank-resume-w4"), [])
 
 
 if __name__ == "__main__":

@@ -124,6 +124,8 @@ $(BUILD)/bench_gzip: $(BUILD)/bench/bench_gzip.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/bench_hf_normalize: $(BUILD)/bench/bench_hf_normalize.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
+$(BUILD)/bench_provenance: $(BUILD)/bench/bench_provenance.o $(BUILD)/libordo.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 $(BUILD)/record_run: $(BUILD)/examples/record_run.o $(BUILD)/libordo.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm -lpthread
 # What ordo reads from a Parquet file, for tests/parquet_conformance.sh.
@@ -161,7 +163,7 @@ tsan:
 MIXING_EXTRA ?= "flush_every": 2, "shuffle": true
 bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD)/bench_tokenizer \
 	$(BUILD)/bench_server $(BUILD)/bench_filter $(BUILD)/bench_parquet $(BUILD)/bench_gzip $(BUILD)/ordo \
-	$(BUILD)/bench_hf_normalize $(BUILD)/libordo.so
+	$(BUILD)/bench_hf_normalize $(BUILD)/bench_provenance $(BUILD)/libordo.so
 	$(BUILD)/bench_ledger
 	BUILD=$(BUILD) bench/tokenizer.sh
 	BUILD=$(BUILD) bench/hf_normalize.sh
@@ -175,6 +177,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	BUILD=$(BUILD) bench/dashboard.sh
 	BUILD=$(BUILD) PARQUET_BENCH_BYTES=$(or $(PARQUET_BENCH_BYTES),1000000000) bench/parquet.sh
 	BUILD=$(BUILD) /usr/bin/python3 bench/startup.py --rounds 3
+	BUILD=$(BUILD) bench/provenance.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
 # 5-second smoke run of each is part of `make test`.

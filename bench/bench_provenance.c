@@ -128,8 +128,9 @@ int main(int argc, char **argv)
     }
     if (!o.db || !o.run || o.count < 1 || o.count > MAX_STEPS || o.rounds < 1 ||
         o.rounds > MAX_ROUNDS)
-        return fprintf(stderr, "usage: bench_provenance --db FILE --run NAME [--count 1..%d] "
-                               "[--rounds 1..%d] [--data-root DIR]\n",
+        return fprintf(stderr,
+                       "usage: bench_provenance --db FILE --run NAME [--count 1..%d] "
+                       "[--rounds 1..%d] [--data-root DIR]\n",
                        MAX_STEPS, MAX_ROUNDS),
                2;
     ordo_ledger *ledger = NULL;

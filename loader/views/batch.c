@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "ledger/ledger.h"
@@ -158,10 +159,12 @@ static ordo_status mismatch(int64_t step, int lane, const unsigned char *got,
  * lane digests; the last batch is left in job->loader. */
 static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch, ordo_error *err)
 {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN); /* workers never change the data */
+    int workers = cpus < 2 ? 2 : cpus > 16 ? 16 : (int)cpus;
     ordo_loader_options o = {.rank = 0,
                              .world_size = 1,
-                             .read_workers = 2,
-                             .tokenize_workers = 2,
+                             .read_workers = workers,
+                             .tokenize_workers = workers,
                              .prefetch = 1, /* one epoch is packed: read no unit ahead */
                              .lane_binding = ORDO_BINDING_LOGICAL,
                              .resume = job->checkpoint.state,

@@ -5,9 +5,10 @@ Every rank calls ``report(client, item, loss)`` once per step with the
 step's last item (the one that carries ``lane_digests``). One collective
 (``all_gather_object`` over the process group, the only synchronisation)
 brings every rank's lanes, lane digests, token counts, loss and, on the
-first step of a flush epoch, lanes' state to every rank; rank 0 then queues the step on its ``ordo.Client``, whose background
-thread sends it: nothing here waits on the network, and nothing the
-service does can raise into training. Without torch.distributed
+first step of a flush epoch, lanes' state to every rank; rank 0 then
+queues the step on its ``ordo.Client``, whose background thread sends it:
+nothing here waits on the network, and nothing the service does can raise
+into training. Without torch.distributed
 initialised the job is a world of one and there is no collective."""
 import math
 
@@ -152,8 +153,8 @@ def report(client, item, loss, weight=None, metrics=None, group=None):
     ``ordo.torch.Dataset`` gives it with the first step of each flush epoch
     after the first), every lane's state: the ranks' states joined by
     ``ordo.loader.merge_states`` in the order of their lanes, so that the
-    step's batch can be regenerated from its epoch. The client's queue and thread do the sending:
-    this call never waits on the network, and a report the service refuses
+    step's batch can be regenerated from its epoch. The client's queue and
+    thread do the sending: this call never waits on the network, and a report the service refuses
     is logged and dropped by the client, never raised here.
 
     Returns the step's global figures, the same on every rank: a dict with

@@ -8,8 +8,8 @@ brings every rank's lanes, lane digests, token counts, loss and, on the
 first step of a flush epoch, lanes' state to every rank; rank 0 then
 queues the step on its ``ordo.Client``, whose background thread sends it:
 nothing here waits on the network, and nothing the service does can raise
-into training. Without torch.distributed
-initialised the job is a world of one and there is no collective."""
+into training. Without torch.distributed initialised the job is a world
+of one and there is no collective."""
 import math
 
 from .digests import batch_digest

@@ -180,7 +180,7 @@ bench: $(BUILD)/bench_ledger $(BUILD)/bench_loader $(BUILD)/bench_mixing $(BUILD
 	BUILD=$(BUILD) bench/provenance.sh
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS (default 60); a
-# 5-second smoke run of each is part of `make test`.
+# 3-second smoke run of each is part of `make test`.
 fuzz:
 	BUILD=$(BUILD) scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
 

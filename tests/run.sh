@@ -108,7 +108,7 @@ if [ -z "${SANITIZED:-}" ] && [ $# -eq 0 ]; then
   run_suite crash env BUILD="$build" tests/crash.sh
   run_suite tls env BUILD="$build" tests/tls.sh
   run_suite hostile env BUILD="$build" tests/hostile.sh
-  run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-5}"
+  run_suite fuzz-smoke env BUILD="$build" scripts/fuzz.sh "${FUZZ_SECONDS:-3}"
   run_suite tokenizer-conformance env BUILD="$build" tests/tokenizer_conformance.sh
   if [ -n "$hf_prepare" ]; then
     wait "$hf_prepare" || echo "run.sh: the tokenizer.json conformance's prepare failed (the suite retries it)" >&2

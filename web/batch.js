@@ -6,6 +6,12 @@
 // when a view is drawn.
 'use strict';
 
+// Where the regenerated batch was replayed from (the answer's from, from_step).
+function replayedFrom(b) {
+  if (b.from === 'epoch') return `its flush epoch's lane state (after step ${fmt(b.from_step)})`;
+  return b.from_step ? `the checkpoint at step ${fmt(b.from_step)}` : 'step 0';
+}
+
 function batchHash(names, step) {
   return `#/batch?runs=${names.map((n) => encodeURIComponent(n)).join(',')}&step=${encodeURIComponent(step)}`;
 }
@@ -87,7 +93,7 @@ async function viewBatch(params) {
     two ? [' · ', el('a', { href: `#/compare?runs=${names.map((x) => encodeURIComponent(x)).join(',')}` }, 'compare these runs')] : null);
   const regenerated = batches.map((b, i) => el('p', { class: 'regenerated' }, el('code', {}, names[i]), ': ',
     `${fmt(b.samples.length)} samples of ${fmt(b.lanes)} lanes, regenerated from `,
-    b.from_step ? `the checkpoint at step ${fmt(b.from_step)}` : 'step 0', ' ', badge('match', 'every lane digest equals the ledger\'s')));
+    replayedFrom(b), ' ', badge('match', 'every lane digest equals the ledger\'s')));
   const summary = two ? el('div', { class: 'summary' },
     el('div', {}, el('strong', { 'data-testid': 'batch-differing' }, `${fmt(differing.length)} of ${fmt(rows.length)}`), 'samples differ'),
     el('div', {}, el('strong', { 'data-testid': 'batch-differ-lanes' }, lanes.length ? lanes.join(', ') : 'none'),

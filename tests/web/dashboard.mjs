@@ -123,6 +123,12 @@ await attempt('batch: from the compare view', async () => {
   check('batch: each piece has its text preview, as the API decoded it',
         shown.length === want.length && shown.length >= 32 && JSON.stringify(shown) === JSON.stringify(want) &&
         shown.filter((t) => t.trim().length > 0).length >= 32, `${shown.length} shown, ${want.length} pieces`);
+  const regenerated = await page.textContent('.regenerated');
+  const from = a.from === 'epoch' ? `its flush epoch's lane state (after step ${a.from_step})`
+    : a.from_step ? `the checkpoint at step ${a.from_step}` : 'step 0';
+  check('batch: it says where the replay started, as the API answered',
+        ['epoch', 'checkpoint', 'start'].includes(a.from) && regenerated.includes(`regenerated from ${from}`),
+        `${a.from} ${a.from_step}: ${regenerated}`);
   const where = await page.textContent('[data-testid=batch-row] .provenance');
   const p0 = a.samples[0].pieces[0];
   check('batch: each piece names shard, record and tokens',

@@ -101,12 +101,3 @@ ordo_status ordo__epoch_state_find(ordo_ledger *ledger, int64_t run_id, int64_t 
         ordo_checkpoint_free(out);
     return status;
 }
-
-/* How many lane states a run holds; see sql.h. */
-ordo_status ordo__epoch_state_count(ordo_ledger *ledger, int64_t run_id, int64_t *count,
-                                    ordo_error *err)
-{
-    return ordo__sql_row(ledger, "SELECT count(*) FROM epoch_states WHERE run_id = ?1",
-                         ORDO__BIND(ORDO__INT(run_id)), ordo__read_int64, count,
-                         "counting lane states", err);
-}

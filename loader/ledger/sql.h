@@ -213,10 +213,6 @@ ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ord
 ordo_status ordo__epoch_state_find(ordo_ledger *ledger, int64_t run_id, int64_t first, int64_t last,
                                    ordo_checkpoint *out, ordo_error *err);
 
-/* The number of lane states run `run_id` holds. */
-ordo_status ordo__epoch_state_count(ordo_ledger *ledger, int64_t run_id, int64_t *count,
-                                    ordo_error *err);
-
 /* Step blocks: how steps are stored, read by the views too. */
 #include "step_blocks.h"
 

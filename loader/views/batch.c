@@ -74,7 +74,6 @@ static ordo_status pick_epoch_state(batch_job *job, ordo_ledger *ledger,
     if (status == ORDO_OK) {
         job->from = start;
         job->from_kind = "epoch";
-        job->at_epoch = 1;
     }
     return status;
 }
@@ -172,7 +171,8 @@ static ordo_status replay(batch_job *job, ordo_ledger *ledger, ordo_batch *batch
                              .ledger = ledger,
                              .run_id = job->run.id};
     job->replaying = 1;
-    unsigned flags = ORDO__OPEN_OBSERVE | (job->at_epoch ? ORDO__OPEN_AT_EPOCH : 0);
+    int at_epoch = strcmp(job->from_kind, "epoch") == 0;
+    unsigned flags = ORDO__OPEN_OBSERVE | (at_epoch ? ORDO__OPEN_AT_EPOCH : 0);
     ordo_status status = ordo__loader_open_observed(job->recipe, &o, flags, &job->loader, err);
     for (int64_t step = job->from + 1; status == ORDO_OK && step <= job->step; step++) {
         status = ordo_loader_next(job->loader, batch, err);

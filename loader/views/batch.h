@@ -7,10 +7,11 @@
 #include "recipe/recipe.h"
 
 typedef struct batch_job {
-    int64_t step, from;    /* from: the step the replay starts after, 0: the run's start */
-    const char *from_kind; /* "start", "checkpoint", or "epoch": a lane state at from's epoch */
-    int at_epoch;          /* the checkpoint is opened at its epoch's start (from) */
-    int epoch_state;       /* the checkpoint is a lane state (epoch_states), not a checkpoint */
+    int64_t step, from; /* from: the step the replay starts after, 0: the run's start */
+    /* "start", "checkpoint", or "epoch": the checkpoint holds the positions
+     * of from's epoch and is opened at that epoch's start */
+    const char *from_kind;
+    int epoch_state; /* the checkpoint is a lane state (epoch_states), not a checkpoint */
     ordo_run_info run;
     int lanes;
     ordo_checkpoint checkpoint;

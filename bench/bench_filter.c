@@ -86,7 +86,7 @@ static int kept(void *context, const char *text, size_t len, uint64_t record)
 static double scan(const char *data, size_t len, long n, const ordo__filter *filter,
                    ordo__counts *counts)
 {
-    ordo__read_spec spec = {"text", filter};
+    ordo__read_spec spec = {"text", filter, 0, 0};
     ordo__origin origin = {"bench", UINT64_MAX, 0, 1, NULL};
     ordo_error err;
     size_t bytes = 0;

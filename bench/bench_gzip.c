@@ -96,7 +96,7 @@ typedef struct {
 static void *read_share(void *arg)
 {
     reader *r = arg;
-    ordo__read_spec spec = {"text", NULL};
+    ordo__read_spec spec = {"text", NULL, 0, 0};
     ordo_error err;
     for (uint32_t c = (uint32_t)r->thread; c < r->shard->chunk_count; c += (uint32_t)r->threads)
         if (ordo__chunk_read(r->path, r->shard, c, &spec, drop, &r->bytes, NULL, &err) != ORDO_OK) {
@@ -118,7 +118,7 @@ static double scan_sequential(const char *path)
     gzbuffer(in, 1 << 20);
     size_t cap = (size_t)8 << 20, have = 0;
     char *buf = malloc(cap);
-    ordo__read_spec spec = {"text", NULL};
+    ordo__read_spec spec = {"text", NULL, 0, 0};
     ordo__origin origin = {path, UINT64_MAX, 0, 0, NULL};
     ordo__counts counts = {0};
     uint64_t bytes = 0;

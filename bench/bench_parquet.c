@@ -111,7 +111,7 @@ static int count_text(void *context, const char *text, size_t len, uint64_t reco
 static double ordo_pass(const char *path, const ordo__shard *shard, size_t *bytes)
 {
     ordo_error err;
-    ordo__read_spec spec = {"text", NULL};
+    ordo__read_spec spec = {"text", NULL, 0, 0};
     double start = now();
     *bytes = 0;
     for (uint32_t c = 0; c < shard->chunk_count; c++)

@@ -85,7 +85,7 @@ static void records(const char *lines, size_t len, const ordo__filter *filter,
     }
     ordo_error err;
     ordo__origin origin = {"fuzz", UINT64_MAX, 0, 1, NULL};
-    ordo__read_spec spec = {"text", filter};
+    ordo__read_spec spec = {"text", filter, 0, 0};
     ordo__counts counts = {0};
     ordo__scan_records(ORDO_FORMAT_JSONL, lines, len, &spec, &origin, NULL, NULL, &counts, &err);
     uint64_t decided = counts.empty + counts.filtered + counts.passed;

@@ -21,7 +21,7 @@ static int count(void *context, const char *text, size_t len, uint64_t record)
     return 0;
 }
 
-static const ordo__read_spec spec = {"text", NULL};
+static const ordo__read_spec spec = {"text", NULL, 0, 0};
 
 static void write_file(const char *path, const void *bytes, size_t len)
 {

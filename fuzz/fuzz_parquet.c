@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     ordo__shard shard = {.path = path, .format = ORDO_FORMAT_PARQUET};
     if (ordo__sha256_file(path, shard.sha256, &shard.size, &err) != ORDO_OK)
         return 0;
-    ordo__read_spec spec = {"text", NULL};
+    ordo__read_spec spec = {"text", NULL, 0, 0};
     uint64_t limit = size % 2 ? 4096 : (uint64_t)1 << 16; /* both sides of the limit */
     ordo__index_spec index = {.read = spec, .chunk_limit = limit, .lanes = 4};
     if (ordo__shard_index(path, &shard, &index, &err) == ORDO_OK)

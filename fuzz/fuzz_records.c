@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     ordo_error err;
     ordo__origin origin = {"fuzz", UINT64_MAX, 0, 1, NULL};
-    ordo__read_spec spec = {"text", NULL};
+    ordo__read_spec spec = {"text", NULL, 0, 0};
     ordo__counts counts = {0};
     size_t bytes = 0;
     ordo__scan_records(ORDO_FORMAT_JSONL, (const char *)data, size, &spec, &origin, count, &bytes,

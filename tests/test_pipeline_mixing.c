@@ -601,7 +601,7 @@ TEST(mixing_refuses_checkpoints_of_data_algorithm_1)
     ASSERT_STATUS(ordo_checkpoint_describe(old, sizeof old, &lanes, NULL, &err), ORDO_INVALID,
                   &err);
     ASSERT_CONTAINS(err.message, "checkpoint of format 4 was written under data algorithm 1; this "
-                                 "ordo cuts batches with data algorithm 2 (format 5)");
+                                 "ordo cuts batches with data algorithm 2 (format 6)");
 }
 
 /* A checkpoint claiming a step past what a resume plans to is refused at

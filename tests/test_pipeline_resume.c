@@ -63,16 +63,20 @@ static void write_state(int64_t step, const ordo__state *s)
     free(data);
 }
 
-enum tamper { UNIT, DOC, OFFSET, UNIT_HUGE, STEP };
+enum tamper { UNIT, DOC, OFFSET, UNIT_HUGE, RECORD, RECORD_OTHER, STEP };
 
 /* Lane 5's packer positions moved (what a checkpoint of logical lanes
- * holds), or the state's step changed. */
+ * holds), or the state's step changed. A document moved without its
+ * record is a checkpoint of format 5 (record unknown); a record moved
+ * reads another record as the packer's document. */
 static void tamper(ordo__state *s, enum tamper how)
 {
     ordo__lane_record *lane = &s->lanes[5];
     switch (how) {
     case UNIT: lane->positions[0].unit += 1; break;
-    case DOC: lane->positions[1].doc += 1; break;
+    case DOC: lane->positions[1].doc += 1, lane->positions[1].record = 0; break;
+    case RECORD: lane->positions[1].record += 1; break;
+    case RECORD_OTHER: lane->positions[1].record = lane->positions[1].record > 1 ? 1 : 2; break;
     case OFFSET: lane->positions[0].offset += 1; break;
     case UNIT_HUGE: lane->positions[1].unit = (uint64_t)1 << 40; break;
     case STEP: s->step -= 1; break;
@@ -91,8 +95,9 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
     ordo_checkpoint original;
     ordo__state s;
     read_state(60, &s, &original);
+    ASSERT(s.lanes[5].positions[1].record > 0); /* inside its unit: the record is read from */
     ordo__state_free(&s);
-    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "step 59"};
+    const char *expect[] = {"lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "lane 5", "step 59"};
     for (int how = UNIT; how <= STEP; how++) {
         ordo_checkpoint c;
         read_state(60, &s, &c);
@@ -118,6 +123,79 @@ TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
     free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80", "--quiet"),
                  0));
     free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
+}
+
+static void put_varint(unsigned char *out, size_t *n, uint64_t v)
+{
+    do {
+        out[(*n)++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+/* A logical lanes' state as format 5 wrote it: positions without their
+ * record (docs/recipe.md, "Checkpoints"). */
+static unsigned char *encode_format_5(const ordo__state *s, size_t *size)
+{
+    unsigned char *out = malloc(64 + s->lane_count * (1 + s->sources * 3) * 10);
+    size_t n = 0;
+    uint64_t head[] = {5, 0, s->recipe_tag, s->step, s->stride, s->sources, s->lane_count};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        put_varint(out, &n, head[i]);
+    for (uint64_t l = 0; l < s->lane_count; l++) {
+        put_varint(out, &n, s->lanes[l].lane);
+        for (uint32_t i = 0; i < s->sources; i++) {
+            put_varint(out, &n, s->lanes[l].positions[i].unit);
+            put_varint(out, &n, s->lanes[l].positions[i].doc);
+            put_varint(out, &n, s->lanes[l].positions[i].offset);
+        }
+    }
+    *size = n;
+    return out;
+}
+
+/* A checkpoint of format 5 (an older ordo's) still resumes, to the same
+ * batches, reading its units from their start; the resume's own
+ * checkpoints are of format 6, their positions with records. */
+TEST(resume_reads_checkpoints_of_format_5)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--checkpoint-every", "10"),
+                 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
+                   "80", "--quiet"),
+                 0));
+    ordo_checkpoint c;
+    ordo__state s;
+    read_state(60, &s, &c);
+    int inside = 0;
+    for (uint64_t l = 0; l < s.lane_count; l++)
+        for (uint32_t i = 0; i < s.sources; i++)
+            inside += s.lanes[l].positions[i].record > 0;
+    ASSERT(inside > 0);
+    ASSERT_EQ_INT(c.state[0], 6);
+    size_t size = 0;
+    unsigned char *old = encode_format_5(&s, &size);
+    ordo__state back;
+    ordo_error err;
+    ASSERT_OK(ordo__state_decode(old, size, &back, &err), &err);
+    ASSERT_EQ_INT((long long)back.lanes[5].positions[1].doc,
+                  (long long)s.lanes[5].positions[1].doc);
+    ASSERT_EQ_INT((long long)back.lanes[5].positions[1].record, 0);
+    ordo__state_free(&back);
+    write_raw(60, old, size);
+    free(old);
+    ordo__state_free(&s);
+    ordo_checkpoint_free(&c);
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80", "--quiet",
+                   "--checkpoint-every", "10"),
+                 0));
+    free(ordo_ok(A("compare", "base", "whole", "--db", db), 0));
+    read_state(70, &s, &c);
+    ASSERT_EQ_INT(c.state[0], 6);
+    ordo__state_free(&s);
+    ordo_checkpoint_free(&c);
 }
 
 /* A lane digest recorded for a step the resume replays, changed in the

@@ -243,7 +243,7 @@ TEST(filter_counts_match_an_independent_reference)
         ASSERT_EQ_INT(in_chunks, shard.counts.passed);
         /* the very records kept, in order */
         json_t *kept = json_array();
-        ordo__read_spec spec = {"text", filter};
+        ordo__read_spec spec = {"text", filter, 0, 0};
         ordo__counts counts = {0};
         ASSERT_OK(
             ordo__file_scan(shard_path, ORDO_FORMAT_JSONL, &spec, keep_record, kept, &counts, &err),

@@ -94,7 +94,7 @@ static int take(void *context, const char *text, size_t len, uint64_t record)
     return 0;
 }
 
-static const ordo__read_spec text_spec = {"text", NULL};
+static const ordo__read_spec text_spec = {"text", NULL, 0, 0};
 
 static yield scan_file(const char *path, enum ordo__format format, ordo__counts *counts)
 {
@@ -770,7 +770,7 @@ static void digests_at(const ordo_recipe *r, int world, unsigned char *out)
 static yield documents_of(const ordo_recipe *r, ordo__counts *counts)
 {
     const ordo__source *src = &r->sources[0];
-    ordo__read_spec spec = {src->text_field, NULL};
+    ordo__read_spec spec = {src->text_field, NULL, 0, 0};
     yield y = {0};
     *counts = (ordo__counts){0};
     ordo_error err;

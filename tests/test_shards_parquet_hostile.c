@@ -268,7 +268,7 @@ TEST(parquet_hand_made_file_reads)
     ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
     ASSERT_EQ_INT(shard.chunk_count, 1);
     char got[256] = "";
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
     ASSERT_EQ_STR(got, "0:alpha;1:beta;");
     free(shard.chunks);
@@ -287,7 +287,7 @@ TEST(parquet_long_page_header_is_read_in_pieces)
     ordo_error err;
     ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
     char got[256] = "";
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
     ASSERT_EQ_STR(got, "0:alpha;1:beta;");
     free(shard.chunks);
@@ -518,7 +518,7 @@ TEST(parquet_changed_shard_is_a_conflict_at_read)
     name[0] = 'S';
     test_write_file(shard.path, copy, size);
     char got[256] = "";
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
     ASSERT_EQ_STR(got, "0:alpha;1:beta;");
     /* a text changed in place, same size: the chunk's digest no longer holds */
@@ -568,7 +568,7 @@ TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
     ordo__shard shard;
     ordo_error err;
     ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     char got[256] = "";
     shard.aux[0] = 9; /* another version */
     ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err),
@@ -580,7 +580,7 @@ TEST(parquet_corrupt_locator_is_a_conflict_not_a_misread)
                   ORDO_CONFLICT, &err);
     ASSERT_CONTAINS(err.message, "index the shard again");
     shard.chunks[0].aux_length -= 1;
-    ordo__read_spec other = {"body", NULL}; /* indexed for another text field */
+    ordo__read_spec other = {"body", NULL, 0, 0}; /* indexed for another text field */
     ASSERT_STATUS(ordo__chunk_read(shard.path, &shard, 0, &other, collect, got, NULL, &err),
                   ORDO_CONFLICT, &err);
     ASSERT_CONTAINS(err.message, "indexed for another text field");
@@ -633,7 +633,7 @@ TEST(parquet_index_pages_and_plain_dictionary_labels_are_read)
     ordo_error err;
     ASSERT_OK(index_bytes(file, size, "text", &shard, &err), &err);
     char got[256] = "";
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     ASSERT_OK(ordo__chunk_read(shard.path, &shard, 0, &read, collect, got, NULL, &err), &err);
     ASSERT_EQ_STR(got, "0:two;1:zero;2:one;3:one;");
     ASSERT_EQ_INT(shard.chunks[0].raw_length, 13);
@@ -678,7 +678,7 @@ TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
     ASSERT_EQ_INT(shard.chunks[0].raw_length, 5);
     ASSERT_EQ_INT(shard.chunks[1].raw_length, 39);
     char got[256] = "";
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     for (uint32_t c = 0; c < 2; c++)
         ASSERT_OK(ordo__chunk_read(path, &shard, c, &read, collect, got, NULL, &err), &err);
     ASSERT_EQ_STR(got, "0:short;0:a text of more than the limit's bytes;1:ok;");

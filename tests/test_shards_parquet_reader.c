@@ -457,7 +457,7 @@ TEST(parquet_filter_reads_its_columns_for_the_same_rows)
         ordo__filter *filter = NULL;
         ordo_error err;
         ASSERT_OK(ordo__filter_compile(json, "web", &filter, &err), &err);
-        ordo__read_spec read = {"text", filter};
+        ordo__read_spec read = {"text", filter, 0, 0};
         kept a = index_kept(test_path("f.parquet"), ORDO_FORMAT_PARQUET, &read);
         kept b = index_kept(test_path("f.jsonl"), ORDO_FORMAT_JSONL, &read);
         ASSERT(a.counts.filtered > 0 && a.counts.passed > 0);
@@ -532,7 +532,7 @@ TEST(parquet_file_scan_reads_every_document)
     json_t *f = file("scan.parquet", "GZIP", 1, 2);
     json_t *spec = json_pack("{s:o,s:O,s:[o]}", "columns", columns(), "rows", rows, "files", f);
     pq_write(spec);
-    ordo__read_spec read = {"text", NULL};
+    ordo__read_spec read = {"text", NULL, 0, 0};
     ordo__counts counts;
     uint64_t bytes = 0, want_bytes = 0;
     ordo_error err;

@@ -16,7 +16,7 @@ static char db[1024];
 /* Source a: two files whose records include blank lines, empty texts and
  * records the filter drops (so physical and kept indices differ); source
  * b: one file of longer documents. Some text is multi-byte UTF-8. */
-static void write_corpus(void)
+static void write_corpus_of(int records, int scale)
 {
     static const char *words[] = {"data",  "lane",          "caf\\u00e9",         "\\u03bb",
                                   "seed",  "token",         "r\\u00e9sum\\u00e9", "order",
@@ -28,7 +28,7 @@ static void write_corpus(void)
                  test_path(f < 2 ? (f ? "data/a-1.jsonl" : "data/a-0.jsonl") : "data/b-0.jsonl"));
         FILE *out = fopen(path, "w");
         ASSERT(out != NULL);
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < records; i++) {
             if (f < 2 && i % 9 == 4) {
                 fputs("\n", out); /* blank */
                 continue;
@@ -39,13 +39,18 @@ static void write_corpus(void)
             }
             int q = f < 2 && i % 5 == 2 ? 0 : 1; /* q 0: filtered out */
             fprintf(out, "{\"q\": %d, \"text\": \"doc %d.%d:", q, f, i);
-            int n = f < 2 ? 3 + (i * 7 + f) % 11 : 20 + (i * 13) % 40;
+            int n = scale * (f < 2 ? 3 + (i * 7 + f) % 11 : 20 + (i * 13) % 40);
             for (int w = 0; w < n; w++)
                 fprintf(out, " %s", words[(i * 31 + w * 17 + f) % 10]);
             fputs("\"}\n", out);
         }
         ASSERT(fclose(out) == 0);
     }
+}
+
+static void write_corpus(void)
+{
+    write_corpus_of(60, 1);
 }
 
 /* A copy of an encoding's rank file into the test folder. */
@@ -281,6 +286,22 @@ TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_bytes)
     check_random_steps(NULL, 30);
 }
 
+/* Units of many documents: the replay reads each about an epoch's worth
+ * (from the packer's record) and reads on when it needs more; the batches
+ * are the ledger's all the same, also read a document at a time. */
+TEST(batch_provenance_reads_long_units_in_parts)
+{
+    write_corpus_of(300, 4);
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    record_elastic_run(write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL));
+    uint64_t before = atomic_load(&ordo__units_read_on);
+    check_random_steps(NULL, 30); /* an epoch's worth at a time: rarely read on */
+    ordo__observe_read_limit = 1; /* a document at a time: read on at each */
+    check_random_steps(NULL, 30);
+    ordo__observe_read_limit = 0;
+    ASSERT(atomic_load(&ordo__units_read_on) - before >= 10);
+}
+
 TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_tiktoken)
 {
     write_corpus();
@@ -499,4 +520,9 @@ TEST(batch_provenance_traces_gzip_and_zstd_shards_by_record)
                  0));
     free(ordo_ok(A("resume", "r", "--db", db, "--world-size", "4", "--steps", "14", "--quiet"), 0));
     check_random_steps(NULL, 14);
+    uint64_t before = atomic_load(&ordo__units_read_on);
+    ordo__observe_read_limit = 1; /* gzip's reader parses the records before a position */
+    check_random_steps(NULL, 14);
+    ordo__observe_read_limit = 0;
+    ASSERT(atomic_load(&ordo__units_read_on) > before);
 }

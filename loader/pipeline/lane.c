@@ -166,7 +166,7 @@ ordo_status ordo__lane_issue(ordo__lane *lane, ordo__work **first, ordo_error *e
         w->skip = pick.skip;
         w->end = pick.end;
         w->first = 0;
-        w->from_doc = 0;
+        w->from_doc = w->from_record = w->limit = 0;
         w->count = UINT32_MAX;
         w->status = ORDO_OK;
         w->done = 0;

@@ -5,7 +5,8 @@
 #include "lane_state.h"
 
 #define MAX_LANE_RECORDS (1u << 20)
-#define STATE_VERSION 5
+#define STATE_VERSION 6
+#define STATE_VERSION_5 5     /* positions without their record: still read */
 #define ALGORITHM_1_VERSION 4 /* the last format of data algorithm 1 */
 #define MAX_UNITS (1u << 20)  /* per source */
 
@@ -78,6 +79,7 @@ static void put_positions(writer *w, const ordo__state *s)
             put(w, s->lanes[l].positions[i].unit);
             put(w, s->lanes[l].positions[i].doc);
             put(w, s->lanes[l].positions[i].offset);
+            put(w, s->lanes[l].positions[i].record);
         }
     }
 }
@@ -169,7 +171,7 @@ static int lane_in_order(const reader *r, const ordo__state *s, uint64_t l, ordo
 
 /* Logical lane records: lane numbers ascending below the stride, then
  * each source's position. */
-static ordo_status decode_positions(reader *r, ordo__state *s, ordo_error *err)
+static ordo_status decode_positions(reader *r, ordo__state *s, int with_record, ordo_error *err)
 {
     for (uint64_t l = 0; l < s->lane_count && !r->failed; l++) {
         ordo__lane_record *rec = &s->lanes[l];
@@ -181,6 +183,7 @@ static ordo_status decode_positions(reader *r, ordo__state *s, ordo_error *err)
             rec->positions[i].unit = get(r);
             rec->positions[i].doc = get(r);
             rec->positions[i].offset = get(r);
+            rec->positions[i].record = with_record ? get(r) : 0;
         }
         if (!r->failed && !lane_in_order(r, s, l, err))
             return ORDO_INVALID;
@@ -270,7 +273,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
                            "ordo cuts batches with data algorithm %d (format %d) and cannot "
                            "resume it",
                            ALGORITHM_1_VERSION, ORDO__DATA_ALGORITHM, STATE_VERSION);
-    if (!r.failed && (version != STATE_VERSION || binding > 1 || tag > UINT32_MAX))
+    if (!r.failed && ((version != STATE_VERSION && version != STATE_VERSION_5) || binding > 1 ||
+                      tag > UINT32_MAX))
         return ordo__error(err, ORDO_INVALID,
                            "checkpoint: unknown version %llu or binding %llu "
                            "(this ordo writes version %d)",
@@ -302,7 +306,8 @@ ordo_status ordo__state_decode(const void *data, size_t size, ordo__state *s, or
     if (!r.failed && !s->lanes)
         status = ordo__error(err, ORDO_NOMEM, "out of memory decoding a checkpoint");
     if (status == ORDO_OK && !r.failed)
-        status = s->rank_bound ? decode_lanes(&r, s, err) : decode_positions(&r, s, err);
+        status = s->rank_bound ? decode_lanes(&r, s, err)
+                               : decode_positions(&r, s, version == STATE_VERSION, err);
     for (uint32_t i = 0; status == ORDO_OK && s->rank_bound && i < s->sources && !r.failed; i++)
         status = decode_units(&r, &s->streams[i], i, err);
     if (status == ORDO_OK && (r.failed || r.at != size))

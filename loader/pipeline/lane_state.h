@@ -1,6 +1,6 @@
 /* Checkpoint encoding (internal).
  *
- *   byte     version (5)
+ *   byte     version (6; 5 is read too: positions without record)
  *   byte     binding (0 logical, 1 rank)
  *   varint   recipe tag: the first 32 bits of the recipe id
  *   varint   step the checkpoint follows
@@ -9,10 +9,11 @@
  *
  * Logical lanes, then:
  *   varint   lane records n, then n × {lane, S × {unit, document, token
- *            offset}}: each packer's position at the start of the flush
- *            epoch of step `step` (epoch (step - 1) / flush_every; nothing
- *            before the first step), so the samples the lane delivered
- *            since follow from the step.
+ *            offset, record}}: each packer's position at the start of the
+ *            flush epoch of step `step` (epoch (step - 1) / flush_every;
+ *            nothing before the first step), so the samples the lane
+ *            delivered since follow from the step; record is where the
+ *            document is in its chunk (ordo__pos).
  *
  * Rank-bound lanes (the contrast), then:
  *   varint×S stream bases (0 unless re-sharded)

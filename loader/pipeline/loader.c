@@ -403,6 +403,11 @@ ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_o
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;
     l->prefetch = o->prefetch ? o->prefetch : DEFAULT_PREFETCH;
+    if (observe) /* an epoch of the lane's samples, at 4 bytes a token */
+        l->read_limit =
+            ordo__observe_read_limit
+                ? ordo__observe_read_limit
+                : 4 * (uint64_t)r->sample_len * (uint64_t)l->per_lane * (uint64_t)r->flush_every;
     l->read_workers = o->read_workers;
     l->tokenize_workers = o->tokenize_workers;
     pthread_mutex_init(&l->mutex, NULL);

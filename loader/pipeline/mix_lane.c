@@ -40,7 +40,7 @@ ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index, ordo_
         return ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", index);
     lane->next = epoch_samples(l); /* nothing held */
     for (uint32_t s = 0; s < n; s++) {
-        ordo__pos pos = positions ? positions[s] : (ordo__pos){0, 0, 0};
+        ordo__pos pos = positions ? positions[s] : (ordo__pos){0, 0, 0, 0};
         status = ordo__packer_init(&lane->packers[s], l, index, s, units[s], pos, err);
         units[s] = (ordo__unit_list){0}; /* the packer owns them, even when it failed */
         if (status != ORDO_OK)

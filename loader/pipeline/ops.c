@@ -5,14 +5,44 @@
 #include "pipeline.h"
 #include "shards/shards.h"
 
+/* Room for one more document in the work's arrays; 0: out of memory. */
+static int room_for_doc(ordo__work *w)
+{
+    if (w->doc_count < w->doc_cap)
+        return 1;
+    size_t cap = w->doc_cap ? 2 * w->doc_cap : 64;
+    size_t *grown = realloc(w->doc_len, cap * sizeof *grown);
+    if (!grown)
+        return 0;
+    w->doc_len = grown;
+    uint64_t *records = realloc(w->doc_record, cap * sizeof *records);
+    if (!records)
+        return 0;
+    w->doc_record = records;
+    w->doc_cap = cap;
+    return 1;
+}
+
 static int keep_doc(void *context, const char *text, size_t len, uint64_t record)
 {
     ordo__work *w = context;
+    if (w->read_from && !w->synced) { /* the first document read must be the packer's */
+        if (record + 1 < w->read_from)
+            return 0; /* a reader that cannot skip records: not counted, as if skipped */
+        if (record + 1 != w->read_from)
+            return 1; /* not a document: refused by ordo__op_read */
+        w->synced = 1;
+    }
     uint64_t index = w->seen++; /* documents of a unit's range only */
     if (w->count && index < w->first)
         return 0; /* count 0: every document */
     if (w->count && index - w->first >= w->count)
         return 1; /* past the range: the rest of the chunk (its bytes checked) is not parsed */
+    if (w->limit && w->text_len >= w->limit && w->doc_count > w->from_doc) {
+        w->more = 1; /* read on from this document when the packer gets here */
+        w->next_record = record;
+        return 1;
+    }
     if (w->text_len + len > w->text_cap) {
         size_t cap = w->text_cap ? w->text_cap : 4096;
         while (cap < w->text_len + len)
@@ -23,23 +53,33 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
         w->text = grown;
         w->text_cap = cap;
     }
-    if (w->doc_count == w->doc_cap) {
-        size_t cap = w->doc_cap ? 2 * w->doc_cap : 64;
-        size_t *grown = realloc(w->doc_len, cap * sizeof *grown);
-        if (!grown)
-            return w->oom = 1;
-        w->doc_len = grown;
-        uint64_t *records = realloc(w->doc_record, cap * sizeof *records);
-        if (!records)
-            return w->oom = 1;
-        w->doc_record = records;
-        w->doc_cap = cap;
-    }
+    if (!room_for_doc(w))
+        return w->oom = 1;
     w->doc_record[w->doc_count] = record;
     memcpy(w->text + w->text_len, text, len);
     w->text_len += len;
     w->doc_len[w->doc_count++] = len;
     return 0;
+}
+
+/* A unit read from the record of its document first + from_doc: the
+ * documents before it are left empty (the tokenizer skips them too) and,
+ * where the format reads lines, their records are not parsed. 0: out of
+ * memory. */
+static int resume_inside(ordo__work *w, const ordo__shard *shard, ordo__read_spec *spec)
+{
+    if (shard->format == ORDO_FORMAT_JSONL || shard->format == ORDO_FORMAT_JSONL_ZST) {
+        spec->skip_records = w->read_from - 1;
+        spec->skip_docs = w->first + w->from_doc; /* the chunk's documents before it */
+    }
+    w->seen = w->first + w->from_doc;
+    for (uint64_t d = 0; d < w->from_doc; d++) {
+        if (!room_for_doc(w))
+            return 0;
+        w->doc_record[w->doc_count] = UINT64_MAX;
+        w->doc_len[w->doc_count++] = 0;
+    }
+    return 1;
 }
 
 /* Read: fetch and decompress the chunk, split records, extract texts. */
@@ -52,14 +92,22 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     w->doc_count = 0;
     w->seen = 0;
     w->oom = 0;
+    w->synced = 0;
+    w->more = 0;
     char *path = ordo__shard_path(r, shard);
-    ordo__read_spec spec = {src->text_field, src->filter};
-    w->status = path
-                    ? ordo__chunk_read(path, shard, w->ref.chunk, &spec, keep_doc, w, NULL, &w->err)
-                    : ordo__error(&w->err, ORDO_NOMEM, "out of memory");
+    ordo__read_spec spec = {src->text_field, src->filter, 0, 0};
+    w->read_from = w->from_record;
+    if (!w->read_from && shard->counts.read == shard->records && w->count != UINT32_MAX)
+        w->read_from = w->first + w->from_doc ? w->first + w->from_doc + 1 : 0; /* record = doc */
+    if (w->read_from && !resume_inside(w, shard, &spec))
+        w->oom = 1;
+    w->status =
+        !path    ? ordo__error(&w->err, ORDO_NOMEM, "out of memory")
+        : w->oom ? ORDO_OK
+                 : ordo__chunk_read(path, shard, w->ref.chunk, &spec, keep_doc, w, NULL, &w->err);
     if (w->status == ORDO_OK && w->oom)
         w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
-    if (w->status == ORDO_OK && w->count && w->doc_count == 0)
+    if (w->status == ORDO_OK && w->count && w->doc_count == 0 && !w->read_from)
         w->status =
             ordo__error(&w->err, ORDO_CONFLICT,
                         "shard '%s': chunk at byte %llu has no documents %u to %u (the "

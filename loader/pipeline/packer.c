@@ -73,7 +73,10 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
             break;
         const ordo__unit_ref *unit = unit_at(p, p->issued);
         /* a resumed position's unit: its documents before it are not packed */
-        w->from_doc = !p->checked && p->issued == p->pos.unit ? p->pos.doc : 0;
+        int resumed = !p->checked && p->issued == p->pos.unit;
+        w->from_doc = resumed ? p->pos.doc : 0;
+        w->from_record = resumed ? p->pos.record : 0;
+        w->limit = p->loader->read_limit;
         w->seq = p->issued++;
         w->source = p->source;
         w->ref = unit->ref;
@@ -86,6 +89,23 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
         *chain = w;
         chain = &w->next;
     }
+}
+
+_Atomic uint64_t ordo__units_read_on;
+uint64_t ordo__observe_read_limit;
+
+/* Reads the current unit again from the document a limited read stopped
+ * at (the packer's position), the documents before it left empty. */
+static void read_on(ordo__packer *p, ordo__work *w)
+{
+    w->from_doc = p->pos.doc;
+    w->from_record = p->pos.record;
+    w->status = ORDO_OK;
+    w->done = 0;
+    w->next = NULL;
+    p->ready = UINT64_MAX;
+    atomic_fetch_add(&ordo__units_read_on, 1);
+    ordo__pool_submit(p->loader, w);
 }
 
 /* The current unit, read and tokenized; in unordered (debug) mode any
@@ -117,11 +137,33 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
         w = p->ring[slot];
     }
     ordo__pool_wait(l, w);
+    if (w->status == ORDO_INVALID && !p->checked && w->from_record)
+        return ordo__error(err, ORDO_INVALID,
+                           "resume refused: the checkpoint at step %lld puts lane %d of source "
+                           "'%s' at record %llu of its unit %llu, which does not fit: %s",
+                           (long long)l->step, p->lane, l->recipe->sources[p->source].name,
+                           (unsigned long long)(p->pos.record - 1), (unsigned long long)p->pos.unit,
+                           w->err.message);
     if (w->status != ORDO_OK) {
         if (err)
             *err = w->err;
         return w->status;
     }
+    if ((p->checked || !w->from_record) && w->read_from && !w->synced)
+        return ordo__error(err, ORDO_CONFLICT,
+                           "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
+                           "document at record %llu when read (the file changed)",
+                           p->lane, l->recipe->sources[p->source].name,
+                           (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard,
+                           (unsigned long long)(w->read_from - 1));
+    if (!p->checked && w->from_record && !w->synced)
+        return ordo__error(err, ORDO_INVALID,
+                           "resume refused: the checkpoint at step %lld puts lane %d of source "
+                           "'%s' at record %llu of its unit %llu (chunk %u of shard %u), which "
+                           "is not a document there; it was changed or the data differ",
+                           (long long)l->step, p->lane, l->recipe->sources[p->source].name,
+                           (unsigned long long)(p->pos.record - 1), (unsigned long long)p->pos.unit,
+                           w->ref.chunk, w->ref.shard);
     if (!p->checked) { /* a resumed position: inside the unit */
         if (p->pos.doc >= w->doc_count ||
             p->pos.offset >=
@@ -136,6 +178,7 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
                                (unsigned long long)p->pos.offset, (unsigned long long)p->pos.doc,
                                (unsigned long long)p->pos.unit, w->doc_count);
         p->checked = 1;
+        p->pos.record = w->doc_record[p->pos.doc] + 1; /* known now, as in an unbroken run */
     }
     p->ready = p->pos.unit;
     *out = w;
@@ -200,13 +243,21 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
             return status;
         fill += run;
         p->pos.offset += run;
+        p->pos.record = w->doc_record[p->pos.doc] + 1;
         if (at + run < end)
             continue;
         p->pos.doc++, p->pos.offset = 0;
-        if (p->pos.doc < w->doc_count)
+        if (p->pos.doc < w->doc_count) {
+            p->pos.record = w->doc_record[p->pos.doc] + 1;
             continue;
+        }
+        if (w->more) { /* read only so far: the unit's next documents */
+            p->pos.record = w->next_record + 1;
+            read_on(p, w);
+            continue;
+        }
         w->seq = UINT64_MAX; /* the unit is packed: its slot is free */
-        p->pos.unit++, p->pos.doc = 0;
+        p->pos.unit++, p->pos.doc = 0, p->pos.record = 0;
     }
     return ORDO_OK;
 }

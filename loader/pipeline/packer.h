@@ -6,6 +6,8 @@
 #ifndef ORDO_PACKER_H
 #define ORDO_PACKER_H
 
+#include <stdatomic.h>
+
 #include "permute.h"
 #include "units.h"
 
@@ -15,9 +17,12 @@ struct ordo__work;
 /* Where a packer stands: the next token is token `offset` (end-of-text
  * included) of document `doc` of the unit at `unit` of the lane's stream
  * of the source (pass unit / units, position unit % units of that pass's
- * order). */
+ * order). `record` is where that document is, so a resume reads from it
+ * without parsing the records before it: 1 + its physical record in its
+ * chunk when the packer stands inside the unit (doc or offset not 0), 0
+ * at a unit's start and when not known (a checkpoint of format 5). */
 typedef struct ordo__pos {
-    uint64_t unit, doc, offset;
+    uint64_t unit, doc, offset, record;
 } ordo__pos;
 
 /* One piece of a document that a packer cut into a sample: document
@@ -50,6 +55,10 @@ typedef struct ordo__packer {
     ordo__permutation order;
     uint64_t order_pass; /* UINT64_MAX: none yet */
 } ordo__packer;
+
+/* How many times a packer read on in a unit a limited read stopped in
+ * (ordo__work.limit), in this process; for tests. */
+extern _Atomic uint64_t ordo__units_read_on;
 
 /* Sets a packer up at `pos`, owning `units`. */
 ordo_status ordo__packer_init(ordo__packer *p, struct ordo_loader *loader, int lane,

@@ -47,6 +47,18 @@ typedef struct ordo__work {
     /* tokenize: documents before from_doc (of those kept) are left empty:
      * a resumed packer starts inside its unit, at that document */
     uint64_t from_doc;
+    /* read: 1 + the physical record (in the chunk) of document from_doc,
+     * or 0: a JSON-lines chunk is parsed from that record on, the
+     * documents before it left empty */
+    uint64_t from_record;
+    uint64_t read_from; /* read: from_record, or where a shard of nothing but
+                         * documents has document first + from_doc */
+    int synced;         /* read: the document at read_from was found */
+    /* read: with limit (text bytes, 0: none) the read stops at the first
+     * document past it (more = 1, next_record its record in the chunk);
+     * the packer reads the rest when it gets there (ordo__loader.read_limit) */
+    uint64_t limit, next_record;
+    int more;
     uint64_t seen; /* read: documents of the chunk so far */
     int oom;       /* read: out of memory keeping a document */
     /* read: the chunk's documents, concatenated */
@@ -144,9 +156,17 @@ struct ordo_loader {
     EVP_MD_CTX *digest_ctx;
     /* provenance (logical lanes): the pieces of each row of the batch */
     int observe;
+    /* an observing loader replays at most an epoch: each unit is read about
+     * that far (ordo__work.limit), not to its end */
+    uint64_t read_limit;
     int at_epoch;              /* resumed at its flush epoch's start (ORDO__OPEN_AT_EPOCH) */
     ordo__pieces **row_pieces; /* rows, owned */
 };
+
+/* The text bytes an observing loader reads of a unit at a time
+ * (ordo_loader.read_limit); 0, as set: an epoch's worth. Tests set it
+ * lower to make every unit be read in parts. */
+extern uint64_t ordo__observe_read_limit;
 
 /* How ordo__loader_open_observed opens a loader. */
 enum {

@@ -89,15 +89,17 @@ ordo_status ordo__replay_check_positions(const ordo_recipe *r, uint64_t per_lane
     for (uint32_t s = 0; s < r->source_count; s++) {
         const ordo__pos *p = &rec->positions[s];
         if (p->unit > tokens || (tokens == 0 && (p->doc || p->offset)) || p->doc > UINT32_MAX ||
-            p->offset > ((uint64_t)1 << 40))
+            p->offset > ((uint64_t)1 << 40) || p->record > UINT32_MAX ||
+            (p->record && !p->doc && !p->offset))
             return ordo__error(err, ORDO_INVALID,
                                "resume refused: the checkpoint at step %lld puts lane %llu of "
-                               "source '%s' at unit %llu, document %llu, token %llu; by the "
-                               "start of its flush epoch %llu the lane had delivered %llu tokens",
+                               "source '%s' at unit %llu, document %llu, token %llu (record "
+                               "%llu); by the start of its flush epoch %llu the lane had "
+                               "delivered %llu tokens",
                                (long long)step, (unsigned long long)rec->lane, r->sources[s].name,
                                (unsigned long long)p->unit, (unsigned long long)p->doc,
-                               (unsigned long long)p->offset, (unsigned long long)epoch,
-                               (unsigned long long)tokens);
+                               (unsigned long long)p->offset, (unsigned long long)p->record,
+                               (unsigned long long)epoch, (unsigned long long)tokens);
     }
     return ORDO_OK;
 }

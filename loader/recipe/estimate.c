@@ -33,7 +33,7 @@ static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint
     const ordo__shard *shard = &source->shards[ref.shard];
     const ordo__chunk *chunk = &shard->chunks[ref.chunk];
     char *path = ordo__shard_path(r, shard);
-    ordo__read_spec spec = {source->text_field, source->filter};
+    ordo__read_spec spec = {source->text_field, source->filter, 0, 0};
     ordo__counts counts = {0};
     ordo_status status =
         path ? ordo__chunk_read(path, shard, ref.chunk, &spec, count_doc, counter, &counts, err)

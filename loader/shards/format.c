@@ -69,7 +69,7 @@ ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_
                              ordo__counts *counts, ordo_error *err)
 {
     const ordo__chunk *chunk = &shard->chunks[index];
-    counting c = {fn, context, 0, 0, 0};
+    counting c = {fn, context, spec->skip_docs, 0, 0};
     ordo__counts here = {0};
     ordo_status status;
     if (shard->format == ORDO_FORMAT_JSONL_GZ)
@@ -80,7 +80,17 @@ ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_
         status = read_plain(path, shard, index, spec, count_doc, &c, &here, err);
     if (counts)
         *counts = here;
-    if (status == ORDO_OK && !c.stopped && c.kept != chunk->records)
+    if (status == ORDO_OK && !c.stopped && c.kept != chunk->records && spec->skip_records)
+        status = ordo__error(
+            err, ORDO_INVALID,
+            "chunk %u at byte %llu of '%s' has %llu documents from record %llu "
+            "on, not the %llu its index leaves after %llu documents before it",
+            index, (unsigned long long)chunk->offset, path,
+            (unsigned long long)(c.kept - spec->skip_docs), (unsigned long long)spec->skip_records,
+            (unsigned long long)(chunk->records > spec->skip_docs ? chunk->records - spec->skip_docs
+                                                                  : 0),
+            (unsigned long long)spec->skip_docs);
+    else if (status == ORDO_OK && !c.stopped && c.kept != chunk->records)
         status = ordo__error(err, ORDO_CONFLICT,
                              "shard '%s': chunk %u at byte %llu has %llu documents, its index "
                              "says %u (the file changed)",

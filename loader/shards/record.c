@@ -133,6 +133,12 @@ static ordo_status scan_lines(const char *data, size_t len, const ordo__read_spe
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
+        if (number < spec->skip_records) { /* see ordo__read_spec */
+            counts->read++;
+            start = end + 1;
+            number++;
+            continue;
+        }
         ordo_status status = scan_line(data + start, end - start, start, number, spec, origin, fn,
                                        context, counts, &stop, err);
         if (status != ORDO_OK)

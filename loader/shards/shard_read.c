@@ -50,7 +50,7 @@ ordo_status ordo_shard_read(const char *path, const char *text_field, const char
                            "text field '%s' must be a field name or a dotted path of them", field);
     ordo__filter *filter = NULL;
     ordo_status status = compile_filter(path, filter_json, &filter, err);
-    ordo__read_spec spec = {field, filter};
+    ordo__read_spec spec = {field, filter, 0, 0};
     forward f = {fn, context};
     ordo__counts got = {0};
     if (status == ORDO_OK)

@@ -102,6 +102,11 @@ void ordo__json_value(const json_t *json, ordo__field_value *out);
 typedef struct ordo__read_spec {
     const char *text_field;
     const ordo__filter *filter;
+    /* JSON lines only (.jsonl, .jsonl.zst chunks; 0 elsewhere): the first
+     * skip_records records of the chunk are not parsed, and are taken to
+     * hold skip_docs documents (a resumed packer's position: the chunk's
+     * bytes were checked against its digest, and indexing parsed them) */
+    uint64_t skip_records, skip_docs;
 } ordo__read_spec;
 
 /* Records as counted by a scan or an index: every physical record (a

@@ -84,7 +84,7 @@ static void print_counts(const ordo__counts *c)
 static ordo_status chunks(const char *path, const char *field, uint64_t limit, ordo_error *err)
 {
     ordo__shard shard = {.format = ORDO_FORMAT_PARQUET};
-    ordo__read_spec spec = {field, NULL};
+    ordo__read_spec spec = {field, NULL, 0, 0};
     ordo__index_spec index = {.read = spec, .per_chunk = 1, .chunk_limit = limit, .lanes = 1};
     ordo_status status = ordo__sha256_file(path, shard.sha256, &shard.size, err);
     if (status == ORDO_OK)
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         status = ordo__pq_scan_columns(argv[2], (const char *const *)argv + 3, c.count, print_row,
                                        &c, &err);
     } else if (argc == 4 && !strcmp(argv[1], "docs")) {
-        ordo__read_spec spec = {argv[3], NULL};
+        ordo__read_spec spec = {argv[3], NULL, 0, 0};
         ordo__counts counts = {0};
         enum ordo__format format = ORDO_FORMAT_PARQUET;
         if (ordo__format_of(argv[2], &format) != 0)

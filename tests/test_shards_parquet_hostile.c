@@ -229,7 +229,7 @@ static ordo_status index_bytes(const unsigned char *bytes, size_t size, const ch
     ordo__shard shard = {
         .path = (char *)path, .format = ORDO_FORMAT_PARQUET, .chunks = sentinel, .chunk_count = 7};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, err), err);
-    ordo__index_spec spec = {.read = {text, NULL}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
+    ordo__index_spec spec = {.read = {text, NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
     ordo_status status = ordo__shard_index(path, &shard, &spec, err);
     if (status != ORDO_OK) {
         ASSERT(shard.chunks == sentinel && shard.chunk_count == 7 && !shard.aux);
@@ -551,7 +551,7 @@ TEST(parquet_index_notices_a_file_unlike_its_hash)
     unsigned char *name = memmem(file + footer, size - footer, "schema", 6);
     name[0] = 'S';
     test_write_file(path, file, size);
-    ordo__index_spec spec = {.read = {"text", NULL}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
+    ordo__index_spec spec = {.read = {"text", NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
     ASSERT_STATUS(ordo__shard_index(path, &shard, &spec, &err), ORDO_CONFLICT, &err);
     ASSERT_CONTAINS(err.message, "changed while being indexed");
     ASSERT(shard.chunks == sentinel);
@@ -671,7 +671,7 @@ TEST(parquet_row_of_more_text_than_a_chunk_is_refused_naming_it)
     ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
     ordo_error err;
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
-    ordo__index_spec spec = {.read = {"text", NULL}, .chunk_limit = 40, .lanes = 1};
+    ordo__index_spec spec = {.read = {"text", NULL, 0, 0}, .chunk_limit = 40, .lanes = 1};
     ASSERT_OK(ordo__shard_index(path, &shard, &spec, &err), &err);
     ASSERT_EQ_INT(shard.chunk_count, 2); /* row 0, rows 1-2: cut inside the page */
     ASSERT_EQ_INT(shard.chunks[1].first_record, 1);

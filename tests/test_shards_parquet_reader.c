@@ -239,7 +239,7 @@ static ordo__shard index_and_read(const char *path, json_t *rows, const char *fi
     ordo_error err;
     ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
-    ordo__index_spec spec = {.read = {field, NULL}, .chunk_limit = limit, .lanes = 1};
+    ordo__index_spec spec = {.read = {field, NULL, 0, 0}, .chunk_limit = limit, .lanes = 1};
     ASSERT_OK(ordo__shard_index(path, &shard, &spec, &err), &err);
     uint64_t bytes = 0, want = texts(rows, field, &bytes);
     ASSERT_EQ_INT(shard.counts.read, json_array_size(rows));
@@ -485,7 +485,7 @@ TEST(parquet_filter_reads_its_columns_for_the_same_rows)
     const char *path = test_path("f.parquet");
     ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
-    ordo__index_spec index = {.read = {"text", filter}, .chunk_limit = 8192, .lanes = 1};
+    ordo__index_spec index = {.read = {"text", filter, 0, 0}, .chunk_limit = 8192, .lanes = 1};
     ASSERT_STATUS(ordo__shard_index(path, &shard, &index, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, path);
     ASSERT_CONTAINS(err.message, "row 1: filter: ");
@@ -507,7 +507,7 @@ TEST(parquet_page_of_more_than_twice_a_chunk_is_refused_naming_it)
     ordo_error err;
     ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_PARQUET};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, &err), &err);
-    ordo__index_spec index = {.read = {"text", NULL}, .chunk_limit = 4096, .lanes = 1};
+    ordo__index_spec index = {.read = {"text", NULL, 0, 0}, .chunk_limit = 4096, .lanes = 1};
     ASSERT_STATUS(ordo__shard_index(path, &shard, &index, &err), ORDO_INVALID, &err);
     ASSERT_CONTAINS(err.message, path);
     ASSERT_CONTAINS(err.message, "column 'text', page at byte 4");

@@ -75,7 +75,7 @@ static ordo_status index_shards(ordo_recipe *r, ordo_ledger *ledger, ordo_progre
             if (status == ORDO_OK && !found) {
                 char *path = ordo__shard_path(r, shard);
                 shard_progress within = {progress, context, done, shard->size, total};
-                ordo__index_spec spec = {.read = {src->text_field, src->filter},
+                ordo__index_spec spec = {.read = {src->text_field, src->filter, 0, 0},
                                          .per_chunk = r->chunk_records,
                                          .chunk_limit = ordo__chunk_limit(r),
                                          .lanes = r->lanes,

@@ -273,7 +273,7 @@ static int gzip_whole(sharder *s, const char *path)
 {
     ordo__shard shard = {.path = (char *)path, .format = ORDO_FORMAT_JSONL_GZ};
     ordo__index_spec spec = {
-        .read = {s->text_field, NULL}, .chunk_limit = ORDO__CHUNK_MAX, .lanes = 1};
+        .read = {s->text_field, NULL, 0, 0}, .chunk_limit = ORDO__CHUNK_MAX, .lanes = 1};
     ordo_status status = ordo__sha256_file(path, shard.sha256, &shard.size, s->err);
     if (status == ORDO_OK)
         status = ordo__shard_index(path, &shard, &spec, s->err);

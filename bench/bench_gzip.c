@@ -196,7 +196,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_gzip: %s\n", err.message);
         return 1;
     }
-    ordo__index_spec spec = {.read = {"text", NULL, 0, 0}, .chunk_limit = ORDO__CHUNK_MIN, .lanes = 64};
+    ordo__index_spec spec = {
+        .read = {"text", NULL, 0, 0}, .chunk_limit = ORDO__CHUNK_MIN, .lanes = 64};
     double index_s[99], zcat_s[99], scan_s[99], read1_s[99], read2_s[99];
     char command[1200];
     snprintf(command, sizeof command, "zcat '%s' > /dev/null", path);

@@ -124,8 +124,10 @@ static void index_shard(const char *path, ordo__shard *shard)
 {
     ordo_error err;
     *shard = (ordo__shard){.format = ORDO_FORMAT_PARQUET};
-    ordo__index_spec spec = {
-        .read = {"text", NULL, 0, 0}, .per_chunk = 1, .chunk_limit = ORDO__CHUNK_BUDGET / 4, .lanes = 4};
+    ordo__index_spec spec = {.read = {"text", NULL, 0, 0},
+                             .per_chunk = 1,
+                             .chunk_limit = ORDO__CHUNK_BUDGET / 4,
+                             .lanes = 4};
     if (ordo__sha256_file(path, shard->sha256, &shard->size, &err) != ORDO_OK ||
         ordo__shard_index(path, shard, &spec, &err) != ORDO_OK)
         die(path, err.message);

@@ -28,8 +28,10 @@ static ordo_status index_shard(const char *path, const ordo__filter *filter, con
 {
     *shard = (ordo__shard){.path = (char *)path, .format = ORDO_FORMAT_JSONL};
     ASSERT_OK(ordo__sha256_file(path, shard->sha256, &shard->size, err), err);
-    ordo__index_spec spec = {
-        .read = {text_field, filter, 0, 0}, .per_chunk = 7, .chunk_limit = ORDO__CHUNK_MIN, .lanes = 1};
+    ordo__index_spec spec = {.read = {text_field, filter, 0, 0},
+                             .per_chunk = 7,
+                             .chunk_limit = ORDO__CHUNK_MIN,
+                             .lanes = 1};
     return ordo__shard_index(path, shard, &spec, err);
 }
 

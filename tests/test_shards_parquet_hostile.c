@@ -229,7 +229,8 @@ static ordo_status index_bytes(const unsigned char *bytes, size_t size, const ch
     ordo__shard shard = {
         .path = (char *)path, .format = ORDO_FORMAT_PARQUET, .chunks = sentinel, .chunk_count = 7};
     ASSERT_OK(ordo__sha256_file(path, shard.sha256, &shard.size, err), err);
-    ordo__index_spec spec = {.read = {text, NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
+    ordo__index_spec spec = {
+        .read = {text, NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
     ordo_status status = ordo__shard_index(path, &shard, &spec, err);
     if (status != ORDO_OK) {
         ASSERT(shard.chunks == sentinel && shard.chunk_count == 7 && !shard.aux);
@@ -551,7 +552,8 @@ TEST(parquet_index_notices_a_file_unlike_its_hash)
     unsigned char *name = memmem(file + footer, size - footer, "schema", 6);
     name[0] = 'S';
     test_write_file(path, file, size);
-    ordo__index_spec spec = {.read = {"text", NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
+    ordo__index_spec spec = {
+        .read = {"text", NULL, 0, 0}, .chunk_limit = (uint64_t)4 << 20, .lanes = 1};
     ASSERT_STATUS(ordo__shard_index(path, &shard, &spec, &err), ORDO_CONFLICT, &err);
     ASSERT_CONTAINS(err.message, "changed while being indexed");
     ASSERT(shard.chunks == sentinel);

@@ -63,6 +63,19 @@ static void write_state(int64_t step, const ordo__state *s)
     free(data);
 }
 
+/* Run "base" to step 60 checkpointed every 10, and "whole" to step 80
+ * unbroken: what a resume of base to 80 must equal. */
+static void record_base_and_whole(void)
+{
+    setup();
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
+                   "60", "--quiet", "--checkpoint-every", "10"),
+                 0));
+    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
+                   "80", "--quiet"),
+                 0));
+}
+
 enum tamper { UNIT, DOC, OFFSET, UNIT_HUGE, RECORD, RECORD_OTHER, STEP };
 
 /* Lane 5's packer positions moved (what a checkpoint of logical lanes
@@ -85,13 +98,7 @@ static void tamper(ordo__state *s, enum tamper how)
 
 TEST(resume_refuses_a_tampered_checkpoint_naming_step_and_lane)
 {
-    setup();
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--checkpoint-every", "10"),
-                 0));
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
-                   "80", "--quiet"),
-                 0));
+    record_base_and_whole();
     ordo_checkpoint original;
     ordo__state s;
     read_state(60, &s, &original);
@@ -159,13 +166,7 @@ static unsigned char *encode_format_5(const ordo__state *s, size_t *size)
  * checkpoints are of format 6, their positions with records. */
 TEST(resume_reads_checkpoints_of_format_5)
 {
-    setup();
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "base", "--world-size", "4", "--steps",
-                   "60", "--quiet", "--checkpoint-every", "10"),
-                 0));
-    free(ordo_ok(A("run", recipe, "--db", db, "--name", "whole", "--world-size", "4", "--steps",
-                   "80", "--quiet"),
-                 0));
+    record_base_and_whole();
     ordo_checkpoint c;
     ordo__state s;
     read_state(60, &s, &c);

@@ -30,7 +30,7 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
         if (record + 1 < w->read_from)
             return 0; /* a reader that cannot skip records: not counted, as if skipped */
         if (record + 1 != w->read_from)
-            return 1; /* not a document: refused by ordo__op_read */
+            return 1; /* not a document there: the packer refuses the read */
         w->synced = 1;
     }
     uint64_t index = w->seen++; /* documents of a unit's range only */
@@ -97,7 +97,7 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
     char *path = ordo__shard_path(r, shard);
     ordo__read_spec spec = {src->text_field, src->filter, 0, 0};
     w->read_from = w->from_record;
-    if (!w->read_from && shard->counts.read == shard->records && w->count != UINT32_MAX)
+    if (!w->read_from && shard->counts.read == shard->records)
         w->read_from = w->first + w->from_doc ? w->first + w->from_doc + 1 : 0; /* record = doc */
     if (w->read_from && !resume_inside(w, shard, &spec))
         w->oom = 1;

@@ -92,7 +92,6 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 }
 
 _Atomic uint64_t ordo__units_read_on;
-uint64_t ordo__observe_read_limit;
 
 /* Reads the current unit again from the document a limited read stopped
  * at (the packer's position), the documents before it left empty. */
@@ -101,7 +100,6 @@ static void read_on(ordo__packer *p, ordo__work *w)
     w->from_doc = p->pos.doc;
     w->from_record = p->pos.record;
     w->status = ORDO_OK;
-    w->done = 0;
     w->next = NULL;
     p->ready = UINT64_MAX;
     atomic_fetch_add(&ordo__units_read_on, 1);
@@ -149,21 +147,23 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
             *err = w->err;
         return w->status;
     }
-    if ((p->checked || !w->from_record) && w->read_from && !w->synced)
+    if (w->read_from && !w->synced) {      /* no document at the record the read started at */
+        if (!p->checked && w->from_record) /* the checkpoint's record */
+            return ordo__error(err, ORDO_INVALID,
+                               "resume refused: the checkpoint at step %lld puts lane %d of "
+                               "source '%s' at record %llu of its unit %llu (chunk %u of shard "
+                               "%u), which is not a document there; it was changed or the data "
+                               "differ",
+                               (long long)l->step, p->lane, l->recipe->sources[p->source].name,
+                               (unsigned long long)(w->read_from - 1),
+                               (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard);
         return ordo__error(err, ORDO_CONFLICT,
                            "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
                            "document at record %llu when read (the file changed)",
                            p->lane, l->recipe->sources[p->source].name,
                            (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard,
                            (unsigned long long)(w->read_from - 1));
-    if (!p->checked && w->from_record && !w->synced)
-        return ordo__error(err, ORDO_INVALID,
-                           "resume refused: the checkpoint at step %lld puts lane %d of source "
-                           "'%s' at record %llu of its unit %llu (chunk %u of shard %u), which "
-                           "is not a document there; it was changed or the data differ",
-                           (long long)l->step, p->lane, l->recipe->sources[p->source].name,
-                           (unsigned long long)(p->pos.record - 1), (unsigned long long)p->pos.unit,
-                           w->ref.chunk, w->ref.shard);
+    }
     if (!p->checked) { /* a resumed position: inside the unit */
         if (p->pos.doc >= w->doc_count ||
             p->pos.offset >=
@@ -243,9 +243,10 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
             return status;
         fill += run;
         p->pos.offset += run;
-        p->pos.record = w->doc_record[p->pos.doc] + 1;
-        if (at + run < end)
+        if (at + run < end) { /* inside the document: its record (ordo__pos) */
+            p->pos.record = w->doc_record[p->pos.doc] + 1;
             continue;
+        }
         p->pos.doc++, p->pos.offset = 0;
         if (p->pos.doc < w->doc_count) {
             p->pos.record = w->doc_record[p->pos.doc] + 1;

@@ -13,7 +13,7 @@
  * ratio of the medians.
  *
  *   bench_provenance --db FILE --run NAME [--count N] [--rounds R]
- *                    [--data-root DIR]
+ *                    [--data-root DIR] [--modes both|epoch]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,7 @@
 typedef struct {
     const char *db, *run, *data_root;
     int count, rounds;
+    int epoch_only; /* --modes epoch: no checkpoint-only replay (for profiling) */
 } options;
 
 static double now_ms(void)
@@ -123,14 +124,16 @@ int main(int argc, char **argv)
             o.count = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rounds"))
             o.rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--modes") && strcmp(argv[i + 1], "both"))
+            o.epoch_only = !strcmp(argv[i + 1], "epoch") ? 1 : -1;
         else
             return fprintf(stderr, "bench_provenance: unknown option '%s'\n", argv[i]), 2;
     }
     if (!o.db || !o.run || o.count < 1 || o.count > MAX_STEPS || o.rounds < 1 ||
-        o.rounds > MAX_ROUNDS)
+        o.rounds > MAX_ROUNDS || o.epoch_only < 0)
         return fprintf(stderr,
                        "usage: bench_provenance --db FILE --run NAME [--count 1..%d] "
-                       "[--rounds 1..%d] [--data-root DIR]\n",
+                       "[--rounds 1..%d] [--data-root DIR] [--modes both|epoch]\n",
                        MAX_STEPS, MAX_ROUNDS),
                2;
     ordo_ledger *ledger = NULL;
@@ -146,15 +149,18 @@ int main(int argc, char **argv)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         steps[i] = 1 + (int64_t)((x >> 33) % (uint64_t)run.last_step);
     }
-    char copy[4096];
-    checkpoints_only(o.db, copy, sizeof copy);
-    figures epoch = measure(&o, o.db, steps), ckpt = measure(&o, copy, steps);
-    remove(copy);
+    figures epoch = measure(&o, o.db, steps);
     printf("batch provenance: %d random steps of run '%s' (%lld steps), median of %d rounds each\n",
            o.count, o.run, (long long)run.last_step, o.rounds);
     printf("  %-28s median %8.1f ms  p90 %8.1f ms  max %8.1f ms  steps replayed (median) %6.0f\n",
            "from the epoch's lane state", epoch.median_ms, epoch.p90_ms, epoch.max_ms,
            epoch.replayed);
+    if (o.epoch_only)
+        return 0;
+    char copy[4096];
+    checkpoints_only(o.db, copy, sizeof copy);
+    figures ckpt = measure(&o, copy, steps);
+    remove(copy);
     printf("  %-28s median %8.1f ms  p90 %8.1f ms  max %8.1f ms  steps replayed (median) %6.0f\n",
            "from checkpoints only", ckpt.median_ms, ckpt.p90_ms, ckpt.max_ms, ckpt.replayed);
     printf("  checkpoints only / epoch lane state: %.1fx (medians)\n",

@@ -68,20 +68,27 @@ static void copy_ranks(const char *encoding)
 }
 
 /* Writes recipe `name`: 8 lanes, batch 16, shuffled flush epochs of 3
- * steps, the given tokenizer and mixture ("weights" or a schedule). */
-static const char *write_recipe(const char *name, const char *tokenizer, const char *mixture)
+ * steps, samples of seq_len tokens, the given tokenizer and mixture
+ * ("weights" or a schedule). */
+static const char *write_recipe_of(const char *name, int seq_len, const char *tokenizer,
+                                   const char *mixture)
 {
     char text[2048];
     int n = snprintf(
         text, sizeof text,
-        "{\"seed\": 7, \"seq_len\": 20, \"global_batch\": 16, \"lanes\": 8, \"flush_every\": 3, "
+        "{\"seed\": 7, \"seq_len\": %d, \"global_batch\": 16, \"lanes\": 8, \"flush_every\": 3, "
         "\"shuffle\": true, \"tokenizer\": %s, %s \"sources\": ["
         "{\"name\": \"a\", \"paths\": [\"data/a-*.jsonl\"], %s \"filter\": {\"field\": \"q\", "
         "\"ge\": 1}}, {\"name\": \"b\", \"paths\": [\"data/b-*.jsonl\"] %s}]}",
-        tokenizer, mixture ? mixture : "", mixture ? "" : "\"weight\": 0.6,",
+        seq_len, tokenizer, mixture ? mixture : "", mixture ? "" : "\"weight\": 0.6,",
         mixture ? "" : ", \"weight\": 0.4");
     test_write_file(test_path(name), text, (size_t)n);
     return corpus_kept(test_path(name));
+}
+
+static const char *write_recipe(const char *name, const char *tokenizer, const char *mixture)
+{
+    return write_recipe_of(name, 20, tokenizer, mixture);
 }
 
 static ordo_ledger *open_ledger(void)
@@ -300,6 +307,62 @@ TEST(batch_provenance_reads_long_units_in_parts)
     check_random_steps(NULL, 30);
     ordo__observe_read_limit = 0;
     ASSERT(atomic_load(&ordo__units_read_on) - before >= 10);
+}
+
+/* 16 packers (8 lanes, 2 sources) whose units are record ranges of 6
+ * chunks: a replay loads (and checks against its digest) each chunk once
+ * for every lane reading it, not once a unit read. */
+TEST(batch_provenance_loads_each_chunk_once)
+{
+    write_corpus_of(300, 4);
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    record_elastic_run(write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL));
+    int chunks = fixture_int(db, "SELECT sum(chunks) FROM shards");
+    ASSERT_EQ_INT(chunks, 6);
+    ordo_ledger *ledger = open_ledger();
+    int64_t run = run_id(ledger, "r"), steps[] = {2, 14, 29};
+    for (int i = 0; i < 3; i++) {
+        uint64_t loads = atomic_load(&ordo__chunk_cache_loads);
+        ordo_provenance *p = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_batch_provenance(ledger, run, steps[i], NULL, &p, &err), &err);
+        loads = atomic_load(&ordo__chunk_cache_loads) - loads;
+        ASSERT(loads >= 1 && loads <= (uint64_t)chunks);
+        check_pieces(p, NULL);
+        ordo_provenance_free(p);
+    }
+    ordo_ledger_close(ledger);
+}
+
+/* A replay reads about what its epoch packs: each packer's read stops
+ * near the text of the tokens it still packs in the epoch (bytes: a token
+ * a byte), not an epoch's worth at a guessed 4 bytes a token, nor its
+ * unit's end; what it reads past that is at most the document it stops
+ * in and the one a resumed position starts in. */
+TEST(batch_provenance_reads_about_what_the_epoch_packs)
+{
+    write_corpus_of(300, 1);
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    record_elastic_run(write_recipe_of("recipe.json", 64, "{\"kind\": \"bytes\"}", NULL));
+    ordo_ledger *ledger = open_ledger();
+    int64_t run = run_id(ledger, "r"), steps[] = {5, 16, 27};
+    for (int i = 0; i < 3; i++) {
+        uint64_t read = atomic_load(&ordo__cached_read_bytes);
+        ordo_provenance *p = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_batch_provenance(ledger, run, steps[i], NULL, &p, &err), &err);
+        read = atomic_load(&ordo__cached_read_bytes) - read;
+        ASSERT_EQ_INT(p->step - p->from_step, (steps[i] - 1) % 3 + 1);
+        /* an epoch: 8 lanes x 6 samples x 64 tokens; a document is at most
+         * 59 words of up to 9 bytes and its 10-byte prefix (an epoch's worth
+         * at 4 bytes a token read 25 KB here) */
+        uint64_t epoch = 8 * 6 * 64, doc = 10 + 59 * 9;
+        ASSERT(read >= epoch / 2);
+        ASSERT(read <= epoch + epoch / 8 + 16 * 2 * doc);
+        check_pieces(p, NULL);
+        ordo_provenance_free(p);
+    }
+    ordo_ledger_close(ledger);
 }
 
 TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_tiktoken)

@@ -9,8 +9,11 @@
 #include "pipeline.h"
 #include "replay.h"
 #include "reshard.h"
+#include "shards/shards.h"
 
 #define DEFAULT_PREFETCH 4
+/* the chunks an observing loader keeps loaded (ordo_loader.chunk_cache) */
+#define OBSERVE_CACHE_BYTES ((uint64_t)256 << 20)
 
 /* Rank r owns the contiguous block of lanes [r*L/W, (r+1)*L/W). */
 int ordo_lane_rank(int lanes, int world_size, int lane)
@@ -405,19 +408,16 @@ ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_o
     l->lane_count = rank_bound ? 1 : r->lanes / o->world_size;
     l->per_lane = r->global_batch / l->stride;
     l->prefetch = o->prefetch ? o->prefetch : DEFAULT_PREFETCH;
-    if (observe) /* an epoch of the lane's samples, at 4 bytes a token */
-        l->read_limit =
-            ordo__observe_read_limit
-                ? ordo__observe_read_limit
-                : 4 * (uint64_t)r->sample_len * (uint64_t)l->per_lane * (uint64_t)r->flush_every;
     l->read_workers = o->read_workers;
     l->tokenize_workers = o->tokenize_workers;
+    int no_cache = observe && !(l->chunk_cache = ordo__chunk_cache_new(OBSERVE_CACHE_BYTES));
     pthread_mutex_init(&l->mutex, NULL);
     pthread_cond_init(&l->read_ready, NULL);
     pthread_cond_init(&l->tokenize_ready, NULL);
     pthread_cond_init(&l->work_done, NULL);
     l->streams = calloc(r->source_count, sizeof *l->streams);
-    status = l->streams ? alloc_batch(l, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
+    status = l->streams && !no_cache ? alloc_batch(l, err)
+                                     : ordo__error(err, ORDO_NOMEM, "out of memory");
     if (status == ORDO_OK)
         status = open_lanes(l, o, err);
     if (status == ORDO_OK)
@@ -463,6 +463,7 @@ void ordo_loader_close(ordo_loader *l)
         ordo__pieces_free(l->row_pieces[i]);
     free(l->row_pieces);
     ordo__streams_free(l->streams, l->recipe->source_count);
+    ordo__chunk_cache_free(l->chunk_cache);
     free(l->tokens);
     free(l->doc_start);
     free(l->lane_ids);

@@ -15,6 +15,26 @@ static uint64_t epoch_samples(const ordo_loader *l)
     return (uint64_t)l->recipe->flush_every * (uint64_t)l->per_lane;
 }
 
+/* An observing loader's packers' wants (ordo__packer.want) before the lane
+ * makes its first epoch, whose units are read before it is planned: the
+ * epoch's samples at each source's share of its first step, one more. */
+static ordo_status estimate_wants(ordo__mlane *lane, ordo_error *err)
+{
+    const ordo_loader *l = lane->loader;
+    uint64_t *shares = malloc(l->recipe->source_count * sizeof *shares);
+    if (!shares)
+        return ordo__error(err, ORDO_NOMEM, "out of memory setting up lane %d", lane->index);
+    uint64_t flush = (uint64_t)l->recipe->flush_every;
+    ordo__step_shares(l->recipe, (int64_t)((uint64_t)lane->plan.step / flush * flush + 1), shares);
+    for (uint32_t s = 0; s < l->recipe->source_count; s++) {
+        unsigned __int128 samples =
+            (unsigned __int128)epoch_samples(l) * shares[s] / ORDO__SHARE_ONE + 1;
+        lane->packers[s].want = (uint64_t)samples * (uint64_t)l->recipe->sample_len;
+    }
+    free(shares);
+    return ORDO_OK;
+}
+
 /* Sets a logical lane up; see pipeline.h. */
 ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index, ordo__unit_list *units,
                              const ordo__pos *positions, const ordo__plan *plan, uint64_t epoch,
@@ -47,7 +67,7 @@ ordo_status ordo__mlane_init(ordo__mlane *lane, ordo_loader *l, int index, ordo_
             return status;
         lane->start[s] = pos;
     }
-    return ORDO_OK;
+    return l->observe ? estimate_wants(lane, err) : ORDO_OK;
 }
 
 /* Frees what the lane holds (its packers' units must not be in flight). */
@@ -148,6 +168,10 @@ static ordo_status produce(ordo__mlane *lane, ordo_error *err)
     for (uint32_t s = 0; s < n; s++)
         lane->start[s] = lane->packers[s].pos;
     plan_epoch(lane, epoch);
+    for (uint32_t s = 0; l->observe && s < n; s++) /* what each packer packs of the epoch */
+        lane->packers[s].want = 0;
+    for (uint64_t i = 0; l->observe && i < epoch_samples(l); i++)
+        lane->packers[lane->sources[i]].want += (uint64_t)l->recipe->sample_len;
     ordo__work *chain = NULL;
     ordo__mlane_issue(lane, l->prefetch, &chain);
     ordo__pool_submit(lane->loader, chain);

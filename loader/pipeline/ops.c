@@ -82,8 +82,10 @@ static int resume_inside(ordo__work *w, const ordo__shard *shard, ordo__read_spe
     return 1;
 }
 
+_Atomic uint64_t ordo__cached_read_bytes;
+
 /* Read: fetch and decompress the chunk, split records, extract texts. */
-void ordo__op_read(const ordo_recipe *r, ordo__work *w)
+void ordo__op_read(const ordo_recipe *r, ordo__chunk_cache *cache, ordo__work *w)
 {
     const ordo__source *src = &r->sources[w->source];
     const ordo__shard *shard = &src->shards[w->ref.shard];
@@ -101,12 +103,14 @@ void ordo__op_read(const ordo_recipe *r, ordo__work *w)
         w->read_from = w->first + w->from_doc ? w->first + w->from_doc + 1 : 0; /* record = doc */
     if (w->read_from && !resume_inside(w, shard, &spec))
         w->oom = 1;
-    w->status =
-        !path    ? ordo__error(&w->err, ORDO_NOMEM, "out of memory")
-        : w->oom ? ORDO_OK
-                 : ordo__chunk_read(path, shard, w->ref.chunk, &spec, keep_doc, w, NULL, &w->err);
+    w->status = !path    ? ordo__error(&w->err, ORDO_NOMEM, "out of memory")
+                : w->oom ? ORDO_OK
+                         : ordo__chunk_read_cached(cache, path, shard, w->ref.chunk, &spec,
+                                                   keep_doc, w, NULL, &w->err);
     if (w->status == ORDO_OK && w->oom)
         w->status = ordo__error(&w->err, ORDO_NOMEM, "out of memory reading '%s'", path);
+    if (cache)
+        atomic_fetch_add(&ordo__cached_read_bytes, w->text_len);
     if (w->status == ORDO_OK && w->count && w->doc_count == 0 && !w->read_from)
         w->status =
             ordo__error(&w->err, ORDO_CONFLICT,

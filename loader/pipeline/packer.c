@@ -59,6 +59,24 @@ static const ordo__unit_ref *unit_at(ordo__packer *p, uint64_t u)
     return &p->units.units[ordo__permutation_at(&p->order, u % count)];
 }
 
+/* How far an observing loader reads a unit (ordo__work.limit; 0 for
+ * others: to its end): the text of the tokens the packer still packs in
+ * the epoch at the source's measured bytes a token (record bytes, at least
+ * the text's), a sixteenth more; a read that falls short reads on. */
+static uint64_t read_limit(const ordo__packer *p)
+{
+    if (!p->loader->observe)
+        return 0;
+    if (ordo__observe_read_limit)
+        return ordo__observe_read_limit;
+    const ordo__source *src = &p->loader->recipe->sources[p->source];
+    if (!src->sample_tokens)
+        return 0;
+    unsigned __int128 bytes = (unsigned __int128)p->want * src->sample_bytes / src->sample_tokens;
+    bytes += bytes / 16 + 1;
+    return bytes > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)bytes;
+}
+
 /* Issues units into free slots; see packer.h. */
 void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 {
@@ -76,7 +94,7 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
         int resumed = !p->checked && p->issued == p->pos.unit;
         w->from_doc = resumed ? p->pos.doc : 0;
         w->from_record = resumed ? p->pos.record : 0;
-        w->limit = p->loader->read_limit;
+        w->limit = read_limit(p);
         w->seq = p->issued++;
         w->source = p->source;
         w->ref = unit->ref;
@@ -99,6 +117,7 @@ static void read_on(ordo__packer *p, ordo__work *w)
 {
     w->from_doc = p->pos.doc;
     w->from_record = p->pos.record;
+    w->limit = read_limit(p);
     w->status = ORDO_OK;
     w->next = NULL;
     p->ready = UINT64_MAX;
@@ -242,6 +261,7 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
         if (pieces && (status = observe(p, w, fill, run, end - begin, pieces, err)) != ORDO_OK)
             return status;
         fill += run;
+        p->want = p->want > run ? p->want - run : 0;
         p->pos.offset += run;
         if (at + run < end) { /* inside the document: its record (ordo__pos) */
             p->pos.record = w->doc_record[p->pos.doc] + 1;

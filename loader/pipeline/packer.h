@@ -54,6 +54,9 @@ typedef struct ordo__packer {
     uint64_t ready;           /* the unit waited for and read without error; UINT64_MAX: none */
     ordo__permutation order;
     uint64_t order_pass; /* UINT64_MAX: none yet */
+    /* an observing loader's packer: the tokens it still packs in the flush
+     * epoch being made (set by its lane), which bounds how far it reads */
+    uint64_t want;
 } ordo__packer;
 
 /* How many times a packer read on in a unit a limited read stopped in

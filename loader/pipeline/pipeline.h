@@ -56,7 +56,7 @@ typedef struct ordo__work {
     int synced;         /* read: the document at read_from was found */
     /* read: with limit (text bytes, 0: none) the read stops at the first
      * document past it (more = 1, next_record its record in the chunk);
-     * the packer reads the rest when it gets there (ordo__loader.read_limit) */
+     * the packer reads the rest when it gets there (packer.c, read_limit) */
     uint64_t limit, next_record;
     int more;
     uint64_t seen; /* read: documents of the chunk so far */
@@ -156,16 +156,16 @@ struct ordo_loader {
     EVP_MD_CTX *digest_ctx;
     /* provenance (logical lanes): the pieces of each row of the batch */
     int observe;
-    /* an observing loader replays at most an epoch: each unit is read about
-     * that far (ordo__work.limit), not to its end */
-    uint64_t read_limit;
+    /* an observing loader's loaded chunks, read once for every lane whose
+     * units they hold (owned; NULL otherwise) */
+    struct ordo__chunk_cache *chunk_cache;
     int at_epoch;              /* resumed at its flush epoch's start (ORDO__OPEN_AT_EPOCH) */
     ordo__pieces **row_pieces; /* rows, owned */
 };
 
-/* The text bytes an observing loader reads of a unit at a time
- * (ordo_loader.read_limit); 0, as set: an epoch's worth. Tests set it
- * lower to make every unit be read in parts. */
+/* The text bytes an observing loader reads of a unit at a time; 0, as
+ * set: about what its packer still packs in the flush epoch (packer.c,
+ * read_limit). Tests set it lower to make every unit be read in parts. */
 extern uint64_t ordo__observe_read_limit;
 
 /* How ordo__loader_open_observed opens a loader. */
@@ -228,9 +228,13 @@ void ordo__pool_wait(struct ordo_loader *loader, ordo__work *work);
 /* Unordered debug mode: waits for any done item in flight among `count`. */
 ordo__work *ordo__pool_wait_any(struct ordo_loader *loader, ordo__work *const *items, int count);
 
-/* The read and tokenize operators (stateless). */
-void ordo__op_read(const ordo_recipe *recipe, ordo__work *work);
+/* The read and tokenize operators (stateless but for the chunks read keeps
+ * in `cache`, NULL: none). */
+void ordo__op_read(const ordo_recipe *recipe, struct ordo__chunk_cache *cache, ordo__work *work);
 void ordo__op_tokenize(const ordo_recipe *recipe, ordo__work *work);
+/* The text bytes read through a chunk cache (an observing loader's) in this
+ * process; for tests. */
+extern _Atomic uint64_t ordo__cached_read_bytes;
 /* Frees the buffers a work item holds (not the item). */
 void ordo__work_release(ordo__work *work);
 

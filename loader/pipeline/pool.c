@@ -53,7 +53,7 @@ static void *worker(void *arg)
         if (tokenizer)
             ordo__op_tokenize(l->recipe, w);
         else
-            ordo__op_read(l->recipe, w);
+            ordo__op_read(l->recipe, l->chunk_cache, w);
         pthread_mutex_lock(&l->mutex);
         if (tokenizer) {
             w->done = 1;

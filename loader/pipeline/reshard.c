@@ -216,7 +216,7 @@ static ordo_status read_chunk(replay_packer *p, const ordo__pick *pick, uint64_t
     memset(&w, 0, sizeof w);
     w.source = pick->source;
     w.ref = pick->ref;
-    ordo__op_read(p->recipe, &w);
+    ordo__op_read(p->recipe, NULL, &w);
     ordo__op_tokenize(p->recipe, &w);
     ordo_status status = w.status;
     if (status != ORDO_OK && err)

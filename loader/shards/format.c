@@ -45,21 +45,25 @@ static int count_doc(void *context, const char *text, size_t len, uint64_t recor
     return c->stopped;
 }
 
-static ordo_status read_plain(const char *path, const ordo__shard *shard, uint32_t index,
-                              const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
-                              ordo__counts *counts, ordo_error *err)
+static ordo_status read_plain(ordo__chunk_cache *cache, const char *path, const ordo__shard *shard,
+                              uint32_t index, const ordo__read_spec *spec, ordo__doc_fn fn,
+                              void *context, ordo__counts *counts, ordo_error *err)
 {
     const ordo__chunk *chunk = &shard->chunks[index];
     char *data = NULL;
     size_t len = 0;
-    ordo_status status = ordo__chunk_load(path, shard->format, chunk, index, &data, &len, err);
+    int owned = 1;
+    ordo_status status =
+        cache ? ordo__chunk_cache_load(cache, path, shard, index, &data, &len, &owned, err)
+              : ordo__chunk_load(path, shard->format, chunk, index, &data, &len, err);
     if (status != ORDO_OK)
         return status;
     int zst = shard->format == ORDO_FORMAT_JSONL_ZST;
     ordo__origin origin = {path, zst ? chunk->offset : UINT64_MAX, zst ? 0 : chunk->offset, 0,
                            NULL};
     status = ordo__scan_records(shard->format, data, len, spec, &origin, fn, context, counts, err);
-    free(data);
+    if (owned)
+        free(data);
     return status;
 }
 
@@ -67,6 +71,15 @@ static ordo_status read_plain(const char *path, const ordo__shard *shard, uint32
 ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_t index,
                              const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
                              ordo__counts *counts, ordo_error *err)
+{
+    return ordo__chunk_read_cached(NULL, path, shard, index, spec, fn, context, counts, err);
+}
+
+/* Reads one chunk of any format, plain ones through a cache; see shards.h. */
+ordo_status ordo__chunk_read_cached(ordo__chunk_cache *cache, const char *path,
+                                    const ordo__shard *shard, uint32_t index,
+                                    const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
+                                    ordo__counts *counts, ordo_error *err)
 {
     const ordo__chunk *chunk = &shard->chunks[index];
     counting c = {fn, context, spec->skip_docs, 0, 0};
@@ -77,7 +90,7 @@ ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_
     else if (shard->format == ORDO_FORMAT_PARQUET)
         status = ordo__parquet_chunk_read(path, shard, index, spec, count_doc, &c, &here, err);
     else
-        status = read_plain(path, shard, index, spec, count_doc, &c, &here, err);
+        status = read_plain(cache, path, shard, index, spec, count_doc, &c, &here, err);
     if (counts)
         *counts = here;
     if (status == ORDO_OK && !c.stopped && c.kept != chunk->records && spec->skip_records)

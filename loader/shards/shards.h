@@ -5,6 +5,7 @@
 #define ORDO_SHARDS_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/core.h"
@@ -207,6 +208,40 @@ ordo_status ordo__chunk_load(const char *path, enum ordo__format format, const o
 ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_t index,
                              const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
                              ordo__counts *counts, ordo_error *err);
+
+/* ---- Chunk cache ---- */
+
+/* Loaded chunks of .jsonl, .jsonl.zst and .txt shards (read, checked
+ * against their digest, inflated) kept for the reads of one loader, up to
+ * a budget of bytes, shared by its workers under a lock: a loader that
+ * reads units of one chunk for many lanes (a batch replay) loads, checks
+ * and inflates the chunk once. Chunks are kept until the cache is freed;
+ * keys are shard pointers, so the cache must not outlive the recipe. */
+typedef struct ordo__chunk_cache ordo__chunk_cache;
+
+/* A new empty cache of at most `budget` bytes (NULL: out of memory); the
+ * caller frees it with ordo__chunk_cache_free once no read uses it. */
+ordo__chunk_cache *ordo__chunk_cache_new(uint64_t budget);
+void ordo__chunk_cache_free(ordo__chunk_cache *cache);
+
+/* Chunk `index` of `shard` as ordo__chunk_load gives it, from the cache
+ * when it holds it, else loaded and kept while the budget lasts: *owned 0
+ * means *data is the cache's (valid until it is freed), 1 the caller's to
+ * free. */
+ordo_status ordo__chunk_cache_load(ordo__chunk_cache *cache, const char *path,
+                                   const ordo__shard *shard, uint32_t index, char **data,
+                                   size_t *len, int *owned, ordo_error *err);
+
+/* Chunks loaded (not found held) by ordo__chunk_cache_load in this
+ * process; for tests. */
+extern _Atomic uint64_t ordo__chunk_cache_loads;
+
+/* ordo__chunk_read with the chunk's bytes from `cache` (NULL: none) for the
+ * formats it keeps; the same documents and errors either way. */
+ordo_status ordo__chunk_read_cached(ordo__chunk_cache *cache, const char *path,
+                                    const ordo__shard *shard, uint32_t index,
+                                    const ordo__read_spec *spec, ordo__doc_fn fn, void *context,
+                                    ordo__counts *counts, ordo_error *err);
 
 /* The check every reader makes of a chunk's bytes (`length` of them)
  * against its digest: ORDO_CONFLICT naming shard, chunk and digests. */

@@ -16,31 +16,24 @@ typedef struct provenance {
     unsigned char *digests;
 } provenance;
 
-/* A loaded chunk, kept while consecutive pieces read it. */
-typedef struct chunk_cache {
-    uint32_t source, shard, chunk;
-    char *data;
-    size_t len;
-    int loaded;
-} chunk_cache;
-
 /* Byte offset in the file of line `line` (from 0) of a plain .jsonl
- * chunk loaded in `c`, or -1 when the chunk has fewer lines. */
-static int64_t line_offset(const chunk_cache *c, uint64_t chunk_offset, uint64_t line)
+ * chunk's bytes, or -1 when the chunk has fewer lines. */
+static int64_t line_offset(const char *data, size_t len, uint64_t chunk_offset, uint64_t line)
 {
     size_t at = 0;
     for (uint64_t i = 0; i < line; i++) {
-        const char *nl = memchr(c->data + at, '\n', c->len - at);
+        const char *nl = memchr(data + at, '\n', len - at);
         if (!nl)
             return -1;
-        at = (size_t)(nl - c->data) + 1;
+        at = (size_t)(nl - data) + 1;
     }
     return (int64_t)(chunk_offset + at);
 }
 
 /* The byte offset of a piece's record: .txt 0, .jsonl from its chunk's
- * lines, -1 for compressed and Parquet shards. */
-static ordo_status record_byte(const ordo_recipe *r, const ordo__piece *p, chunk_cache *c,
+ * lines (the chunk as the replay read it, from the loader's chunk cache),
+ * -1 for compressed and Parquet shards. */
+static ordo_status record_byte(const ordo_recipe *r, ordo__chunk_cache *cache, const ordo__piece *p,
                                int64_t *byte, ordo_error *err)
 {
     const ordo__shard *shard = &r->sources[p->source].shards[p->shard];
@@ -48,20 +41,18 @@ static ordo_status record_byte(const ordo_recipe *r, const ordo__piece *p, chunk
     *byte = shard->format == ORDO_FORMAT_TXT ? 0 : -1;
     if (shard->format != ORDO_FORMAT_JSONL)
         return ORDO_OK;
-    if (!c->loaded || c->source != p->source || c->shard != p->shard || c->chunk != p->chunk) {
-        free(c->data);
-        *c = (chunk_cache){p->source, p->shard, p->chunk, NULL, 0, 0};
-        char *path = ordo__shard_path(r, shard);
-        ordo_status status =
-            path ? ordo__chunk_load(path, shard->format, chunk, p->chunk, &c->data, &c->len, err)
-                 : ordo__error(err, ORDO_NOMEM, "out of memory");
-        free(path);
-        if (status != ORDO_OK)
-            return status;
-        c->loaded = 1;
-    }
-    *byte = line_offset(c, chunk->offset, p->record - chunk->first_record);
-    return ORDO_OK;
+    char *path = ordo__shard_path(r, shard), *data = NULL;
+    size_t len = 0;
+    int owned = 0;
+    ordo_status status =
+        path ? ordo__chunk_cache_load(cache, path, shard, p->chunk, &data, &len, &owned, err)
+             : ordo__error(err, ORDO_NOMEM, "out of memory");
+    free(path);
+    if (status == ORDO_OK)
+        *byte = line_offset(data, len, chunk->offset, p->record - chunk->first_record);
+    if (owned)
+        free(data);
+    return status;
 }
 
 static ordo_status alloc_answer(provenance *pv, const ordo_batch *b, size_t pieces, int lanes,
@@ -81,7 +72,7 @@ static ordo_status alloc_answer(provenance *pv, const ordo_batch *b, size_t piec
 
 /* Fills sample `row` and its pieces from the loader's notes. */
 static ordo_status fill_sample(provenance *pv, batch_job *job, const ordo_batch *b, int row,
-                               size_t *next, chunk_cache *cache, ordo_error *err)
+                               size_t *next, ordo_error *err)
 {
     const ordo__pieces *noted = ordo__loader_row_pieces(job->loader, row);
     const ordo_recipe *r = job->recipe;
@@ -102,7 +93,7 @@ static ordo_status fill_sample(provenance *pv, batch_job *job, const ordo_batch 
                                   .end = p->end,
                                   .length = p->length,
                                   .at = (int)p->at};
-        ordo_status status = record_byte(r, p, cache, &out->byte, err);
+        ordo_status status = record_byte(r, job->loader->chunk_cache, p, &out->byte, err);
         if (status != ORDO_OK) {
             ordo_error was = *err;
             return ordo__error(err, status, "lane %d: %s", s->lane, was.message);
@@ -125,11 +116,9 @@ ordo_status ordo__provenance_build(batch_job *job, const ordo_batch *b, ordo_pro
     provenance *pv = calloc(1, sizeof *pv);
     ordo_status status = pv ? alloc_answer(pv, b, pieces, job->lanes, err)
                             : ordo__error(err, ORDO_NOMEM, "out of memory");
-    chunk_cache cache = {0};
     size_t next = 0;
     for (int row = 0; status == ORDO_OK && row < b->rows; row++)
-        status = fill_sample(pv, job, b, row, &next, &cache, err);
-    free(cache.data);
+        status = fill_sample(pv, job, b, row, &next, err);
     if (status != ORDO_OK) {
         ordo_provenance_free(pv ? &pv->pub : NULL);
         return status;

@@ -460,3 +460,38 @@ TEST(recipe_llama3_tokenizer_json_packs_as_the_llama3_encoding)
     ordo_recipe_free(hf);
     ordo_recipe_free(tk);
 }
+
+/* Recipes naming rank files of the same bytes share one tokenizer, opened
+ * once (a service opening a recipe per request loads its encoding once);
+ * closing one recipe leaves the other's working; other bytes or another
+ * encoding is another tokenizer. */
+TEST(recipe_tokenizers_of_the_same_file_are_shared)
+{
+    corpus_jsonl("data", "doc", 1, 20, 20, 200, 5);
+    copy_ranks("r50k_base", "r50k.tiktoken");
+    copy_ranks("r50k_base", "again.tiktoken");
+    copy_ranks("p50k_base", "p50k.tiktoken");
+#define TIK(enc, file) "{\"kind\": \"tiktoken\", \"encoding\": \"" enc "\", \"path\": \"" file "\"}"
+    ordo_recipe *a = parsed(TIK("r50k_base", "r50k.tiktoken"));
+    ordo_recipe *b = parsed(TIK("r50k_base", "again.tiktoken"));
+    ordo_recipe *c = parsed(TIK("p50k_base", "p50k.tiktoken"));
+    ASSERT(a->tokenizer == b->tokenizer);
+    ASSERT(a->tokenizer != c->tokenizer);
+    ordo_recipe_free(a);
+    ordo_tokenizer *own = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_open("r50k_base", test_path("r50k.tiktoken"), &own, &err), &err);
+    static const char text[] = "Shared tokenizers, caf\xc3\xa9 \xce\xbb 12345 - the same ids.";
+    uint32_t *want = NULL, *got = NULL;
+    size_t want_n = 0, got_n = 0;
+    ASSERT_OK(ordo_tokenizer_encode(own, text, sizeof text - 1, &want, &want_n, &err), &err);
+    ASSERT_OK(ordo_tokenizer_encode(b->tokenizer, text, sizeof text - 1, &got, &got_n, &err), &err);
+    ASSERT_EQ_INT(got_n, want_n);
+    ASSERT(memcmp(got, want, want_n * sizeof *want) == 0);
+    free(want);
+    free(got);
+    ordo_tokenizer_close(own);
+    ordo_recipe_free(b);
+    ordo_recipe_free(c);
+#undef TIK
+}

@@ -38,9 +38,9 @@ static void expect_bytes(const char *path, const ordo__shard *shard, uint32_t in
     char *want = NULL;
     size_t want_len = 0;
     ordo_error err;
-    ASSERT_OK(ordo__chunk_load(path, shard->format, &shard->chunks[index], index, &want,
-                               &want_len, &err),
-              &err);
+    ASSERT_OK(
+        ordo__chunk_load(path, shard->format, &shard->chunks[index], index, &want, &want_len, &err),
+        &err);
     ASSERT_EQ_INT(len, want_len);
     ASSERT(memcmp(data, want, len) == 0);
     free(want);

@@ -29,7 +29,7 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
     if (w->read_from && !w->synced) { /* the first document read must be the packer's */
         if (record + 1 < w->read_from)
             return 0; /* a reader that cannot skip records: not counted, as if skipped */
-        if (record + 1 != w->read_from)
+        if (record + 1 != w->read_from && !w->from_bound)
             return 1; /* not a document there: the packer refuses the read */
         w->synced = 1;
     }
@@ -38,11 +38,6 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
         return 0; /* count 0: every document */
     if (w->count && index - w->first >= w->count)
         return 1; /* past the range: the rest of the chunk (its bytes checked) is not parsed */
-    if (w->limit && w->text_len >= w->limit && w->doc_count > w->from_doc) {
-        w->more = 1; /* read on from this document when the packer gets here */
-        w->next_record = record;
-        return 1;
-    }
     if (w->text_len + len > w->text_cap) {
         size_t cap = w->text_cap ? w->text_cap : 4096;
         while (cap < w->text_len + len)
@@ -59,6 +54,11 @@ static int keep_doc(void *context, const char *text, size_t len, uint64_t record
     memcpy(w->text + w->text_len, text, len);
     w->text_len += len;
     w->doc_len[w->doc_count++] = len;
+    if (w->limit && w->text_len >= w->limit && index + 1 < w->end_doc) {
+        w->more = 1; /* read on from the next record when the packer gets there */
+        w->next_record = record + 1;
+        return 1; /* the records after it are not parsed */
+    }
     return 0;
 }
 
@@ -96,6 +96,7 @@ void ordo__op_read(const ordo_recipe *r, ordo__chunk_cache *cache, ordo__work *w
     w->oom = 0;
     w->synced = 0;
     w->more = 0;
+    w->end_doc = w->count ? (uint64_t)w->first + w->count : chunk->records;
     char *path = ordo__shard_path(r, shard);
     ordo__read_spec spec = {src->text_field, src->filter, 0, 0};
     w->read_from = w->from_record;

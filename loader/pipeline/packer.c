@@ -95,6 +95,7 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
         w->from_doc = resumed ? p->pos.doc : 0;
         w->from_record = resumed ? p->pos.record : 0;
         w->limit = read_limit(p);
+        w->from_bound = 0;
         w->seq = p->issued++;
         w->source = p->source;
         w->ref = unit->ref;
@@ -111,13 +112,15 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 
 _Atomic uint64_t ordo__units_read_on;
 
-/* Reads the current unit again from the document a limited read stopped
- * at (the packer's position), the documents before it left empty. */
+/* Reads the current unit again from the record after the document a
+ * limited read stopped with (the packer's position: its first document
+ * from there on), the documents before it left empty. */
 static void read_on(ordo__packer *p, ordo__work *w)
 {
     w->from_doc = p->pos.doc;
     w->from_record = p->pos.record;
     w->limit = read_limit(p);
+    w->from_bound = 1;
     w->status = ORDO_OK;
     w->next = NULL;
     p->ready = UINT64_MAX;
@@ -273,6 +276,9 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
             continue;
         }
         if (w->more) { /* read only so far: the unit's next documents */
+            /* a bound (the record after the last read) until the read-on finds
+             * the document; only observing loaders read so, and they record
+             * no position */
             p->pos.record = w->next_record + 1;
             read_on(p, w);
             continue;

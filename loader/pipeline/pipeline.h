@@ -54,13 +54,17 @@ typedef struct ordo__work {
     uint64_t read_from; /* read: from_record, or where a shard of nothing but
                          * documents has document first + from_doc */
     int synced;         /* read: the document at read_from was found */
-    /* read: with limit (text bytes, 0: none) the read stops at the first
-     * document past it (more = 1, next_record its record in the chunk);
-     * the packer reads the rest when it gets there (packer.c, read_limit) */
+    int from_bound;     /* read: read_from is a bound (a read-on): the first
+                         * document from it on is the packer's */
+    /* read: with limit (text bytes, 0: none) the read stops after the
+     * document that reaches it when the unit has more (more = 1,
+     * next_record the physical record after it, in the chunk); the packer
+     * reads the rest when it gets there (packer.c, read_limit) */
     uint64_t limit, next_record;
     int more;
-    uint64_t seen; /* read: documents of the chunk so far */
-    int oom;       /* read: out of memory keeping a document */
+    uint64_t end_doc; /* read: the chunk's document index past the unit's last */
+    uint64_t seen;    /* read: documents of the chunk so far */
+    int oom;          /* read: out of memory keeping a document */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;

@@ -190,7 +190,8 @@ static ordo_status open_tiktoken(ordo_recipe *r, json_t *tokenizer, ordo_error *
     char *full = NULL;
     ordo_status status = pin_file(r, tokenizer, &rank_file, &full, err);
     if (status == ORDO_OK)
-        status = ordo_tokenizer_open(encoding->name, full, &r->tokenizer, err);
+        status = ordo__tokenizer_open_shared(encoding->name, full, r->tokenizer_sha256,
+                                             &r->tokenizer, err);
     free(full);
     return status;
 }
@@ -200,7 +201,7 @@ static ordo_status open_huggingface(ordo_recipe *r, json_t *tokenizer, ordo_erro
     char *full = NULL;
     ordo_status status = pin_file(r, tokenizer, &json_file, &full, err);
     if (status == ORDO_OK)
-        status = ordo_tokenizer_open_json(full, &r->tokenizer, err);
+        status = ordo__tokenizer_open_shared(NULL, full, r->tokenizer_sha256, &r->tokenizer, err);
     free(full);
     return status;
 }

@@ -110,4 +110,16 @@ ordo_status ordo__tokenizer_append(const ordo_tokenizer *t, const char *text, si
 /* The tiktoken encoding behind a tokenizer, or NULL for a tokenizer.json. */
 const ordo__encoding *ordo__tokenizer_encoding(const ordo_tokenizer *t);
 
+/* Opens encoding `encoding`'s rank file (NULL: a tokenizer.json) at `path`,
+ * whose bytes the caller hashed to `sha256`, as ordo_tokenizer_open(_json)
+ * does, but shared in this process: the last few opened are kept, and
+ * opening a file of the same kind and digest again takes a reference to
+ * the one kept (a recipe opened for every request of a service, or every
+ * batch regenerated, loads its tokenizer once). ordo_tokenizer_close drops
+ * the caller's reference. Tokenizers are read-only once opened, so the
+ * same ids come from either. */
+ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
+                                        const unsigned char *sha256, ordo_tokenizer **out,
+                                        ordo_error *err);
+
 #endif

@@ -1,5 +1,8 @@
 /* The public face of the tokenizers: a tiktoken encoding or a
  * tokenizer.json behind one ordo_tokenizer. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +11,9 @@
 struct ordo_tokenizer {
     ordo__bpe *bpe; /* a tiktoken encoding, or */
     ordo__hf *hf;   /* a tokenizer.json */
+    /* opened through ordo__tokenizer_open_shared: the references held (the
+     * registry's one among them); 0 for a tokenizer of its own */
+    _Atomic int refs;
 };
 
 /* Opens an encoding with its rank file. */
@@ -51,6 +57,8 @@ ordo_status ordo_tokenizer_open_json(const char *path, ordo_tokenizer **out, ord
 
 void ordo_tokenizer_close(ordo_tokenizer *t)
 {
+    if (t && atomic_load(&t->refs) && atomic_fetch_sub(&t->refs, 1) > 1)
+        return; /* shared: others hold it */
     if (t) {
         ordo__bpe_free(t->bpe);
         ordo__hf_free(t->hf);
@@ -145,4 +153,73 @@ uint32_t ordo_tokenizer_eot(const ordo_tokenizer *t)
 uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *t)
 {
     return t->hf ? ordo__hf_vocab_size(t->hf) : ordo__bpe_encoding(t->bpe)->vocab_size;
+}
+
+/* The tokenizers opened through ordo__tokenizer_open_shared, newest first:
+ * each holds one reference here. */
+#define SHARED_KEPT 4
+static struct {
+    pthread_mutex_t mutex;
+    struct {
+        ordo_tokenizer *tokenizer;
+        char encoding[32]; /* "" for a tokenizer.json */
+        unsigned char sha256[ORDO_DIGEST_SIZE];
+    } kept[SHARED_KEPT];
+} shared = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+
+/* The kept tokenizer of this file and kind with a reference taken, or
+ * NULL; under the lock. */
+static ordo_tokenizer *shared_find(const char *encoding, const unsigned char *sha256)
+{
+    for (int i = 0; i < SHARED_KEPT; i++)
+        if (shared.kept[i].tokenizer && strcmp(shared.kept[i].encoding, encoding) == 0 &&
+            memcmp(shared.kept[i].sha256, sha256, ORDO_DIGEST_SIZE) == 0) {
+            atomic_fetch_add(&shared.kept[i].tokenizer->refs, 1);
+            return shared.kept[i].tokenizer;
+        }
+    return NULL;
+}
+
+/* Keeps a newly opened tokenizer (refs 1: the caller's), dropping the
+ * oldest kept one's reference when all places are taken; under the lock. */
+static void shared_keep(ordo_tokenizer *t, const char *encoding, const unsigned char *sha256)
+{
+    ordo_tokenizer *oldest = shared.kept[SHARED_KEPT - 1].tokenizer;
+    memmove(&shared.kept[1], &shared.kept[0], (SHARED_KEPT - 1) * sizeof shared.kept[0]);
+    atomic_store(&t->refs, 2);
+    shared.kept[0].tokenizer = t;
+    snprintf(shared.kept[0].encoding, sizeof shared.kept[0].encoding, "%s", encoding);
+    memcpy(shared.kept[0].sha256, sha256, ORDO_DIGEST_SIZE);
+    ordo_tokenizer_close(oldest);
+}
+
+/* Opens a tokenizer whose file has SHA-256 `sha256`, shared; see
+ * tokenizer.h. */
+ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
+                                        const unsigned char *sha256, ordo_tokenizer **out,
+                                        ordo_error *err)
+{
+    const char *kind = encoding ? encoding : "";
+    if (strlen(kind) >= sizeof shared.kept[0].encoding)
+        return encoding ? ordo_tokenizer_open(encoding, path, out, err)
+                        : ordo_tokenizer_open_json(path, out, err);
+    pthread_mutex_lock(&shared.mutex);
+    *out = shared_find(kind, sha256);
+    pthread_mutex_unlock(&shared.mutex);
+    if (*out)
+        return ordo__ok(err);
+    ordo_status status = encoding ? ordo_tokenizer_open(encoding, path, out, err)
+                                  : ordo_tokenizer_open_json(path, out, err);
+    if (status != ORDO_OK)
+        return status;
+    pthread_mutex_lock(&shared.mutex);
+    ordo_tokenizer *other = shared_find(kind, sha256); /* opened meanwhile by another thread */
+    if (other) {
+        ordo_tokenizer_close(*out);
+        *out = other;
+    } else {
+        shared_keep(*out, kind, sha256);
+    }
+    pthread_mutex_unlock(&shared.mutex);
+    return ORDO_OK;
 }

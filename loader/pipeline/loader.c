@@ -13,7 +13,7 @@
 
 #define DEFAULT_PREFETCH 4
 /* the chunks an observing loader keeps loaded (ordo_loader.chunk_cache) */
-#define OBSERVE_CACHE_BYTES ((uint64_t)256 << 20)
+#define OBSERVE_CACHE_BYTES ((uint64_t)128 << 20)
 
 /* Rank r owns the contiguous block of lanes [r*L/W, (r+1)*L/W). */
 int ordo_lane_rank(int lanes, int world_size, int lane)

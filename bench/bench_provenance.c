@@ -124,8 +124,10 @@ int main(int argc, char **argv)
             o.count = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--rounds"))
             o.rounds = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--modes") && strcmp(argv[i + 1], "both"))
-            o.epoch_only = !strcmp(argv[i + 1], "epoch") ? 1 : -1;
+        else if (!strcmp(argv[i], "--modes"))
+            o.epoch_only = !strcmp(argv[i + 1], "epoch")  ? 1
+                           : !strcmp(argv[i + 1], "both") ? 0
+                                                          : -1;
         else
             return fprintf(stderr, "bench_provenance: unknown option '%s'\n", argv[i]), 2;
     }

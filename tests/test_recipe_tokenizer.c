@@ -495,3 +495,63 @@ TEST(recipe_tokenizers_of_the_same_file_are_shared)
     ordo_recipe_free(c);
 #undef TIK
 }
+
+/* A shared tokenizer of the file at `file`, opened under its digest. */
+static ordo_tokenizer *shared_open(const char *encoding, const char *file)
+{
+    unsigned char digest[ORDO_DIGEST_SIZE];
+    uint64_t size = 0;
+    ordo_tokenizer *t = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo__sha256_file(test_path(file), digest, &size, &err), &err);
+    ASSERT_OK(ordo__tokenizer_open_shared(encoding, test_path(file), digest, &t, &err), &err);
+    return t;
+}
+
+/* Four tokenizers are kept, the least recently used one dropped for a
+ * fifth while its holders keep using it; a file whose bytes do not have
+ * the digest given is refused and not kept. */
+TEST(shared_tokenizers_keep_four_and_refuse_a_file_that_differs)
+{
+    static const char *const encodings[] = {"r50k_base", "p50k_base", "cl100k_base", "o200k_base",
+                                            "llama3"};
+    ordo_tokenizer *t[5];
+    for (int i = 0; i < 5; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s.tiktoken", encodings[i]);
+        copy_ranks(encodings[i], file);
+        if (i < 4)
+            t[i] = shared_open(encodings[i], file);
+    }
+    ordo_tokenizer *again = shared_open("r50k_base", "r50k_base.tiktoken");
+    ASSERT(again == t[0]);                           /* kept, and now the most recently used */
+    t[4] = shared_open("llama3", "llama3.tiktoken"); /* drops p50k_base, the least recent */
+    ordo_tokenizer *p50k = shared_open("p50k_base", "p50k_base.tiktoken");
+    ASSERT(p50k != t[1]); /* t[1] is still held, so this is another one */
+    ordo_tokenizer *r50k = shared_open("r50k_base", "r50k_base.tiktoken");
+    ASSERT(r50k == t[0]);
+    uint32_t *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    ordo_error err;
+    ASSERT_OK(ordo_tokenizer_encode(t[1], "kept in use", 11, &a, &na, &err), &err);
+    ASSERT_OK(ordo_tokenizer_encode(p50k, "kept in use", 11, &b, &nb, &err), &err);
+    ASSERT(na == nb && memcmp(a, b, na * sizeof *a) == 0);
+    free(a);
+    free(b);
+    unsigned char other[ORDO_DIGEST_SIZE] = {0};
+    ordo_tokenizer *refused = NULL;
+    ASSERT_EQ_INT(ordo__tokenizer_open_shared("r50k_base", test_path("p50k_base.tiktoken"), other,
+                                              &refused, &err),
+                  ORDO_INVALID); /* p50k's ranks are not r50k_base's count */
+    copy_ranks("r50k_base", "changed.tiktoken");
+    ASSERT_EQ_INT(ordo__tokenizer_open_shared("r50k_base", test_path("changed.tiktoken"), other,
+                                              &refused, &err),
+                  ORDO_CONFLICT);
+    ASSERT_CONTAINS(err.message, "changed.tiktoken' changed while it was opened");
+    ASSERT(refused == NULL);
+    for (int i = 0; i < 5; i++)
+        ordo_tokenizer_close(t[i]);
+    ordo_tokenizer_close(again);
+    ordo_tokenizer_close(p50k);
+    ordo_tokenizer_close(r50k);
+}

@@ -293,20 +293,43 @@ TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_bytes)
     check_random_steps(NULL, 30);
 }
 
-/* Units of many documents: the replay reads each about an epoch's worth
- * (from the packer's record) and reads on when it needs more; the batches
- * are the ledger's all the same, also read a document at a time. */
+/* Units of many documents: the replay reads each about as far as its
+ * epoch packs (from the packer's record) and reads on when it needs more;
+ * the batches are the ledger's all the same, also read a document at a
+ * time (a read-on then often starts at a blank or filtered record). An
+ * observing loader takes no checkpoints (its positions may name bounds). */
 TEST(batch_provenance_reads_long_units_in_parts)
 {
     write_corpus_of(300, 4);
     snprintf(db, sizeof db, "%s", test_path("ledger.db"));
     record_elastic_run(write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL));
     uint64_t before = atomic_load(&ordo__units_read_on);
-    check_random_steps(NULL, 30); /* an epoch's worth at a time: rarely read on */
+    check_random_steps(NULL, 30); /* as far as the epoch packs: rarely read on */
     ordo__observe_read_limit = 1; /* a document at a time: read on at each */
     check_random_steps(NULL, 30);
     ordo__observe_read_limit = 0;
     ASSERT(atomic_load(&ordo__units_read_on) - before >= 10);
+    ordo_recipe *r = NULL;
+    ordo_loader *l = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_recipe_load(test_path("recipe.json"), &r, &err), &err);
+    ordo_ledger *ledger = fixture_open("ledger.db");
+    ASSERT_OK(ordo_recipe_index(r, ledger, NULL, NULL, &err), &err);
+    ordo_ledger_close(ledger);
+    ordo_loader_options o = {.rank = 0,
+                             .world_size = 1,
+                             .read_workers = 2,
+                             .tokenize_workers = 2,
+                             .lane_binding = ORDO_BINDING_LOGICAL};
+    ASSERT_OK(ordo__loader_open_observed(r, &o, ORDO__OPEN_OBSERVE, &l, &err), &err);
+    ordo_batch b;
+    ASSERT_OK(ordo_loader_next(l, &b, &err), &err);
+    unsigned char *state = NULL;
+    size_t size = 0;
+    ASSERT_EQ_INT(ordo_loader_checkpoint(l, &state, &size, &err), ORDO_INVALID);
+    ASSERT_CONTAINS(err.message, "regenerating a recorded batch takes no checkpoints");
+    ordo_loader_close(l);
+    ordo_recipe_free(r);
 }
 
 /* 16 packers (8 lanes, 2 sources) whose units are record ranges of 6
@@ -323,11 +346,13 @@ TEST(batch_provenance_loads_each_chunk_once)
     int64_t run = run_id(ledger, "r"), steps[] = {2, 14, 29};
     for (int i = 0; i < 3; i++) {
         uint64_t loads = atomic_load(&ordo__chunk_cache_loads);
+        uint64_t read = atomic_load(&ordo__cached_read_bytes);
         ordo_provenance *p = NULL;
         ordo_error err;
         ASSERT_OK(ordo_batch_provenance(ledger, run, steps[i], NULL, &p, &err), &err);
         loads = atomic_load(&ordo__chunk_cache_loads) - loads;
         ASSERT(loads >= 1 && loads <= (uint64_t)chunks);
+        ASSERT(atomic_load(&ordo__cached_read_bytes) > read); /* the reads went through it */
         check_pieces(p, NULL);
         ordo_provenance_free(p);
     }

@@ -656,6 +656,9 @@ ordo_status ordo_loader_checkpoint(ordo_loader *l, unsigned char **data, size_t 
         return ordo__error(err, ORDO_INVALID,
                            "an unordered (debug) loader takes no checkpoints: "
                            "its batches cannot be replayed");
+    if (l->observe) /* its reads leave records that are only bounds (ordo__pos) */
+        return ordo__error(err, ORDO_INVALID,
+                           "a loader regenerating a recorded batch takes no checkpoints");
     ordo__state s = {l->rank_bound,
                      (uint64_t)l->step,
                      (uint64_t)l->stride,

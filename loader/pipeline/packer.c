@@ -114,7 +114,8 @@ _Atomic uint64_t ordo__units_read_on;
 
 /* Reads the current unit again from the record after the document a
  * limited read stopped with (the packer's position: its first document
- * from there on), the documents before it left empty. */
+ * from there on), the documents before it left empty; when the packer
+ * needs it (ordo__packer.read_on). */
 static void read_on(ordo__packer *p, ordo__work *w)
 {
     w->from_doc = p->pos.doc;
@@ -137,6 +138,10 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
     if (p->ready == p->pos.unit) { /* the rest of a unit in hand: no lock taken */
         *out = p->ring[slot];
         return ORDO_OK;
+    }
+    if (p->read_on) {
+        p->read_on = 0;
+        read_on(p, p->ring[slot]);
     }
     ordo__work *chain = NULL;
     ordo__packer_issue(p, l->prefetch, &chain);
@@ -169,6 +174,13 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
             *err = w->err;
         return w->status;
     }
+    if (w->from_bound && (!w->synced || w->doc_count <= w->from_doc)) /* nothing read on */
+        return ordo__error(err, ORDO_CONFLICT,
+                           "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
+                           "documents from record %llu on when read on (the file changed)",
+                           p->lane, l->recipe->sources[p->source].name,
+                           (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard,
+                           (unsigned long long)(w->read_from - 1));
     if (w->read_from && !w->synced) {      /* no document at the record the read started at */
         if (!p->checked && w->from_record) /* the checkpoint's record */
             return ordo__error(err, ORDO_INVALID,
@@ -280,7 +292,8 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
              * the document; only observing loaders read so, and they record
              * no position */
             p->pos.record = w->next_record + 1;
-            read_on(p, w);
+            p->read_on = 1;
+            p->ready = UINT64_MAX;
             continue;
         }
         w->seq = UINT64_MAX; /* the unit is packed: its slot is free */

@@ -20,7 +20,10 @@ struct ordo__work;
  * order). `record` is where that document is, so a resume reads from it
  * without parsing the records before it: 1 + its physical record in its
  * chunk when the packer stands inside the unit (doc or offset not 0), 0
- * at a unit's start and when not known (a checkpoint of format 5). */
+ * at a unit's start and when not known (a checkpoint of format 5). In an
+ * observing loader, after a limited read (ordo__work.limit) and before the
+ * read on, it is only a bound: the record after the last one read; such a
+ * loader takes no checkpoints. */
 typedef struct ordo__pos {
     uint64_t unit, doc, offset, record;
 } ordo__pos;
@@ -57,6 +60,7 @@ typedef struct ordo__packer {
     /* an observing loader's packer: the tokens it still packs in the flush
      * epoch being made (set by its lane), which bounds how far it reads */
     uint64_t want;
+    int read_on; /* the current unit's limited read is used up: read on when needed */
 } ordo__packer;
 
 /* How many times a packer read on in a unit a limited read stopped in

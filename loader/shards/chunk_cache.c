@@ -107,9 +107,12 @@ ordo_status ordo__chunk_cache_load(ordo__chunk_cache *cache, const char *path,
 {
     size_t bucket = bucket_of(shard, index);
     int mine = 0;
-    pthread_mutex_lock(&cache->mutex);
-    entry *e = claim(cache, bucket, shard, index, &mine);
-    pthread_mutex_unlock(&cache->mutex);
+    entry *e = NULL;
+    if (cache) { /* NULL: loaded as ordo__chunk_load loads it, the caller's */
+        pthread_mutex_lock(&cache->mutex);
+        e = claim(cache, bucket, shard, index, &mine);
+        pthread_mutex_unlock(&cache->mutex);
+    }
     *owned = e == NULL;
     if (e && !mine) {
         *data = e->data;

@@ -215,7 +215,8 @@ ordo_status ordo__chunk_read(const char *path, const ordo__shard *shard, uint32_
  * against their digest, inflated) kept for the reads of one loader, up to
  * a budget of bytes, shared by its workers under a lock: a loader that
  * reads units of one chunk for many lanes (a batch replay) loads, checks
- * and inflates the chunk once. Chunks are kept until the cache is freed;
+ * and inflates the chunk once (.jsonl.gz and .parquet chunks are read by
+ * their own readers, uncached). Chunks are kept until the cache is freed;
  * keys are shard pointers, so the cache must not outlive the recipe. */
 typedef struct ordo__chunk_cache ordo__chunk_cache;
 
@@ -225,9 +226,11 @@ ordo__chunk_cache *ordo__chunk_cache_new(uint64_t budget);
 void ordo__chunk_cache_free(ordo__chunk_cache *cache);
 
 /* Chunk `index` of `shard` as ordo__chunk_load gives it, from the cache
- * when it holds it, else loaded and kept while the budget lasts: *owned 0
- * means *data is the cache's (valid until it is freed), 1 the caller's to
- * free. */
+ * when it holds it, else loaded and kept while the budget lasts (a NULL
+ * cache keeps nothing): *owned 0 means *data is the cache's (valid until
+ * it is freed), 1 the caller's to free. Once the budget is spent, which
+ * chunks are kept depends on the order workers load them; the bytes a read
+ * gets never do. */
 ordo_status ordo__chunk_cache_load(ordo__chunk_cache *cache, const char *path,
                                    const ordo__shard *shard, uint32_t index, char **data,
                                    size_t *len, int *owned, ordo_error *err);

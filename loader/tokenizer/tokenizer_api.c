@@ -155,16 +155,17 @@ uint32_t ordo_tokenizer_vocab_size(const ordo_tokenizer *t)
     return t->hf ? ordo__hf_vocab_size(t->hf) : ordo__bpe_encoding(t->bpe)->vocab_size;
 }
 
-/* The tokenizers opened through ordo__tokenizer_open_shared, newest first:
- * each holds one reference here. */
+/* The tokenizers opened through ordo__tokenizer_open_shared, the most
+ * recently used first: each holds one reference here. */
 #define SHARED_KEPT 4
+typedef struct kept_tokenizer {
+    ordo_tokenizer *tokenizer;
+    char encoding[32]; /* "" for a tokenizer.json */
+    unsigned char sha256[ORDO_DIGEST_SIZE];
+} kept_tokenizer;
 static struct {
     pthread_mutex_t mutex;
-    struct {
-        ordo_tokenizer *tokenizer;
-        char encoding[32]; /* "" for a tokenizer.json */
-        unsigned char sha256[ORDO_DIGEST_SIZE];
-    } kept[SHARED_KEPT];
+    kept_tokenizer kept[SHARED_KEPT];
 } shared = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 /* The kept tokenizer of this file and kind with a reference taken, or
@@ -174,8 +175,14 @@ static ordo_tokenizer *shared_find(const char *encoding, const unsigned char *sh
     for (int i = 0; i < SHARED_KEPT; i++)
         if (shared.kept[i].tokenizer && strcmp(shared.kept[i].encoding, encoding) == 0 &&
             memcmp(shared.kept[i].sha256, sha256, ORDO_DIGEST_SIZE) == 0) {
-            atomic_fetch_add(&shared.kept[i].tokenizer->refs, 1);
-            return shared.kept[i].tokenizer;
+            ordo_tokenizer *t = shared.kept[i].tokenizer;
+            atomic_fetch_add(&t->refs, 1);
+            if (i > 0) { /* the most recently used first */
+                kept_tokenizer hit = shared.kept[i];
+                memmove(&shared.kept[1], &shared.kept[0], (size_t)i * sizeof shared.kept[0]);
+                shared.kept[0] = hit;
+            }
+            return t;
         }
     return NULL;
 }
@@ -212,6 +219,25 @@ ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
                                   : ordo_tokenizer_open_json(path, out, err);
     if (status != ORDO_OK)
         return status;
+    /* kept under the digest only if the file still has it once read: a file
+     * replaced meanwhile must not serve later recipes pinning that digest */
+    unsigned char now[ORDO_DIGEST_SIZE];
+    uint64_t size = 0;
+    status = ordo__sha256_file(path, now, &size, err);
+    if (status == ORDO_OK && memcmp(now, sha256, ORDO_DIGEST_SIZE) != 0) {
+        char was[ORDO_DIGEST_HEX_SIZE], is[ORDO_DIGEST_HEX_SIZE];
+        ordo_digest_to_hex(sha256, was);
+        ordo_digest_to_hex(now, is);
+        status = ordo__error(err, ORDO_CONFLICT,
+                             "tokenizer file '%s' changed while it was opened (SHA-256 %s, "
+                             "now %s)",
+                             path, was, is);
+    }
+    if (status != ORDO_OK) {
+        ordo_tokenizer_close(*out);
+        *out = NULL;
+        return status;
+    }
     pthread_mutex_lock(&shared.mutex);
     ordo_tokenizer *other = shared_find(kind, sha256); /* opened meanwhile by another thread */
     if (other) {

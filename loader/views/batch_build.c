@@ -30,29 +30,43 @@ static int64_t line_offset(const char *data, size_t len, uint64_t chunk_offset, 
     return (int64_t)(chunk_offset + at);
 }
 
+/* The chunk the last piece's record was found in, kept while the next
+ * pieces read it: the loader's chunk cache holds it, or (its budget spent)
+ * a copy of our own. */
+typedef struct held_chunk {
+    const ordo__shard *shard;
+    uint32_t chunk;
+    char *data;
+    size_t len;
+    int owned;
+} held_chunk;
+
 /* The byte offset of a piece's record: .txt 0, .jsonl from its chunk's
  * lines (the chunk as the replay read it, from the loader's chunk cache),
  * -1 for compressed and Parquet shards. */
 static ordo_status record_byte(const ordo_recipe *r, ordo__chunk_cache *cache, const ordo__piece *p,
-                               int64_t *byte, ordo_error *err)
+                               held_chunk *held, int64_t *byte, ordo_error *err)
 {
     const ordo__shard *shard = &r->sources[p->source].shards[p->shard];
     const ordo__chunk *chunk = &shard->chunks[p->chunk];
     *byte = shard->format == ORDO_FORMAT_TXT ? 0 : -1;
     if (shard->format != ORDO_FORMAT_JSONL)
         return ORDO_OK;
-    char *path = ordo__shard_path(r, shard), *data = NULL;
-    size_t len = 0;
-    int owned = 0;
-    ordo_status status =
-        path ? ordo__chunk_cache_load(cache, path, shard, p->chunk, &data, &len, &owned, err)
-             : ordo__error(err, ORDO_NOMEM, "out of memory");
-    free(path);
-    if (status == ORDO_OK)
-        *byte = line_offset(data, len, chunk->offset, p->record - chunk->first_record);
-    if (owned)
-        free(data);
-    return status;
+    if (!held->data || held->shard != shard || held->chunk != p->chunk) {
+        if (held->owned)
+            free(held->data);
+        *held = (held_chunk){shard, p->chunk, NULL, 0, 0};
+        char *path = ordo__shard_path(r, shard);
+        ordo_status status = path
+                                 ? ordo__chunk_cache_load(cache, path, shard, p->chunk, &held->data,
+                                                          &held->len, &held->owned, err)
+                                 : ordo__error(err, ORDO_NOMEM, "out of memory");
+        free(path);
+        if (status != ORDO_OK)
+            return status;
+    }
+    *byte = line_offset(held->data, held->len, chunk->offset, p->record - chunk->first_record);
+    return ORDO_OK;
 }
 
 static ordo_status alloc_answer(provenance *pv, const ordo_batch *b, size_t pieces, int lanes,
@@ -72,7 +86,7 @@ static ordo_status alloc_answer(provenance *pv, const ordo_batch *b, size_t piec
 
 /* Fills sample `row` and its pieces from the loader's notes. */
 static ordo_status fill_sample(provenance *pv, batch_job *job, const ordo_batch *b, int row,
-                               size_t *next, ordo_error *err)
+                               size_t *next, held_chunk *held, ordo_error *err)
 {
     const ordo__pieces *noted = ordo__loader_row_pieces(job->loader, row);
     const ordo_recipe *r = job->recipe;
@@ -93,7 +107,7 @@ static ordo_status fill_sample(provenance *pv, batch_job *job, const ordo_batch 
                                   .end = p->end,
                                   .length = p->length,
                                   .at = (int)p->at};
-        ordo_status status = record_byte(r, job->loader->chunk_cache, p, &out->byte, err);
+        ordo_status status = record_byte(r, job->loader->chunk_cache, p, held, &out->byte, err);
         if (status != ORDO_OK) {
             ordo_error was = *err;
             return ordo__error(err, status, "lane %d: %s", s->lane, was.message);
@@ -117,8 +131,11 @@ ordo_status ordo__provenance_build(batch_job *job, const ordo_batch *b, ordo_pro
     ordo_status status = pv ? alloc_answer(pv, b, pieces, job->lanes, err)
                             : ordo__error(err, ORDO_NOMEM, "out of memory");
     size_t next = 0;
+    held_chunk held = {0};
     for (int row = 0; status == ORDO_OK && row < b->rows; row++)
-        status = fill_sample(pv, job, b, row, &next, err);
+        status = fill_sample(pv, job, b, row, &next, &held, err);
+    if (held.owned)
+        free(held.data);
     if (status != ORDO_OK) {
         ordo_provenance_free(pv ? &pv->pub : NULL);
         return status;

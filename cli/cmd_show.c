@@ -91,6 +91,11 @@ static void print_run(const ordo_run_info *r)
     else
         printf("steps        none recorded\n");
     printf("conflicts    %lld\n", (long long)r->conflicts);
+    if (r->lane_states)
+        printf("lane states  %lld flush epochs (a step of one: ordo batch replays that epoch)\n",
+               (long long)r->lane_states);
+    else
+        printf("lane states  none (ordo batch replays from the checkpoint before a step)\n");
     printf("created      %s\n", r->created_at);
 }
 

@@ -618,6 +618,9 @@ typedef struct ordo_run_info {
     int64_t last_step;   /* 0 when no steps */
     int64_t checkpoints; /* checkpoints recorded */
     int64_t conflicts;   /* conflict events */
+    /* flush epochs with every lane's state recorded (a step of such an
+     * epoch is regenerated with at most one epoch of replay) */
+    int64_t lane_states;
 } ordo_run_info;
 
 /* Checks a run name as ordo_run_create does: 1..255 bytes of UTF-8, no

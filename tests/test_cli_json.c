@@ -53,6 +53,8 @@ TEST(cli_runs_json)
     ASSERT_EQ_INT(json_integer_value(json_object_get(resumed, "world_size")), 8);
     ASSERT_EQ_INT(json_integer_value(json_object_get(resumed, "lanes")), 32);
     ASSERT_EQ_INT(json_integer_value(json_object_get(resumed, "last_step")), 100);
+    ASSERT_EQ_INT(json_integer_value(json_object_get(resumed, "lane_states")), 0);
+    ASSERT(json_is_integer(json_object_get(resumed, "lane_states")));
     json_decref(runs);
     cli_result_free(&r);
 }

@@ -291,6 +291,19 @@ TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_bytes)
     snprintf(db, sizeof db, "%s", test_path("ledger.db"));
     record_elastic_run(write_recipe("recipe.json", "{\"kind\": \"bytes\"}", NULL));
     check_random_steps(NULL, 30);
+    /* the run says how many epochs have their lane states (and ordo show) */
+    ordo_ledger *ledger = open_ledger();
+    ordo_run_info run;
+    ordo_error err;
+    ASSERT_OK(ordo_run_get(ledger, "r", &run, &err), &err);
+    ordo_ledger_close(ledger);
+    int64_t states = fixture_int(db, "SELECT count(*) FROM epoch_states");
+    ASSERT(states >= 9);
+    ASSERT_EQ_INT(run.lane_states, states);
+    char *shown = ordo_ok(A("show", "r", "--db", db), 0), line[96];
+    snprintf(line, sizeof line, "lane states  %lld flush epochs", (long long)states);
+    ASSERT_CONTAINS(shown, line);
+    free(shown);
 }
 
 /* Units of many documents: the replay reads each about as far as its

@@ -18,7 +18,8 @@
                             "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "         \
                             "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = "   \
                             "'conflict'), "                                                        \
-                            "coalesce(r.data_root, '') "                                           \
+                            "coalesce(r.data_root, ''), "                                          \
+                            "(SELECT count(*) FROM epoch_states e WHERE e.run_id = r.id) "         \
                             "FROM runs r LEFT JOIN recipes rc ON rc.id = r.recipe_id "             \
                             "LEFT JOIN runs b ON b.id = r.baseline_id "
 
@@ -65,6 +66,7 @@ static ordo_status read_run(sqlite3_stmt *stmt, void *item, ordo_error *err)
     info->checkpoints = sqlite3_column_int64(stmt, 14);
     info->conflicts = sqlite3_column_int64(stmt, 15);
     ordo__copy(info->data_root, sizeof info->data_root, text_column(stmt, 16));
+    info->lane_states = sqlite3_column_int64(stmt, 17);
     return ORDO_OK;
 }
 

@@ -29,16 +29,16 @@ static json_t *string_or_null(const char *s)
 char *ordo_run_info_json(const ordo_run_info *run)
 {
     return render(json_pack(
-        "{s:I, s:s, s:s, s:o, s:o, s:o, s:i, s:i, s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:s}", "id",
-        (json_int_t)run->id, "name", run->name, "recipe_id", run->recipe_id, "recipe_name",
+        "{s:I, s:s, s:s, s:o, s:o, s:o, s:i, s:i, s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:s}",
+        "id", (json_int_t)run->id, "name", run->name, "recipe_id", run->recipe_id, "recipe_name",
         string_or_null(run->recipe_name), "group", string_or_null(run->group_tag), "baseline",
         string_or_null(run->baseline), "lanes", run->lanes, "world_size", run->world_size,
         "digest_kind", run->digest_kind, "segments", (json_int_t)run->segments, "steps",
         (json_int_t)run->steps, "first_step",
         run->steps ? json_integer(run->first_step) : json_null(), "last_step",
         run->steps ? json_integer(run->last_step) : json_null(), "checkpoints",
-        (json_int_t)run->checkpoints, "conflicts", (json_int_t)run->conflicts, "created_at",
-        run->created_at));
+        (json_int_t)run->checkpoints, "conflicts", (json_int_t)run->conflicts, "lane_states",
+        (json_int_t)run->lane_states, "created_at", run->created_at));
 }
 
 /* A segment; its lane plan and workers are embedded as JSON, not strings. */

@@ -59,7 +59,8 @@ class _RunInfo(ctypes.Structure):
                 ("lanes", ctypes.c_int), ("world_size", ctypes.c_int),
                 ("segments", ctypes.c_int64), ("steps", ctypes.c_int64),
                 ("first_step", ctypes.c_int64), ("last_step", ctypes.c_int64),
-                ("checkpoints", ctypes.c_int64), ("conflicts", ctypes.c_int64)]
+                ("checkpoints", ctypes.c_int64), ("conflicts", ctypes.c_int64),
+                ("lane_states", ctypes.c_int64)]
 
 
 class _Batch(ctypes.Structure):

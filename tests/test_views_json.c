@@ -56,10 +56,10 @@ TEST(json_view_of_a_name_that_is_not_utf8_is_null)
     ASSERT(ordo_run_info_json(&run) == NULL);
     memcpy(run.name, "ok", 3);
     char *text = ordo_run_info_json(&run);
-    ASSERT_EQ_STR(text,
-                  "{\"id\":1,\"name\":\"ok\",\"recipe_id\":\"r\",\"recipe_name\":null,"
-                  "\"group\":null,\"baseline\":null,\"lanes\":0,\"world_size\":0,"
-                  "\"digest_kind\":\"ordo\",\"segments\":0,\"steps\":0,\"first_step\":null,"
-                  "\"last_step\":null,\"checkpoints\":0,\"conflicts\":0,\"created_at\":\"t\"}");
+    ASSERT_EQ_STR(text, "{\"id\":1,\"name\":\"ok\",\"recipe_id\":\"r\",\"recipe_name\":null,"
+                        "\"group\":null,\"baseline\":null,\"lanes\":0,\"world_size\":0,"
+                        "\"digest_kind\":\"ordo\",\"segments\":0,\"steps\":0,\"first_step\":null,"
+                        "\"last_step\":null,\"checkpoints\":0,\"conflicts\":0,\"lane_states\":0,"
+                        "\"created_at\":\"t\"}");
     ordo_free(text);
 }

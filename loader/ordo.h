@@ -586,6 +586,15 @@ ordo_status ordo_checkpoint_merge(const unsigned char *const *states, const size
 ordo_status ordo_checkpoint_describe(const void *state, size_t size, int *lanes, int64_t *step,
                                      ordo_error *err);
 
+/* Whether two checkpoints put every lane at the same place: *same 1 when
+ * they hold the same recipe, step, lanes and positions, a document record
+ * that one of them does not know (a checkpoint of format 5) matching any;
+ * so a state a job of this version records again for a step is not a
+ * conflict with the one an older version recorded. ORDO_INVALID (naming
+ * the byte) when either is not a checkpoint. */
+ordo_status ordo_checkpoint_equivalent(const void *a, size_t a_size, const void *b, size_t b_size,
+                                       int *same, ordo_error *err);
+
 /* ---- runs and segments ------------------------------------------------ */
 
 /* What a new run is. Strings are borrowed. */

@@ -199,6 +199,91 @@ TEST(resume_reads_checkpoints_of_format_5)
     ordo_checkpoint_free(&c);
 }
 
+/* Run 1's lane states (epoch_states) and its checkpoint at `step`
+ * rewritten as format 5 wrote them; lane 5's second packer moved a
+ * document on in the state recorded with step `moved` (0: none). */
+static void states_as_format_5(int64_t step, int64_t moved)
+{
+    ordo_ledger *ledger = NULL;
+    ordo_error err;
+    ASSERT_OK(ordo_ledger_open(db, ORDO_OPEN_READONLY, &ledger, &err), &err);
+    for (int64_t at = 1;;) {
+        ordo_checkpoint c;
+        if (ordo__epoch_state_find(ledger, 1, at, INT64_MAX, &c, &err) != ORDO_OK)
+            break;
+        ordo__state s;
+        ASSERT_OK(ordo__state_decode(c.state, c.state_size, &s, &err), &err);
+        if (c.step == moved)
+            s.lanes[5].positions[1].doc += 1;
+        size_t size = 0;
+        unsigned char *old = encode_format_5(&s, &size);
+        size_t cap = 2 * size + 128;
+        char *sql = malloc(cap);
+        int n = snprintf(sql, cap, "UPDATE epoch_states SET lane_state = X'");
+        for (size_t i = 0; i < size; i++)
+            n += snprintf(sql + n, cap - (size_t)n, "%02x", old[i]);
+        snprintf(sql + n, cap - (size_t)n, "' WHERE run_id = 1 AND step = %lld", (long long)c.step);
+        fixture_sql(db, sql);
+        free(sql);
+        free(old);
+        ordo__state_free(&s);
+        at = c.step + 1;
+        ordo_checkpoint_free(&c);
+    }
+    ordo_ledger_close(ledger);
+    ordo_checkpoint c;
+    ordo__state s;
+    read_state(step, &s, &c);
+    size_t size = 0;
+    unsigned char *old = encode_format_5(&s, &size);
+    write_raw(step, old, size);
+    free(old);
+    ordo__state_free(&s);
+    ordo_checkpoint_free(&c);
+}
+
+/* An upgrade: a job of an ordo writing format 5 ran past its last
+ * checkpoint (40) to step 60, its lane states recorded; this version
+ * resumes from the checkpoint and records the states of steps 41-60 again,
+ * in format 6. The same positions are no conflict, and the stored states
+ * take the newer format; a state that really differs still is one. */
+TEST(resume_over_lane_states_of_format_5_is_no_conflict)
+{
+    record_base_and_whole();
+    fixture_sql(db, "DELETE FROM checkpoints WHERE run_id = 1 AND step > 40");
+    ASSERT(fixture_int(db, "SELECT count(*) FROM epoch_states WHERE run_id = 1 AND step > 40") >=
+           2);
+    int64_t moved = fixture_int(db, "SELECT max(step) FROM epoch_states WHERE run_id = 1 AND "
+                                    "step > 40 AND step <= 60");
+    states_as_format_5(40, moved);
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM epoch_states WHERE run_id = 1 AND "
+                                  "substr(lane_state, 1, 1) <> x'05'"),
+                  0);
+    free(ordo_ok(A("resume", "base", "--db", db, "--world-size", "8", "--steps", "80", "--quiet"),
+                 0));
+    cli_result r = run_ordo(NULL, A("compare", "base", "whole", "--db", db));
+    ASSERT_EQ_INT(r.code, 3); /* the batches match; the moved state is a conflict */
+    ASSERT_CONTAINS(r.out, "matched         80");
+    ASSERT_CONTAINS(r.out, "diverged        0");
+    ASSERT_CONTAINS(r.out, "base: 1 steps");
+    cli_result_free(&r);
+    /* the moved one is the only conflict, and the only state left of format 5 */
+    ASSERT_EQ_INT(fixture_int(db, "SELECT count(*) FROM events WHERE run_id = 1 AND kind = "
+                                  "'conflict'"),
+                  1);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM events WHERE run_id = 1 AND kind = 'conflict' AND step = %lld",
+             (long long)moved);
+    ASSERT_EQ_INT(fixture_int(db, sql), 1);
+    ASSERT_EQ_INT(fixture_int(db,
+                              "SELECT count(*) FROM epoch_states WHERE run_id = 1 AND step > 40 "
+                              "AND substr(lane_state, 1, 1) = x'05'"),
+                  1);
+    ASSERT(fixture_int(db, "SELECT count(*) FROM epoch_states WHERE run_id = 1 AND step > 40 AND "
+                           "substr(lane_state, 1, 1) = x'06'") >= 1);
+}
+
 /* A lane digest recorded for a step the resume replays, changed in the
  * ledger: the resume names that step and lane. */
 TEST(resume_checks_the_replayed_steps_against_the_ledger)

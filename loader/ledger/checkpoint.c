@@ -88,8 +88,23 @@ static ordo_status same_checkpoint(ordo_ledger *ledger, int64_t run_id, int64_t 
     if (status != ORDO_OK)
         return status;
     *same = old.lanes == lanes && old.state_size == size && memcmp(old.state, state, size) == 0;
+    int equivalent = 0;
+    ordo_error why;
+    if (!*same && old.lanes == lanes &&
+        ordo_checkpoint_equivalent(old.state, old.state_size, state, size, &equivalent, &why) ==
+            ORDO_OK &&
+        equivalent) { /* an older format's encoding of it: the newer one is kept */
+        *same = 1;
+        if (old.state[0] < ((const unsigned char *)state)[0])
+            status = ordo__sql_exec(
+                ledger,
+                "UPDATE checkpoints SET lane_state = ?3 WHERE run_id = ?1 AND "
+                "step = ?2",
+                ORDO__BIND(ORDO__INT(run_id), ORDO__INT(step), ORDO__BLOB(state, size)),
+                "recording a checkpoint", err);
+    }
     ordo_checkpoint_free(&old);
-    return ORDO_OK;
+    return status;
 }
 
 /* What is recorded, and whether it met another state. */

@@ -92,7 +92,8 @@ static void print_run(const ordo_run_info *r)
         printf("steps        none recorded\n");
     printf("conflicts    %lld\n", (long long)r->conflicts);
     if (r->lane_states)
-        printf("lane states  %lld flush epochs (a step of one: ordo batch replays that epoch)\n",
+        printf("lane states  %lld recorded (a step of an epoch with one: ordo batch replays that "
+               "epoch)\n",
                (long long)r->lane_states);
     else
         printf("lane states  none (ordo batch replays from the checkpoint before a step)\n");

@@ -588,12 +588,14 @@ ordo_status ordo_checkpoint_describe(const void *state, size_t size, int *lanes,
 
 /* Whether two checkpoints put every lane at the same place: *same 1 when
  * they hold the same recipe, step, lanes and positions, a document record
- * that one of them does not know (a checkpoint of format 5) matching any;
- * so a state a job of this version records again for a step is not a
- * conflict with the one an older version recorded. ORDO_INVALID (naming
- * the byte) when either is not a checkpoint. */
+ * that one of them does not know (0: a checkpoint of format 5, or a
+ * position a resume from one has not read yet) matching any; so a state a
+ * job of this version records again for a step is not a conflict with the
+ * one an older version recorded. *b_knows_more (may be NULL): they are the
+ * same and b knows records a does not. ORDO_INVALID (naming the byte) when
+ * either is not a checkpoint. */
 ordo_status ordo_checkpoint_equivalent(const void *a, size_t a_size, const void *b, size_t b_size,
-                                       int *same, ordo_error *err);
+                                       int *same, int *b_knows_more, ordo_error *err);
 
 /* ---- runs and segments ------------------------------------------------ */
 
@@ -627,8 +629,9 @@ typedef struct ordo_run_info {
     int64_t last_step;   /* 0 when no steps */
     int64_t checkpoints; /* checkpoints recorded */
     int64_t conflicts;   /* conflict events */
-    /* flush epochs with every lane's state recorded (a step of such an
-     * epoch is regenerated with at most one epoch of replay) */
+    /* lane states recorded (every lane's, with the first step of each flush
+     * epoch after the first and of each resume): a step of an epoch that
+     * has one is regenerated with at most one epoch of replay */
     int64_t lane_states;
 } ordo_run_info;
 

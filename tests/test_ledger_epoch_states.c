@@ -7,14 +7,17 @@
 #include "pipeline/lane_state.h"
 
 /* An encoded logical state of `lanes` lanes of one source after `step`,
- * the positions derived from `seed`; *size set. Caller frees. */
-static unsigned char *make_state(int lanes, int64_t step, unsigned seed, size_t *size)
+ * the positions derived from `seed`, lane 1's document at `record` (0:
+ * unknown); *size set. Caller frees. */
+static unsigned char *make_state_at(int lanes, int64_t step, unsigned seed, uint64_t record,
+                                    size_t *size)
 {
     ordo__lane_record *records = calloc((size_t)lanes, sizeof *records);
     ordo__pos *positions = calloc((size_t)lanes, sizeof *positions);
     ASSERT(records && positions);
     for (int lane = 0; lane < lanes; lane++) {
         positions[lane] = (ordo__pos){.unit = (uint64_t)lane, .doc = seed, .offset = 3};
+        positions[1].record = record;
         records[lane] = (ordo__lane_record){.lane = (uint64_t)lane, .positions = &positions[lane]};
     }
     ordo__state s = {.rank_bound = 0,
@@ -30,6 +33,11 @@ static unsigned char *make_state(int lanes, int64_t step, unsigned seed, size_t 
     free(records);
     free(positions);
     return data;
+}
+
+static unsigned char *make_state(int lanes, int64_t step, unsigned seed, size_t *size)
+{
+    return make_state_at(lanes, step, seed, 0, size);
 }
 
 /* Records step `number` carrying `state`; returns the status. */
@@ -133,4 +141,85 @@ TEST(epoch_states_that_are_not_the_steps_are_refused)
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM epoch_states"), 0);
     free(state);
     free(four);
+}
+
+/* The stored lane state of step `step` of the ledger equals `state`. */
+static void expect_stored(const char *sql, const unsigned char *state, size_t size)
+{
+    char *hex = fixture_text(test_path("l.db"), sql);
+    ASSERT_EQ_INT(strlen(hex), 2 * size);
+    for (size_t i = 0; i < size; i++) {
+        unsigned byte = 0;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        ASSERT_EQ_INT(byte, state[i]);
+    }
+    free(hex);
+}
+
+/* A position's record unknown (0: a resume from a format-5 checkpoint
+ * has not read it yet) matches any: the state that knows it replaces the
+ * one that does not, whichever came first; two known records that differ
+ * are a conflict. Checkpoints are compared the same way. */
+TEST(epoch_states_with_unknown_records_take_the_known_ones)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 8, 2);
+    ordo_error err;
+    ordo_record_result result;
+    size_t na = 0, nb = 0, nc = 0;
+    unsigned char *a = make_state_at(8, 17, 5, 0, &na), *b = make_state_at(8, 17, 5, 7, &nb),
+                  *c = make_state_at(8, 17, 5, 9, &nc);
+    int same = 0, more = 0;
+    ASSERT_OK(ordo_checkpoint_equivalent(a, na, b, nb, &same, &more, &err), &err);
+    ASSERT(same && more);
+    ASSERT_OK(ordo_checkpoint_equivalent(b, nb, a, na, &same, &more, &err), &err);
+    ASSERT(same && !more);
+    ASSERT_OK(ordo_checkpoint_equivalent(b, nb, c, nc, &same, &more, &err), &err);
+    ASSERT(!same && !more);
+    ASSERT_OK(report(ledger, run, 17, 8, a, na, &result, &err), &err);
+    ASSERT_OK(report(ledger, run, 17, 8, b, nb, &result, &err), &err); /* knows more: kept */
+    ASSERT_EQ_INT(result.conflicts, 0);
+    ASSERT_OK(report(ledger, run, 17, 8, a, na, &result, &err), &err); /* knows less: no change */
+    ASSERT_EQ_INT(result.conflicts, 0);
+    ASSERT_STATUS(report(ledger, run, 17, 8, c, nc, &result, &err), ORDO_CONFLICT, &err);
+    ASSERT_EQ_INT(result.conflicts, 1);
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "r", &info, &err), &err);
+    ASSERT_EQ_INT(info.lane_states, 1);
+    /* checkpoints: the same rules */
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 17, 8, a, na, &err), &err);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 17, 8, b, nb, &err), &err);
+    ASSERT_OK(ordo_checkpoint_record(ledger, run, 17, 8, a, na, &err), &err);
+    ASSERT_STATUS(ordo_checkpoint_record(ledger, run, 17, 8, c, nc, &err), ORDO_CONFLICT, &err);
+    ordo_ledger_close(ledger);
+    expect_stored("SELECT hex(lane_state) FROM epoch_states", b, nb);
+    expect_stored("SELECT hex(lane_state) FROM checkpoints", b, nb);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* Migration 0008 counts the lane states a ledger of version 7 holds. */
+TEST(migration_counts_the_lane_states_recorded)
+{
+    ordo_ledger *ledger = fixture_open("l.db");
+    int64_t run = fixture_run(ledger, "r", 8, 2);
+    ordo_error err;
+    ordo_record_result result;
+    for (int64_t step = 1; step <= 3; step++) {
+        size_t size = 0;
+        unsigned char *state = make_state(8, step, 5, &size);
+        ASSERT_OK(report(ledger, run, step, 8, state, size, &result, &err), &err);
+        free(state);
+    }
+    ASSERT_OK(report(ledger, run, 4, 8, NULL, 0, &result, &err), &err);
+    ordo_ledger_close(ledger);
+    fixture_sql(test_path("l.db"), "ALTER TABLE runs DROP COLUMN lane_states");
+    fixture_sql(test_path("l.db"), "PRAGMA user_version = 7");
+    ledger = fixture_open("l.db");
+    ordo_run_info info;
+    ASSERT_OK(ordo_run_get(ledger, "r", &info, &err), &err);
+    ASSERT_EQ_INT(info.lane_states, 3);
+    ASSERT_EQ_INT(info.steps, 4);
+    ordo_ledger_close(ledger);
 }

@@ -181,6 +181,8 @@ static const struct {
      "88fb10468a86eda2c3cc51e35c982a822d9246591dd622b86df397d09762c254"},
     {"migrations/0007_epoch_states.sql",
      "3b62d69648db505de5265b9a3b9666ec690a7258da156ac02a61bd04da193054"},
+    {"migrations/0008_lane_state_count.sql",
+     "111bbfb5a577ce043f370da5e1fa355514a16a854ecd3ac64c2633cff445644f"},
 };
 
 TEST(released_migrations_are_frozen)

@@ -301,7 +301,7 @@ TEST(batch_provenance_is_the_ledger_batch_traced_to_shard_records_bytes)
     ASSERT(states >= 9);
     ASSERT_EQ_INT(run.lane_states, states);
     char *shown = ordo_ok(A("show", "r", "--db", db), 0), line[96];
-    snprintf(line, sizeof line, "lane states  %lld flush epochs", (long long)states);
+    snprintf(line, sizeof line, "lane states  %lld recorded", (long long)states);
     ASSERT_CONTAINS(shown, line);
     free(shown);
 }

@@ -146,6 +146,7 @@ TEST(migration_rebuilds_step_blocks)
     fixture_sql(test_path("l.db"), "DROP TABLE step_blocks");
     fixture_sql(test_path("l.db"), "DROP TABLE shard_files");
     fixture_sql(test_path("l.db"), "DROP TABLE epoch_states");
+    fixture_sql(test_path("l.db"), "ALTER TABLE runs DROP COLUMN lane_states");
     fixture_sql(test_path("l.db"), "PRAGMA user_version = 2");
     ledger = fixture_open("l.db"); /* migrates to the latest */
     ASSERT_EQ_INT(ordo_ledger_schema_version(ledger), ordo_schema_version_latest());

@@ -79,7 +79,9 @@ static ordo_status check_reached(ordo_ledger *ledger, int64_t run_id, int64_t st
     return status == ORDO_NOTFOUND ? ordo__db_error(ledger, err, "reading steps") : status;
 }
 
-/* 1 when the recorded checkpoint equals (lanes, state), 0 when not. */
+/* 1 when the recorded checkpoint equals (lanes, state) or holds the same
+ * positions (ordo_checkpoint_equivalent: then replaced by state when that
+ * knows more of their records), 0 when not. */
 static ordo_status same_checkpoint(ordo_ledger *ledger, int64_t run_id, int64_t step, int lanes,
                                    const void *state, size_t size, int *same, ordo_error *err)
 {
@@ -88,14 +90,14 @@ static ordo_status same_checkpoint(ordo_ledger *ledger, int64_t run_id, int64_t 
     if (status != ORDO_OK)
         return status;
     *same = old.lanes == lanes && old.state_size == size && memcmp(old.state, state, size) == 0;
-    int equivalent = 0;
+    int equivalent = 0, more = 0;
     ordo_error why;
     if (!*same && old.lanes == lanes &&
-        ordo_checkpoint_equivalent(old.state, old.state_size, state, size, &equivalent, &why) ==
-            ORDO_OK &&
-        equivalent) { /* an older format's encoding of it: the newer one is kept */
+        ordo_checkpoint_equivalent(old.state, old.state_size, state, size, &equivalent, &more,
+                                   &why) == ORDO_OK &&
+        equivalent) { /* the same positions, some records unknown: the one knowing more is kept */
         *same = 1;
-        if (old.state[0] < ((const unsigned char *)state)[0])
+        if (more)
             status = ordo__sql_exec(
                 ledger,
                 "UPDATE checkpoints SET lane_state = ?3 WHERE run_id = ?1 AND "

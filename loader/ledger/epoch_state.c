@@ -45,26 +45,24 @@ ordo_status ordo__epoch_state_check(const ordo_step *s, int lanes, int rank_boun
 
 /* Whether the state recorded for the step puts the lanes where s's does
  * (ordo_checkpoint_equivalent; a stored one that no longer decodes does
- * not), and whether it is of an older format. */
+ * not), and whether s's knows records it does not. */
 static ordo_status same_place(ordo_ledger *ledger, int64_t run_id, const ordo_step *s, int *same,
-                              int *older, ordo_error *err)
+                              int *more, ordo_error *err)
 {
     ordo_checkpoint old;
     ordo_status status = ordo__epoch_state_find(ledger, run_id, s->step, s->step, &old, err);
-    int equivalent = 0;
     ordo_error why;
+    *same = *more = 0;
     if (status == ORDO_OK &&
         ordo_checkpoint_equivalent(old.state, old.state_size, s->lane_state, s->lane_state_size,
-                                   &equivalent, &why) != ORDO_OK)
-        equivalent = 0;
-    *same = equivalent;
-    *older = equivalent && old.state[0] < s->lane_state[0]; /* the version byte */
+                                   same, more, &why) != ORDO_OK)
+        *same = *more = 0;
     ordo_checkpoint_free(&old);
     return status;
 }
 
-/* Records a step's lane state (first one stands, or its newer format's
- * encoding); see sql.h. */
+/* Records a step's lane state (the first one stands, or the same positions
+ * with more of their records known); see sql.h. */
 ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ordo_step *s,
                                   int *conflict, ordo_error *err)
 {
@@ -78,7 +76,10 @@ ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ord
                        ORDO__BIND(ORDO__INT(run_id), ORDO__INT(s->step),
                                   ORDO__BLOB(s->lane_state, s->lane_state_size)),
                        "recording a lane state", err);
-    if (status != ORDO_OK || sqlite3_changes(ledger->db))
+    if (status == ORDO_OK && sqlite3_changes(ledger->db))
+        return ordo__sql_exec(ledger, "UPDATE runs SET lane_states = lane_states + 1 WHERE id = ?1",
+                              ORDO__BIND(ORDO__INT(run_id)), "counting lane states", err);
+    if (status != ORDO_OK)
         return status;
     int64_t same = 0;
     status = ordo__sql_row(ledger,
@@ -89,17 +90,17 @@ ordo_status ordo__epoch_state_put(ordo_ledger *ledger, int64_t run_id, const ord
                            ordo__read_int64, &same, "reading a lane state", err);
     if (status != ORDO_OK || same)
         return status;
-    int place = 0, older = 0;
-    if ((status = same_place(ledger, run_id, s, &place, &older, err)) != ORDO_OK)
+    int place = 0, more = 0;
+    if ((status = same_place(ledger, run_id, s, &place, &more, err)) != ORDO_OK)
         return status;
-    if (place) /* an older format's encoding of the same positions: the newer one is kept */
-        return older ? ordo__sql_exec(ledger,
-                                      "UPDATE epoch_states SET lane_state = ?3 WHERE run_id = ?1 "
-                                      "AND step = ?2",
-                                      ORDO__BIND(ORDO__INT(run_id), ORDO__INT(s->step),
-                                                 ORDO__BLOB(s->lane_state, s->lane_state_size)),
-                                      "recording a lane state", err)
-                     : ORDO_OK;
+    if (place) /* the same positions, some records unknown: the one knowing more is kept */
+        return more ? ordo__sql_exec(ledger,
+                                     "UPDATE epoch_states SET lane_state = ?3 WHERE run_id = ?1 "
+                                     "AND step = ?2",
+                                     ORDO__BIND(ORDO__INT(run_id), ORDO__INT(s->step),
+                                                ORDO__BLOB(s->lane_state, s->lane_state_size)),
+                                     "recording a lane state", err)
+                    : ORDO_OK;
     unsigned char digest[ORDO_DIGEST_SIZE];
     ordo_sha256(s->lane_state, s->lane_state_size, digest);
     *conflict = 1;

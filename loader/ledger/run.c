@@ -18,8 +18,7 @@
                             "(SELECT count(*) FROM checkpoints c WHERE c.run_id = r.id), "         \
                             "(SELECT count(*) FROM events e WHERE e.run_id = r.id AND e.kind = "   \
                             "'conflict'), "                                                        \
-                            "coalesce(r.data_root, ''), "                                          \
-                            "(SELECT count(*) FROM epoch_states e WHERE e.run_id = r.id) "         \
+                            "coalesce(r.data_root, ''), r.lane_states "                            \
                             "FROM runs r LEFT JOIN recipes rc ON rc.id = r.recipe_id "             \
                             "LEFT JOIN runs b ON b.id = r.baseline_id "
 

@@ -219,8 +219,9 @@ ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
                                   : ordo_tokenizer_open_json(path, out, err);
     if (status != ORDO_OK)
         return status;
-    /* kept under the digest only if the file still has it once read: a file
-     * replaced meanwhile must not serve later recipes pinning that digest */
+    /* the file must still have the digest once read: one replaced meanwhile
+     * is refused (ORDO_CONFLICT), never kept to serve later recipes pinning
+     * that digest */
     unsigned char now[ORDO_DIGEST_SIZE];
     uint64_t size = 0;
     status = ordo__sha256_file(path, now, &size, err);

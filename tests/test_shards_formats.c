@@ -187,3 +187,20 @@ TEST(shard_writer_reads_gzip_inputs_member_by_member)
     ASSERT(access(path, F_OK) != 0);
     free(dir);
 }
+
+/* A text holding U+0000 (valid JSON, found in crawled pages) is read
+ * with its length: the NUL is a byte of the document, nothing is cut. */
+TEST(shard_read_keeps_a_nul_inside_a_text)
+{
+    char *path = strdup(test_path("nul.jsonl"));
+    static const char nul[] = "{\"text\": \"before\\u0000after\"}\n{\"text\": \"\\u0000\"}\n";
+    test_write_file(path, nul, strlen(nul));
+    seen s = {0};
+    ordo_read_counts c;
+    ordo_error err;
+    ASSERT_OK(ordo_shard_read(path, "text", NULL, remember, &s, &c, &err), &err);
+    ASSERT_EQ_INT(c.passed, 2);
+    ASSERT_EQ_INT(s.len, 12 + 1 + 1 + 1);
+    ASSERT(memcmp(s.text, "before\0after|\0|", 15) == 0);
+    free(path);
+}

@@ -90,7 +90,9 @@ static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint
         return ORDO_OK;
     }
     json_error_t jerr;
-    json_t *record = json_loadb(line, len, 0, &jerr);
+    /* \u0000 is valid JSON and occurs in crawled text: texts are kept with
+     * their length, never as C strings */
+    json_t *record = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
     if (!record) {
         char detail[200];
         snprintf(detail, sizeof detail, " (column %d: %s)", jerr.column, jerr.text);

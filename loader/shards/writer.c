@@ -226,7 +226,7 @@ static int add_text(sharder *s, const char *path, const char *data, size_t len)
 static int add_record(sharder *s, const char *path, const char *line, size_t len, uint64_t offset)
 {
     json_error_t jerr;
-    json_t *doc = json_loadb(line, len, 0, &jerr);
+    json_t *doc = json_loadb(line, len, JSON_ALLOW_NUL, &jerr); /* as record.c reads it */
     const json_t *text = ordo__json_path(doc, s->text_field);
     const char *problem = !doc                    ? jerr.text
                           : !json_is_object(doc)  ? "not a JSON object"

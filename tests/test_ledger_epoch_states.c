@@ -55,6 +55,20 @@ static ordo_status report(ordo_ledger *ledger, int64_t run, int64_t number, int 
     return status;
 }
 
+/* The one lane state (or checkpoint) the query selects, as hex, equals
+ * `state`. */
+static void expect_stored(const char *sql, const unsigned char *state, size_t size)
+{
+    char *hex = fixture_text(test_path("l.db"), sql);
+    ASSERT_EQ_INT(strlen(hex), 2 * size);
+    for (size_t i = 0; i < size; i++) {
+        unsigned byte = 0;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        ASSERT_EQ_INT(byte, state[i]);
+    }
+    free(hex);
+}
+
 TEST(epoch_states_are_kept_once_with_their_step)
 {
     ordo_ledger *ledger = fixture_open("l.db");
@@ -78,14 +92,7 @@ TEST(epoch_states_are_kept_once_with_their_step)
                   1);
     ordo_ledger_close(ledger);
     /* the first state stands */
-    char *hex = fixture_text(test_path("l.db"), "SELECT hex(lane_state) FROM epoch_states");
-    ASSERT_EQ_INT(strlen(hex), 2 * size);
-    for (size_t i = 0; i < size; i++) {
-        unsigned byte = 0;
-        sscanf(hex + 2 * i, "%2x", &byte);
-        ASSERT_EQ_INT(byte, state[i]);
-    }
-    free(hex);
+    expect_stored("SELECT hex(lane_state) FROM epoch_states", state, size);
     /* a state given with a step already recorded without one fills it in */
     ledger = fixture_open("l.db");
     ASSERT_OK(report(ledger, run, 33, 8, NULL, 0, &result, &err), &err);
@@ -141,19 +148,6 @@ TEST(epoch_states_that_are_not_the_steps_are_refused)
     ASSERT_EQ_INT(fixture_int(test_path("l.db"), "SELECT count(*) FROM epoch_states"), 0);
     free(state);
     free(four);
-}
-
-/* The stored lane state of step `step` of the ledger equals `state`. */
-static void expect_stored(const char *sql, const unsigned char *state, size_t size)
-{
-    char *hex = fixture_text(test_path("l.db"), sql);
-    ASSERT_EQ_INT(strlen(hex), 2 * size);
-    for (size_t i = 0; i < size; i++) {
-        unsigned byte = 0;
-        sscanf(hex + 2 * i, "%2x", &byte);
-        ASSERT_EQ_INT(byte, state[i]);
-    }
-    free(hex);
 }
 
 /* A position's record unknown (0: a resume from a format-5 checkpoint

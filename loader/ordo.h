@@ -100,6 +100,12 @@ unsigned ordo_version(void);
 /* The same as text, "MAJOR.MINOR.PATCH"; static string. */
 const char *ordo_version_string(void);
 
+/* sizeof of the public struct named `name` ("ordo_error", "ordo_recipe_info",
+ * "ordo_loader_options", "ordo_batch", "ordo_run_info") in the library
+ * running, or 0 for another name: a binding that mirrors them (the Python
+ * package's ctypes) checks its copies against it before any call. */
+size_t ordo_struct_size(const char *name);
+
 /* Short machine name of a status ("not_found"); static string. */
 const char *ordo_status_name(ordo_status status);
 

@@ -63,3 +63,15 @@ TEST(json_view_of_a_name_that_is_not_utf8_is_null)
                         "\"created_at\":\"t\"}");
     ordo_free(text);
 }
+
+/* Bindings check their copies of the public structs against these. */
+TEST(struct_sizes_are_given_by_name)
+{
+    ASSERT_EQ_INT(ordo_struct_size("ordo_run_info"), sizeof(ordo_run_info));
+    ASSERT_EQ_INT(ordo_struct_size("ordo_batch"), sizeof(ordo_batch));
+    ASSERT_EQ_INT(ordo_struct_size("ordo_error"), sizeof(ordo_error));
+    ASSERT_EQ_INT(ordo_struct_size("ordo_loader_options"), sizeof(ordo_loader_options));
+    ASSERT_EQ_INT(ordo_struct_size("ordo_recipe_info"), sizeof(ordo_recipe_info));
+    ASSERT_EQ_INT(ordo_struct_size("ordo_run"), 0);
+    ASSERT_EQ_INT(ordo_struct_size(NULL), 0);
+}

@@ -134,11 +134,31 @@ def _library():
         "ordo_run_get": ([P, ctypes.c_char_p, ctypes.POINTER(_RunInfo), E], ctypes.c_int),
         "ordo_lane_binding_parse": ([ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), E],
                                     ctypes.c_int),
+        "ordo_version_string": ([], ctypes.c_char_p),
     }
     for name, (args, result) in sig.items():
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, result
+    _check_structs(lib, path)
     return lib
+
+
+# The structs mirrored here, by their names in ordo.h.
+_MIRRORS = {"ordo_error": _Error, "ordo_recipe_info": _RecipeInfo,
+            "ordo_loader_options": _Options, "ordo_batch": _Batch, "ordo_run_info": _RunInfo}
+
+
+def _check_structs(lib, path):
+    """Refuses a library whose structs are not the size of this binding's
+    copies (another version): the library would write past them."""
+    size = lib.ordo_struct_size
+    size.argtypes, size.restype = [ctypes.c_char_p], ctypes.c_size_t
+    for name, mirror in _MIRRORS.items():
+        theirs, ours = size(name.encode()), ctypes.sizeof(mirror)
+        if theirs != ours:
+            raise OSError(f"{path}: struct {name} is {theirs} bytes there, {ours} in this "
+                          f"binding (ordo {lib.ordo_version_string().decode()} and another "
+                          "version's Python package); use the package's own library")
 
 
 _lib = None

@@ -1,4 +1,5 @@
 """The ctypes binding: batches, digests, elastic resume through state dicts."""
+import ctypes
 import json
 import os
 import shutil
@@ -53,6 +54,25 @@ def unvarints(values):
                 break
     return bytes(out)
 
+
+
+class StructSizes(unittest.TestCase):
+    def test_a_library_of_other_struct_sizes_is_refused(self):
+        """The binding's ctypes copies are the library's structs; one of
+        another size (another version's library) is refused by name."""
+        from ordo import loader
+        lib = loader.lib()
+        loader._check_structs(lib, "libordo.so")  # this build: the same sizes
+        class Smaller(ctypes.Structure):
+            _fields_ = loader._RunInfo._fields_[:-1]
+        saved = loader._MIRRORS["ordo_run_info"]
+        loader._MIRRORS["ordo_run_info"] = Smaller
+        try:
+            with self.assertRaisesRegex(OSError, r"libordo.so: struct ordo_run_info is \d+ bytes "
+                                                 r"there, \d+ in this binding"):
+                loader._check_structs(lib, "libordo.so")
+        finally:
+            loader._MIRRORS["ordo_run_info"] = saved
 
 class LoaderTest(unittest.TestCase):
     @classmethod

@@ -372,6 +372,46 @@ TEST(batch_provenance_loads_each_chunk_once)
     ordo_ledger_close(ledger);
 }
 
+/* Every sample exactly one document (19 bytes and its eos), read one
+ * document at a time: a replay of one step packs its document and stops;
+ * the read on that the next document would need is started only when a
+ * packer needs it, so none is. */
+TEST(batch_provenance_reads_on_only_when_a_packer_needs_it)
+{
+    mkdir(test_path("data"), 0755);
+    FILE *out = fopen(test_path("data/even.jsonl"), "w");
+    ASSERT(out != NULL);
+    for (int i = 0; i < 60; i++)
+        fprintf(out, "{\"text\": \"document number %03d\"}\n", i); /* 19 bytes */
+    ASSERT(fclose(out) == 0);
+    static const char recipe[] =
+        "{\"seed\": 1, \"seq_len\": 20, \"global_batch\": 1, \"lanes\": 1, \"flush_every\": 1, "
+        "\"tokenizer\": {\"kind\": \"bytes\"}, \"sources\": [{\"name\": \"even\", \"paths\": "
+        "[\"data/even.jsonl\"], \"weight\": 1}]}";
+    test_write_file(test_path("even.json"), recipe, sizeof recipe - 1);
+    snprintf(db, sizeof db, "%s", test_path("ledger.db"));
+    free(ordo_ok(A("run", test_path("even.json"), "--db", db, "--name", "e", "--world-size", "1",
+                   "--steps", "20", "--quiet"),
+                 0));
+    ordo_ledger *ledger = open_ledger();
+    int64_t run = run_id(ledger, "e");
+    ordo__observe_read_limit = 1;
+    for (int64_t step = 2; step <= 20; step += 6) {
+        uint64_t before = atomic_load(&ordo__units_read_on);
+        ordo_provenance *p = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_batch_provenance(ledger, run, step, NULL, &p, &err), &err);
+        ASSERT_EQ_INT(p->step - p->from_step, 1);
+        ASSERT_EQ_INT(p->samples[0].piece_count, 1);
+        ASSERT_EQ_INT(p->samples[0].pieces[0].start, 0);
+        ASSERT_EQ_INT(p->samples[0].pieces[0].end, 20);
+        ASSERT_EQ_INT(atomic_load(&ordo__units_read_on) - before, 0);
+        ordo_provenance_free(p);
+    }
+    ordo__observe_read_limit = 0;
+    ordo_ledger_close(ledger);
+}
+
 /* A replay reads about what its epoch packs: each packer's read stops
  * near the text of the tokens it still packs in the epoch (bytes: a token
  * a byte), not an epoch's worth at a guessed 4 bytes a token, nor its

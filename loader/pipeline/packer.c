@@ -174,15 +174,11 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
             *err = w->err;
         return w->status;
     }
-    if (w->from_bound && (!w->synced || w->doc_count <= w->from_doc)) /* nothing read on */
-        return ordo__error(err, ORDO_CONFLICT,
-                           "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
-                           "documents from record %llu on when read on (the file changed)",
-                           p->lane, l->recipe->sources[p->source].name,
-                           (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard,
-                           (unsigned long long)(w->read_from - 1));
-    if (w->read_from && !w->synced) {      /* no document at the record the read started at */
-        if (!p->checked && w->from_record) /* the checkpoint's record */
+    /* no document at the record the read started at, or none from the bound
+     * a read-on started at */
+    int bound = w->from_bound;
+    if (bound ? !w->synced || w->doc_count <= w->from_doc : w->read_from && !w->synced) {
+        if (!bound && !p->checked && w->from_record) /* the checkpoint's record */
             return ordo__error(err, ORDO_INVALID,
                                "resume refused: the checkpoint at step %lld puts lane %d of "
                                "source '%s' at record %llu of its unit %llu (chunk %u of shard "
@@ -191,12 +187,13 @@ static ordo_status current(ordo__packer *p, ordo__work **out, ordo_error *err)
                                (long long)l->step, p->lane, l->recipe->sources[p->source].name,
                                (unsigned long long)(w->read_from - 1),
                                (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard);
-        return ordo__error(err, ORDO_CONFLICT,
-                           "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
-                           "document at record %llu when read (the file changed)",
-                           p->lane, l->recipe->sources[p->source].name,
-                           (unsigned long long)p->pos.unit, w->ref.chunk, w->ref.shard,
-                           (unsigned long long)(w->read_from - 1));
+        return ordo__error(
+            err, ORDO_CONFLICT,
+            "lane %d of source '%s': unit %llu (chunk %u of shard %u) has no "
+            "document%s %llu%s when read%s (the file changed)",
+            p->lane, l->recipe->sources[p->source].name, (unsigned long long)p->pos.unit,
+            w->ref.chunk, w->ref.shard, bound ? "s from record" : " at record",
+            (unsigned long long)(w->read_from - 1), bound ? " on" : "", bound ? " on" : "");
     }
     if (!p->checked) { /* a resumed position: inside the unit */
         if (p->pos.doc >= w->doc_count ||

@@ -70,6 +70,12 @@ static entry **find(ordo__chunk_cache *cache, size_t bucket, const ordo__shard *
     return at;
 }
 
+/* What a chunk's entry counts against the budget: its larger length. */
+static uint64_t charge(const ordo__chunk *chunk)
+{
+    return chunk->raw_length > chunk->length ? chunk->raw_length : chunk->length;
+}
+
 /* Under the lock: the held entry (waiting while another read loads it),
  * or a new one marked loading that the caller loads (*mine set), or NULL
  * when the budget is spent (the caller loads its own copy). */
@@ -85,8 +91,7 @@ static entry *claim(ordo__chunk_cache *cache, size_t bucket, const ordo__shard *
             return e;
         pthread_cond_wait(&cache->loaded, &cache->mutex);
     }
-    const ordo__chunk *chunk = &shard->chunks[index];
-    uint64_t size = chunk->raw_length > chunk->length ? chunk->raw_length : chunk->length;
+    uint64_t size = charge(&shard->chunks[index]);
     entry *e = cache->used + size <= cache->budget ? calloc(1, sizeof *e) : NULL;
     if (!e)
         return NULL;
@@ -131,8 +136,7 @@ ordo_status ordo__chunk_cache_load(ordo__chunk_cache *cache, const char *path,
         e->loading = 0;
     } else { /* not held: a waiting read loads it again (and reports the error) */
         *find(cache, bucket, shard, index) = e->next;
-        const ordo__chunk *chunk = &shard->chunks[index];
-        cache->used -= chunk->raw_length > chunk->length ? chunk->raw_length : chunk->length;
+        cache->used -= charge(&shard->chunks[index]);
         free(e);
     }
     pthread_cond_broadcast(&cache->loaded);

@@ -200,6 +200,14 @@ static void shared_keep(ordo_tokenizer *t, const char *encoding, const unsigned 
     ordo_tokenizer_close(oldest);
 }
 
+/* A tokenizer of the caller's own: the encoding's ranks, or a tokenizer.json. */
+static ordo_status open_own(const char *encoding, const char *path, ordo_tokenizer **out,
+                            ordo_error *err)
+{
+    return encoding ? ordo_tokenizer_open(encoding, path, out, err)
+                    : ordo_tokenizer_open_json(path, out, err);
+}
+
 /* Opens a tokenizer whose file has SHA-256 `sha256`, shared; see
  * tokenizer.h. */
 ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
@@ -208,15 +216,13 @@ ordo_status ordo__tokenizer_open_shared(const char *encoding, const char *path,
 {
     const char *kind = encoding ? encoding : "";
     if (strlen(kind) >= sizeof shared.kept[0].encoding)
-        return encoding ? ordo_tokenizer_open(encoding, path, out, err)
-                        : ordo_tokenizer_open_json(path, out, err);
+        return open_own(encoding, path, out, err);
     pthread_mutex_lock(&shared.mutex);
     *out = shared_find(kind, sha256);
     pthread_mutex_unlock(&shared.mutex);
     if (*out)
         return ordo__ok(err);
-    ordo_status status = encoding ? ordo_tokenizer_open(encoding, path, out, err)
-                                  : ordo_tokenizer_open_json(path, out, err);
+    ordo_status status = open_own(encoding, path, out, err);
     if (status != ORDO_OK)
         return status;
     /* the file must still have the digest once read: one replaced meanwhile

@@ -56,14 +56,16 @@ static void print_table(const char *run, const ordo_provenance *p, int lane)
             continue;
         for (int i = 0; i < s->piece_count; i++) {
             const ordo_batch_piece *b = &s->pieces[i];
-            char tokens[48], byte[24] = "-";
+            char tokens[48], byte[24] = "-", length[24] = "-";
             snprintf(tokens, sizeof tokens, "%llu-%llu", (unsigned long long)b->start,
                      (unsigned long long)b->end);
             if (b->byte >= 0)
                 snprintf(byte, sizeof byte, "%lld", (long long)b->byte);
-            printf("%5d %4d %-12.12s %5d %-13s %7llu %8llu %8s  %s\n", s->lane, row % p->per_lane,
-                   s->source_name, b->at, tokens, (unsigned long long)b->length,
-                   (unsigned long long)b->record, byte, b->shard);
+            if (b->length) /* else the document goes on past the flush epoch */
+                snprintf(length, sizeof length, "%llu", (unsigned long long)b->length);
+            printf("%5d %4d %-12.12s %5d %-13s %7s %8llu %8s  %s\n", s->lane, row % p->per_lane,
+                   s->source_name, b->at, tokens, length, (unsigned long long)b->record, byte,
+                   b->shard);
         }
     }
 }
@@ -81,10 +83,13 @@ static int print_text(const ordo_provenance *p, int lane)
             ordo_error err;
             if (ordo_provenance_piece_text(p, row, i, &text, &len, &err) != ORDO_OK)
                 return cli_fail("batch", &err);
-            printf("== lane %d row %d at %d: %s %s record %llu, tokens %llu-%llu of %llu\n",
-                   s->lane, row % p->per_lane, b->at, s->source_name, b->shard,
+            char of[64] = " (it goes on past the flush epoch)";
+            if (b->length)
+                snprintf(of, sizeof of, " of %llu", (unsigned long long)b->length);
+            printf("== lane %d row %d at %d: %s %s record %llu, tokens %llu-%llu%s\n", s->lane,
+                   row % p->per_lane, b->at, s->source_name, b->shard,
                    (unsigned long long)b->record, (unsigned long long)b->start,
-                   (unsigned long long)b->end, (unsigned long long)b->length);
+                   (unsigned long long)b->end, of);
             fwrite(text, 1, len, stdout);
             fputc('\n', stdout);
             ordo_free(text);

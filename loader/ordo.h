@@ -1313,8 +1313,9 @@ ordo_status ordo_token_revoke(ordo_ledger *ledger, int64_t id, ordo_error *err);
 /* ---- batch provenance ------------------------------------------------- */
 
 /* One piece of a document in a sample: tokens [start, end) of the
- * document's `length` ([bos] tokens eos, both included), at token `at` of
- * the sample. The document is record `record` of `shard`: its physical
+ * document's `length` ([bos] tokens eos, both included; 0 when the
+ * document goes on past the step's flush epoch: the replay tokenizes no
+ * further than the epoch packs), at token `at` of the sample. The document is record `record` of `shard`: its physical
  * index in the shard from 0 (a line of .jsonl, .jsonl.zst or .jsonl.gz, a
  * Parquet row, 0 for a .txt file), blank, empty and filtered-out records
  * counted, starting at byte `byte` of the file (.jsonl and .txt; -1 in
@@ -1444,7 +1445,8 @@ char *ordo_source_plan_json(const ordo_source_plan *plan);
 /* {"run", "step", "from_step", "batch_digest", "lanes", "per_lane",
  * "sample_len", "lane_digests": [{"lane", "digest"}], "samples": [{"lane",
  * "row" (in its lane), "source", "pieces": [{"shard", "record", "byte"
- * (null when not known), "tokens": [start, end], "length", "at"}]}]} in
+ * (null when not known), "tokens": [start, end], "length" (null when not
+ * known), "at"}]}]} in
  * batch order; with `lane` >= 0 only that lane's digest and samples. */
 char *ordo_provenance_json(const char *run, const ordo_provenance *provenance, int lane);
 

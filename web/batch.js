@@ -34,7 +34,8 @@ const sampleKey = (s) => JSON.stringify([s.source, s.pieces.map((p) => [p.shard,
 
 function pieceView(p) {
   const where = `${p.shard} · record ${fmt(p.record)}${p.byte == null ? '' : ` (byte ${fmt(p.byte)})`}` +
-    ` · tokens ${fmt(p.tokens[0])}–${fmt(p.tokens[1])} of ${fmt(p.length)} · at ${fmt(p.at)}`;
+    ` · tokens ${fmt(p.tokens[0])}–${fmt(p.tokens[1])}` +
+    (p.length == null ? ' (it goes on past the flush epoch)' : ` of ${fmt(p.length)}`) + ` · at ${fmt(p.at)}`;
   const text = p.text == null ? '(text left out: the answer holds 1 MiB of text already)'
     : p.text + (p.text_cut ? '…' : '');
   return el('div', { class: 'piece' }, el('div', { class: 'provenance mono' }, where),

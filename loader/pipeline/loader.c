@@ -374,7 +374,8 @@ ordo_status ordo_loader_open(const ordo_recipe *r, const ordo_loader_options *o,
     return ordo__loader_open_observed(r, o, 0, out, err);
 }
 
-uint64_t ordo__observe_read_limit; /* see pipeline.h */
+uint64_t ordo__observe_read_limit;  /* see pipeline.h */
+uint64_t ordo__observe_token_limit; /* see pipeline.h */
 
 /* Opens a loader that may note its samples' pieces; see pipeline.h. */
 ordo_status ordo__loader_open_observed(const ordo_recipe *r, const ordo_loader_options *o,

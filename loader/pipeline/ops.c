@@ -137,6 +137,8 @@ void ordo__work_release(ordo__work *w)
     w->text_cap = w->doc_cap = w->offset_cap = 0;
 }
 
+_Atomic uint64_t ordo__tokenized_tokens;
+
 /* Tokenize: every document as [bos] tokens eos (end-of-text). */
 void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
 {
@@ -153,7 +155,8 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
         w->offset_cap = w->doc_count;
     }
     uint32_t eot = ordo__eot_id(r), bos = ordo__bos_id(r);
-    size_t at = 0;
+    size_t at = 0, stop = w->token_limit ? (size_t)w->token_limit : SIZE_MAX;
+    w->cut = 0;
     for (size_t d = 0; d < w->doc_count && w->status == ORDO_OK; d++) {
         w->doc_offset[d] = w->tokens.count;
         if (d < w->from_doc) { /* before a resumed packer's document: never packed */
@@ -162,12 +165,20 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
         }
         if (bos != ORDO__NO_TOKEN)
             w->status = ordo__tokens_push(&w->tokens, bos, &w->err);
+        int complete = 1;
         if (w->status == ORDO_OK)
-            w->status = ordo__tokenize(r, w->text + at, w->doc_len[d], &w->tokens, &w->err);
+            w->status = ordo__tokenize_upto(r, w->text + at, w->doc_len[d], stop, &w->tokens,
+                                            &complete, &w->err);
+        if (w->status == ORDO_OK && !complete) { /* the limit is reached inside it */
+            w->cut = 1;
+            w->doc_count = d + 1;
+            break;
+        }
         if (w->status == ORDO_OK)
             w->status = ordo__tokens_push(&w->tokens, eot, &w->err);
         at += w->doc_len[d];
     }
+    atomic_fetch_add(&ordo__tokenized_tokens, w->tokens.count);
 }
 
 /* The rank-bound shuffle window; see pipeline.h. */

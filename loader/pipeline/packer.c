@@ -77,6 +77,32 @@ static uint64_t read_limit(const ordo__packer *p)
     return bytes > UINT64_MAX / 2 ? UINT64_MAX / 2 : (uint64_t)bytes;
 }
 
+/* How many tokens past its position an observing loader's packer has
+ * tokenized at least, when its unit has so many (ordo__work.token_limit;
+ * 0 for others: every document whole): what it still packs in the epoch,
+ * at least one. */
+static uint64_t token_need(const ordo__packer *p)
+{
+    if (!p->loader->observe)
+        return 0;
+    if (ordo__observe_token_limit)
+        return ordo__observe_token_limit;
+    return p->want ? p->want : 1;
+}
+
+/* What a read asks the tokenizer for past the packer's position: its need,
+ * a quarter more and two samples more (a unit read before the epoch is
+ * planned knows its need only about, and tokenizing a long document again
+ * costs its whole prefix). */
+static uint64_t token_ask(const ordo__packer *p)
+{
+    uint64_t need = token_need(p);
+    if (!need || ordo__observe_token_limit)
+        return need;
+    uint64_t more = need / 4 + 2 * (uint64_t)p->loader->recipe->sample_len;
+    return need > UINT64_MAX / 4 ? need : need + more;
+}
+
 /* Issues units into free slots; see packer.h. */
 void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 {
@@ -95,6 +121,8 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
         w->from_doc = resumed ? p->pos.doc : 0;
         w->from_record = resumed ? p->pos.record : 0;
         w->limit = read_limit(p);
+        uint64_t need = token_ask(p);
+        w->token_limit = need ? need + (resumed ? p->pos.offset : 0) : 0;
         w->from_bound = 0;
         w->seq = p->issued++;
         w->source = p->source;
@@ -112,15 +140,17 @@ void ordo__packer_issue(ordo__packer *p, int depth, ordo__work **chain)
 
 _Atomic uint64_t ordo__units_read_on;
 
-/* Reads the current unit again from the record after the document a
- * limited read stopped with (the packer's position: its first document
- * from there on), the documents before it left empty; when the packer
- * needs it (ordo__packer.read_on). */
+/* Reads the current unit again from the packer's record on (its first
+ * document from there on: the one after those a limited read stopped
+ * with, or the cut one it is in), the documents before it left empty;
+ * when the packer needs it (ordo__packer.read_on). */
 static void read_on(ordo__packer *p, ordo__work *w)
 {
     w->from_doc = p->pos.doc;
     w->from_record = p->pos.record;
     w->limit = read_limit(p);
+    uint64_t need = token_ask(p);
+    w->token_limit = need ? need + p->pos.offset : 0;
     w->from_bound = 1;
     w->status = ORDO_OK;
     w->next = NULL;
@@ -250,6 +280,20 @@ static ordo_status observe(ordo__packer *p, const ordo__work *w, size_t fill, si
     return ORDO_OK;
 }
 
+/* The length of the packer's document as a piece notes it: 0 (not known)
+ * unless the document ends in the epoch (its tokens from the packer's
+ * offset on are at most what the packer still packs in it), which holds
+ * whichever state the replay started from: such a document is never cut
+ * when packed (a cut short of the packer's need is tokenized again
+ * first), while one that goes on past the epoch may have been read whole
+ * or not, depending on where the replay began. */
+static size_t known_length(const ordo__packer *p, const ordo__work *w, size_t length)
+{
+    if (w->cut && p->pos.doc + 1 == w->doc_count)
+        return 0;
+    return length - p->pos.offset <= p->want ? length : 0;
+}
+
 /* Fills the next sample; see packer.h. */
 ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_start,
                               ordo__pieces *pieces, ordo_error *err)
@@ -265,17 +309,27 @@ ordo_status ordo__packer_fill(ordo__packer *p, uint32_t *tokens, uint8_t *doc_st
         size_t end =
             p->pos.doc + 1 < w->doc_count ? w->doc_offset[p->pos.doc + 1] : w->tokens.count;
         size_t at = begin + (size_t)p->pos.offset, run = end - at;
+        if (w->cut && w->tokens.count - at < token_need(p)) {
+            /* its last document is cut short of what the packer needs: read
+             * on from the packer's document */
+            p->pos.record = w->doc_record[p->pos.doc] + 1;
+            p->read_on = 1;
+            p->ready = UINT64_MAX;
+            continue;
+        }
         if (run > seq_len - fill)
             run = seq_len - fill;
         if (p->pos.offset == 0)
             doc_start[fill] = 1;
         memcpy(tokens + fill, w->tokens.ids + at, run * sizeof *tokens);
-        if (pieces && (status = observe(p, w, fill, run, end - begin, pieces, err)) != ORDO_OK)
+        if (pieces && (status = observe(p, w, fill, run, known_length(p, w, end - begin), pieces,
+                                        err)) != ORDO_OK)
             return status;
         fill += run;
         p->want = p->want > run ? p->want - run : 0;
         p->pos.offset += run;
-        if (at + run < end) { /* inside the document: its record (ordo__pos) */
+        if (at + run < end || (w->cut && p->pos.doc + 1 == w->doc_count)) {
+            /* inside the document (a cut one goes on): its record (ordo__pos) */
             p->pos.record = w->doc_record[p->pos.doc] + 1;
             continue;
         }

@@ -29,9 +29,10 @@ typedef struct ordo__pos {
 } ordo__pos;
 
 /* One piece of a document that a packer cut into a sample: document
- * tokens [start, end) of `length` (bos and eos included) of the record `record`
- * (physical, from 0 in its shard) of chunk `chunk` of shard `shard` of
- * `source`, at token `at` of the sample. */
+ * tokens [start, end) of `length` (bos and eos included; 0: not known, the
+ * document goes on past the flush epoch) of the record `record` (physical,
+ * from 0 in its shard) of chunk `chunk` of shard `shard` of `source`, at
+ * token `at` of the sample. */
 typedef struct ordo__piece {
     uint32_t source, shard, chunk, at;
     uint64_t record, start, end, length; /* length: the document's tokens */

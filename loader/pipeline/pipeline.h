@@ -63,8 +63,15 @@ typedef struct ordo__work {
     uint64_t limit, next_record;
     int more;
     uint64_t end_doc; /* read: the chunk's document index past the unit's last */
-    uint64_t seen;    /* read: documents of the chunk so far */
-    int oom;          /* read: out of memory keeping a document */
+    /* tokenize: with token_limit (0: none) tokenizing stops between pieces
+     * once the tokens from document from_doc on reach it; the document it
+     * stops in is then cut (cut = 1): the last one kept, its first tokens
+     * only, no eos; the packer tokenizes it again when it gets there
+     * (packer.c, token_limit) */
+    uint64_t token_limit;
+    int cut;
+    uint64_t seen; /* read: documents of the chunk so far */
+    int oom;       /* read: out of memory keeping a document */
     /* read: the chunk's documents, concatenated */
     char *text;
     size_t text_len, text_cap;
@@ -172,6 +179,12 @@ struct ordo_loader {
  * read_limit). Tests set it lower to make every unit be read in parts. */
 extern uint64_t ordo__observe_read_limit;
 
+/* The tokens an observing loader tokenizes past a packer's position at a
+ * time; 0, as set: what the packer still packs in the flush epoch
+ * (packer.c, token_need). Tests set it lower to make documents be cut and
+ * tokenized again. */
+extern uint64_t ordo__observe_token_limit;
+
 /* How ordo__loader_open_observed opens a loader. */
 enum {
     /* note the document pieces of every sample the packers cut, from the
@@ -239,6 +252,10 @@ void ordo__op_tokenize(const ordo_recipe *recipe, ordo__work *work);
 /* The text bytes read through a chunk cache (an observing loader's) in this
  * process; for tests. */
 extern _Atomic uint64_t ordo__cached_read_bytes;
+
+/* Tokens the tokenize operator made, by every loader of the process
+ * (ops.c; tests read it). */
+extern _Atomic uint64_t ordo__tokenized_tokens;
 /* Frees the buffers a work item holds (not the item). */
 void ordo__work_release(ordo__work *work);
 

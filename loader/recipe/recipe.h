@@ -168,6 +168,12 @@ void ordo__tokenizer_release(ordo_recipe *recipe);
 ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
                            ordo__tokens *out, ordo_error *err);
 
+/* The same until `out` holds `stop` ids, between pieces (bytes: exactly
+ * there): the text's first ids, at least stop - out->count of them when it
+ * has so many; *complete 1 when they are all of them. */
+ordo_status ordo__tokenize_upto(const ordo_recipe *recipe, const char *text, size_t len,
+                                size_t stop, ordo__tokens *out, int *complete, ordo_error *err);
+
 /* A document is packed as [bos] tokens eos: the eos (end-of-text) id, the
  * bos id (ORDO__NO_TOKEN: none), the special tokens each document adds
  * (1 or 2) and the pad id of the recipe's tokenizer. */

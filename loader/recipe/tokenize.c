@@ -9,14 +9,24 @@
 ordo_status ordo__tokenize(const ordo_recipe *recipe, const char *text, size_t len,
                            ordo__tokens *out, ordo_error *err)
 {
+    return ordo__tokenize_upto(recipe, text, len, SIZE_MAX, out, NULL, err);
+}
+
+/* A prefix of the recipe's tokens of `text`; see recipe.h. */
+ordo_status ordo__tokenize_upto(const ordo_recipe *recipe, const char *text, size_t len,
+                                size_t stop, ordo__tokens *out, int *complete, ordo_error *err)
+{
     if (recipe->tokenizer)
-        return ordo__tokenizer_append(recipe->tokenizer, text, len, out, err);
-    ordo_status status = ordo__tokens_reserve(out, len, err);
+        return ordo__tokenizer_append_upto(recipe->tokenizer, text, len, stop, out, complete, err);
+    size_t room = stop > out->count ? stop - out->count : 0, n = len < room ? len : room;
+    ordo_status status = ordo__tokens_reserve(out, n, err);
     if (status != ORDO_OK)
         return status;
     const unsigned char *bytes = (const unsigned char *)text;
-    for (size_t i = 0; i < len; i++)
+    for (size_t i = 0; i < n; i++)
         out->ids[out->count++] = bytes[i];
+    if (complete)
+        *complete = n == len;
     return ORDO_OK;
 }
 

@@ -376,15 +376,22 @@ ordo_status ordo__bpe_decode(const ordo__bpe *bpe, uint32_t id, char **buffer, s
 ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len, ordo__tokens *out,
                              ordo_error *err)
 {
-    return ordo__bpe_encode_with(bpe, bpe->encoding->scan ? NULL : bpe->pattern, text, len, out,
-                                 err);
+    return ordo__bpe_encode_upto(bpe, text, len, SIZE_MAX, out, NULL, err);
+}
+
+/* Encodes a prefix of ordinary text, piece by piece; see tokenizer.h. */
+ordo_status ordo__bpe_encode_upto(const ordo__bpe *bpe, const char *text, size_t len, size_t stop,
+                                  ordo__tokens *out, int *complete, ordo_error *err)
+{
+    return ordo__bpe_encode_with(bpe, bpe->encoding->scan ? NULL : bpe->pattern, text, len, stop,
+                                 out, complete, err);
 }
 
 /* Encodes with PCRE2 whatever the encoding's scanner; see tokenizer.h. */
 ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_t len,
                                    ordo__tokens *out, ordo_error *err)
 {
-    return ordo__bpe_encode_with(bpe, bpe->pattern, text, len, out, err);
+    return ordo__bpe_encode_with(bpe, bpe->pattern, text, len, SIZE_MAX, out, NULL, err);
 }
 
 /* Piece ends by scanner or PCRE2; see tokenizer.h. */

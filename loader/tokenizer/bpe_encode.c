@@ -16,6 +16,7 @@ typedef struct {
     const char *text;
     ordo__piece_cache *cache; /* the thread's, or NULL */
     uint64_t owner;
+    size_t stop; /* no piece is taken once out holds this many ids */
 } piece_sink;
 
 /* Merges a piece, through the thread's piece cache when it is short. */
@@ -53,20 +54,22 @@ static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n
 }
 
 static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, size_t len,
-                                   piece_sink *sink, ordo_error *err)
+                                   piece_sink *sink, int *done, ordo_error *err)
 {
     pcre2_match_data *match = pcre2_match_data_create(2, NULL);
     if (!match)
         return ordo__error(err, ORDO_NOMEM, "out of memory tokenizing");
     ordo_status status = ORDO_OK;
     PCRE2_SIZE at = 0;
-    while (status == ORDO_OK && at < len) {
+    while (status == ORDO_OK && at < len && sink->out->count < sink->stop) {
         int rc =
             pcre2_jit_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match, NULL);
         if (rc == PCRE2_ERROR_JIT_BADOPTION) /* not compiled by the JIT: the interpreter */
             rc = pcre2_match(pattern, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, match, NULL);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            break; /* cannot happen: the patterns cover every character */
+        if (rc == PCRE2_ERROR_NOMATCH) {
+            at = len; /* cannot happen: the patterns cover every character */
+            break;
+        }
         if (rc < 0) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(rc, message, sizeof message);
@@ -86,11 +89,12 @@ static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, 
         at = ovector[1];
     }
     pcre2_match_data_free(match);
+    *done = at >= len;
     return status;
 }
 
 static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t len,
-                                  piece_sink *sink, ordo_error *err)
+                                  piece_sink *sink, int *done, ordo_error *err)
 {
     const ordo__unicode_table *u = ordo__unicode();
     if (!u)
@@ -99,17 +103,20 @@ static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t
         ordo__bpe_encoding(bpe)->scan;
     const unsigned char *s = (const unsigned char *)text;
     ordo_status status = ORDO_OK;
-    for (size_t at = 0; status == ORDO_OK && at < len;) {
+    size_t at = 0;
+    while (status == ORDO_OK && at < len && sink->out->count < sink->stop) {
         size_t end = scan(u, s, len, at);
         status = take_piece(sink, s + at, end - at, err);
         at = end;
     }
+    *done = at >= len;
     return status;
 }
 
 /* Encodes ordinary text; see tokenizer.h. */
 ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
-                                  size_t len, ordo__tokens *out, ordo_error *err)
+                                  size_t len, size_t stop, ordo__tokens *out, int *complete,
+                                  ordo_error *err)
 {
     char *copy = NULL;
     size_t copy_len = 0;
@@ -118,9 +125,13 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
         return status;
     const char *valid = copy ? copy : text;
     size_t valid_len = copy ? copy_len : len;
-    piece_sink sink = {bpe, out, 0, valid, ordo__piece_cache_get(), ordo__bpe_cache_owner(bpe)};
-    status = pattern ? split_and_merge(pattern, valid, valid_len, &sink, err)
-                     : scan_and_merge(bpe, valid, valid_len, &sink, err);
+    piece_sink sink = {bpe, out, 0, valid, ordo__piece_cache_get(), ordo__bpe_cache_owner(bpe),
+                       stop};
+    int done = 1;
+    status = pattern ? split_and_merge(pattern, valid, valid_len, &sink, &done, err)
+                     : scan_and_merge(bpe, valid, valid_len, &sink, &done, err);
+    if (complete)
+        *complete = done;
     free(copy);
     return status;
 }
@@ -129,7 +140,8 @@ ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, con
 ordo_status ordo__bpe_split_with(const ordo__bpe *bpe, const void *pattern, const char *text,
                                  size_t len, ordo__tokens *ends, ordo_error *err)
 {
-    piece_sink sink = {bpe, ends, 1, text, NULL, 0};
-    return pattern ? split_and_merge(pattern, text, len, &sink, err)
-                   : scan_and_merge(bpe, text, len, &sink, err);
+    piece_sink sink = {bpe, ends, 1, text, NULL, 0, SIZE_MAX};
+    int done;
+    return pattern ? split_and_merge(pattern, text, len, &sink, &done, err)
+                   : scan_and_merge(bpe, text, len, &sink, &done, err);
 }

@@ -19,9 +19,13 @@ ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, si
 uint64_t ordo__bpe_cache_owner(const ordo__bpe *bpe);
 
 /* Encodes with the compiled split pattern `pattern` (a pcre2_code), or
- * with the encoding's scanner when pattern is NULL. */
+ * with the encoding's scanner when pattern is NULL; takes no piece once
+ * `out` holds `stop` ids (SIZE_MAX: the whole text), so what it appends is
+ * always a prefix of the whole text's ids, piece by piece. *complete
+ * (when not NULL): 1 when every piece was taken. */
 ordo_status ordo__bpe_encode_with(const ordo__bpe *bpe, const void *pattern, const char *text,
-                                  size_t len, ordo__tokens *out, ordo_error *err);
+                                  size_t len, size_t stop, ordo__tokens *out, int *complete,
+                                  ordo_error *err);
 
 /* The end offsets of the pieces of valid UTF-8 text (tests compare the
  * scanners with PCRE2 this way), split as ordo__bpe_encode_with would. */

@@ -53,6 +53,13 @@ void ordo__hf_free(ordo__hf *hf);
 ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, ordo__tokens *out,
                             ordo_error *err);
 
+/* The same until `out` holds `stop` ids: every piece, added token and
+ * stretch after that is left out, so the ids appended are the whole
+ * text's first ones; *complete (when not NULL) 1 when nothing was left
+ * out. */
+ordo_status ordo__hf_encode_upto(const ordo__hf *hf, const char *text, size_t len, size_t stop,
+                                 ordo__tokens *out, int *complete, ordo_error *err);
+
 /* Appends the text of token `id` (as the file's decoder gives it; byte
  * fallback tokens as their byte) to a growable buffer; ORDO_INVALID for an
  * id out of range. */

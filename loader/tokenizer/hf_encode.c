@@ -16,11 +16,25 @@ typedef struct encoding {
     const char *text;    /* the whole (repaired) text */
     const char *stretch; /* where the current stretch's normalized text begins */
     int first;           /* the current raw stretch begins the text */
+    size_t stop;         /* nothing more is taken once out holds this many ids */
+    int skipped;         /* something was left out for it */
 } encoding;
+
+/* Once out holds e->stop ids, every later piece, token and stretch is
+ * left out (the ids so far are the whole text's first ones). */
+static int stopped(encoding *e)
+{
+    if (e->out->count < e->stop)
+        return 0;
+    e->skipped = 1;
+    return 1;
+}
 
 static ordo_status piece(void *context, const char *text, size_t len, ordo_error *err)
 {
     encoding *e = context;
+    if (stopped(e))
+        return ORDO_OK;
     return ordo__hf_bpe_piece(e->hf->bpe, text, len, &e->scratch, e->out, err);
 }
 
@@ -28,6 +42,8 @@ static ordo_status normalized_stretch(void *context, const char *text, size_t le
                                       ordo_error *err)
 {
     encoding *e = context;
+    if (stopped(e))
+        return ORDO_OK;
     if (id != ORDO__HF_NONE)
         return ordo__tokens_push(e->out, id, err);
     /* Metaspace's prepend_scheme "first" marks only what begins the text */
@@ -39,6 +55,8 @@ static ordo_status raw_stretch(void *context, const char *text, size_t len, uint
                                ordo_error *err)
 {
     encoding *e = context;
+    if (stopped(e))
+        return ORDO_OK;
     if (id != ORDO__HF_NONE)
         return ordo__tokens_push(e->out, id, err);
     const ordo__hf *hf = e->hf;
@@ -60,6 +78,13 @@ static ordo_status raw_stretch(void *context, const char *text, size_t len, uint
 ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, ordo__tokens *out,
                             ordo_error *err)
 {
+    return ordo__hf_encode_upto(hf, text, len, SIZE_MAX, out, NULL, err);
+}
+
+/* Encodes a prefix of ordinary text; see hf.h. */
+ordo_status ordo__hf_encode_upto(const ordo__hf *hf, const char *text, size_t len, size_t stop,
+                                 ordo__tokens *out, int *complete, ordo_error *err)
+{
     char *repaired = NULL;
     size_t repaired_len = 0;
     ordo_status s = ordo__utf8_repair(text, len, &repaired, &repaired_len, err);
@@ -69,12 +94,14 @@ ordo_status ordo__hf_encode(const ordo__hf *hf, const char *text, size_t len, or
         text = repaired;
         len = repaired_len;
     }
-    encoding e = {hf, out, {0}, {0}, text, text, 1};
+    encoding e = {hf, out, {0}, {0}, text, text, 1, stop, 0};
     e.scratch.cache = ordo__piece_cache_get();
     s = ordo__hf_added_split(&hf->added, hf->added.raw, text, len, raw_stretch, &e, err);
     free(e.normal.data);
     ordo__hf_scratch_free(&e.scratch);
     free(repaired);
+    if (complete)
+        *complete = !e.skipped;
     return s;
 }
 

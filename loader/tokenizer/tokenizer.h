@@ -73,6 +73,13 @@ void ordo__bpe_free(ordo__bpe *bpe);
 ordo_status ordo__bpe_encode(const ordo__bpe *bpe, const char *text, size_t len, ordo__tokens *out,
                              ordo_error *err);
 
+/* The same until `out` holds `stop` ids: no piece is taken after that, so
+ * the ids appended are the whole text's first ones, whole pieces (at
+ * least stop - out->count of them when the text has so many). *complete
+ * (when not NULL): 1 when the whole text was encoded. */
+ordo_status ordo__bpe_encode_upto(const ordo__bpe *bpe, const char *text, size_t len, size_t stop,
+                                  ordo__tokens *out, int *complete, ordo_error *err);
+
 /* The same, always splitting with PCRE2 and the published pattern (the
  * reference the scanners are tested against). */
 ordo_status ordo__bpe_encode_pcre2(const ordo__bpe *bpe, const char *text, size_t len,
@@ -106,6 +113,13 @@ size_t ordo__encoding_specials(const ordo__encoding *e, char *buffer, size_t siz
  * ordo_tokenizer (what ordo_tokenizer_encode does, without a copy). */
 ordo_status ordo__tokenizer_append(const ordo_tokenizer *t, const char *text, size_t len,
                                    ordo__tokens *out, ordo_error *err);
+
+/* The same, stopping between pieces once `out` holds `stop` ids
+ * (ordo__bpe_encode_upto, ordo__hf_encode_upto): a prefix of the whole
+ * text's ids; *complete 1 when it is all of them. */
+ordo_status ordo__tokenizer_append_upto(const ordo_tokenizer *t, const char *text, size_t len,
+                                        size_t stop, ordo__tokens *out, int *complete,
+                                        ordo_error *err);
 
 /* The tiktoken encoding behind a tokenizer, or NULL for a tokenizer.json. */
 const ordo__encoding *ordo__tokenizer_encoding(const ordo_tokenizer *t);

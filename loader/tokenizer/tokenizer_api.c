@@ -74,6 +74,15 @@ ordo_status ordo__tokenizer_append(const ordo_tokenizer *t, const char *text, si
                  : ordo__bpe_encode(t->bpe, text, len, out, err);
 }
 
+/* A prefix of the ids of ordinary text; see tokenizer.h. */
+ordo_status ordo__tokenizer_append_upto(const ordo_tokenizer *t, const char *text, size_t len,
+                                        size_t stop, ordo__tokens *out, int *complete,
+                                        ordo_error *err)
+{
+    return t->hf ? ordo__hf_encode_upto(t->hf, text, len, stop, out, complete, err)
+                 : ordo__bpe_encode_upto(t->bpe, text, len, stop, out, complete, err);
+}
+
 /* The encoding, or NULL for a tokenizer.json. */
 const ordo__encoding *ordo__tokenizer_encoding(const ordo_tokenizer *t)
 {

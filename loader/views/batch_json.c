@@ -7,10 +7,11 @@
 
 static json_t *piece_json(const ordo_batch_piece *p)
 {
-    return json_pack(
-        "{s:s, s:I, s:o, s:[I,I], s:I, s:i}", "shard", p->shard, "record", (json_int_t)p->record,
-        "byte", p->byte >= 0 ? json_integer((json_int_t)p->byte) : json_null(), "tokens",
-        (json_int_t)p->start, (json_int_t)p->end, "length", (json_int_t)p->length, "at", p->at);
+    return json_pack("{s:s, s:I, s:o, s:[I,I], s:o, s:i}", "shard", p->shard, "record",
+                     (json_int_t)p->record, "byte",
+                     p->byte >= 0 ? json_integer((json_int_t)p->byte) : json_null(), "tokens",
+                     (json_int_t)p->start, (json_int_t)p->end, "length",
+                     p->length ? json_integer((json_int_t)p->length) : json_null(), "at", p->at);
 }
 
 static json_t *sample_json(const ordo_provenance *p, int row)

@@ -78,16 +78,40 @@ static ordo_status json_field(void *context, uint32_t field, ordo__field_value *
     return ORDO_OK;
 }
 
+static ordo_status no_fields(void *context, uint32_t field, ordo__field_value *out, ordo_error *err)
+{
+    (void)context, (void)field, (void)err;
+    *out = (ordo__field_value){.kind = ORDO__VALUE_MISSING};
+    return ORDO_OK;
+}
+
+/* The decoded text of the fast path, kept across the lines of one scan. */
+typedef struct {
+    char *data;
+    size_t capacity;
+} ordo__scratch;
+
 /* One JSON line: its text field, or why not. */
 static ordo_status scan_line(const char *line, size_t len, uint64_t offset, uint64_t number,
                              const ordo__read_spec *spec, const ordo__origin *origin,
                              ordo__doc_fn fn, void *context, ordo__counts *counts, int *stop,
-                             ordo_error *err)
+                             ordo__scratch *scratch, ordo_error *err)
 {
     if (blank(line, len)) {
         counts->read++;
         counts->empty++;
         return ORDO_OK;
+    }
+    const char *fast = NULL;
+    size_t fast_len = 0;
+    if (!spec->filter && ordo__json_text_fast(line, len, spec->text_field, &scratch->data,
+                                              &scratch->capacity, &fast, &fast_len)) {
+        int keep = 0;
+        ordo_status status =
+            ordo__record_decide(spec, fast, fast_len, no_fields, NULL, &keep, counts, err);
+        if (status == ORDO_OK && keep)
+            *stop = fn && fn(context, fast, fast_len, counts->read - 1);
+        return status;
     }
     json_error_t jerr;
     /* \u0000 is valid JSON and occurs in crawled text: texts are kept with
@@ -132,6 +156,8 @@ static ordo_status scan_lines(const char *data, size_t len, const ordo__read_spe
     size_t start = 0;
     uint64_t number = 0; /* lines before this one in the buffer */
     int stop = 0;
+    ordo__scratch scratch = {NULL, 0};
+    ordo_status status = ORDO_OK;
     while (start < len && !stop) {
         const char *newline = memchr(data + start, '\n', len - start);
         size_t end = newline ? (size_t)(newline - data) : len;
@@ -141,21 +167,15 @@ static ordo_status scan_lines(const char *data, size_t len, const ordo__read_spe
             number++;
             continue;
         }
-        ordo_status status = scan_line(data + start, end - start, start, number, spec, origin, fn,
-                                       context, counts, &stop, err);
+        status = scan_line(data + start, end - start, start, number, spec, origin, fn, context,
+                           counts, &stop, &scratch, err);
         if (status != ORDO_OK)
-            return status;
+            break;
         start = end + 1;
         number++;
     }
-    return ORDO_OK;
-}
-
-static ordo_status no_fields(void *context, uint32_t field, ordo__field_value *out, ordo_error *err)
-{
-    (void)context, (void)field, (void)err;
-    *out = (ordo__field_value){.kind = ORDO__VALUE_MISSING};
-    return ORDO_OK;
+    free(scratch.data);
+    return status;
 }
 
 /* Splits a buffer into documents; see shards.h. Record numbers passed to

@@ -181,6 +181,17 @@ ordo_status ordo__record_decide(const ordo__read_spec *spec, const char *text, s
                                 ordo__field_fn get, void *context, int *keep, ordo__counts *counts,
                                 ordo_error *err);
 
+/* The text field `field` (a name, not a dotted path) of one JSON line,
+ * read without building the record (loader/shards/json_text.c): 1 when it
+ * is certain of what Jansson would read (*text the decoded text, held in
+ * *buffer, grown to fit, which the caller frees; NULL for a JSON null), 0
+ * when it declines (malformed, or anything it does not read as Jansson
+ * does for sure: the line is then parsed with Jansson, whose error names
+ * what is wrong). Off when ordo__json_text_fast_enabled is 0 (tests). */
+int ordo__json_text_fast(const char *line, size_t len, const char *field, char **buffer,
+                         size_t *capacity, const char **text, size_t *text_len);
+extern int ordo__json_text_fast_enabled;
+
 /* Splits `data` into records of `format` (JSON lines for .jsonl, .zst and
  * .gz; the whole buffer for .txt), extracting spec->text_field from each
  * JSON line, applies spec->filter, and calls `fn` for every document

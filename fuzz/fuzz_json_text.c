@@ -24,9 +24,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         const json_t *want = json_is_object(record) ? json_object_get(record, fields[f]) : NULL;
         if (!want)
             abort();
-        if (json_is_null(want) ? text != NULL
-                               : !json_is_string(want) || !text || len != json_string_length(want) ||
-                                     memcmp(text, json_string_value(want), len) != 0)
+        if (json_is_null(want)
+                ? text != NULL
+                : !json_is_string(want) || !text || len != json_string_length(want) ||
+                      memcmp(text, json_string_value(want), len) != 0)
             abort();
         json_decref(record);
     }

@@ -45,11 +45,13 @@ TEST(json_text_fast_reads_what_jansson_reads_and_declines_the_rest)
 {
     static const line_case cases[] = {
         {"{\"text\": \"plain\"}", 1},
-        {"  {\"id\":7,\"text\":\"a\\nb\\t\\\"q\\\" \\\\ \\/ \\b\\f\\r\",\"x\":[1,-2,0.5,true,false,null,{}]}\r",
+        {"  {\"id\":7,\"text\":\"a\\nb\\t\\\"q\\\" \\\\ \\/ "
+         "\\b\\f\\r\",\"x\":[1,-2,0.5,true,false,null,{}]}\r",
          1},
         {"{\"text\":\"caf\\u00e9 \\u00E9 \\ud83d\\ude00 \\u4e2d\"}", 1},
         {"{\"text\":\"nul \\u0000 inside\"}", 1},
-        {"{\"text\":\"d\xc3\xa9j\xc3\xa0 \xe4\xb8\xad \xf0\x9f\x98\x80 long enough to take 8 at a time\"}",
+        {"{\"text\":\"d\xc3\xa9j\xc3\xa0 \xe4\xb8\xad \xf0\x9f\x98\x80 long enough to take 8 at a "
+         "time\"}",
          1},
         {"{\"text\":null,\"lang\":\"en\"}", 1},
         {"{\"meta\":{\"a\":[[[]]],\"b\":{\"c\":\"d\"}},\"text\":\"\"}", 1},
@@ -89,7 +91,8 @@ TEST(json_text_fast_reads_what_jansson_reads_and_declines_the_rest)
         {"\"text\"", 0},
         {"{'text':'t'}", 0},
         {"{\"text\" \"t\"}", 0},
-        {"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],\"text\":\"t\"}",
+        {"{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"
+         "\"text\":\"t\"}",
          0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -121,15 +124,18 @@ static uint64_t splitmix(uint64_t *state)
 TEST(json_text_fast_agrees_with_jansson_on_mutated_records)
 {
     static const char *seeds[] = {
-        "{\"text\":\"Call me Ishmael.\\nSome years ago\\u2014never mind how long\",\"id\":\"<urn:uuid:1>\","
-        "\"dump\":\"CC-MAIN-2024-10\",\"url\":\"https://example.org/a?b=c\",\"date\":\"2024-02-21T03:36:35Z\","
+        "{\"text\":\"Call me Ishmael.\\nSome years ago\\u2014never mind how "
+        "long\",\"id\":\"<urn:uuid:1>\","
+        "\"dump\":\"CC-MAIN-2024-10\",\"url\":\"https://example.org/"
+        "a?b=c\",\"date\":\"2024-02-21T03:36:35Z\","
         "\"language\":\"en\",\"language_score\":0.9730,\"token_count\":1234}",
         "{\"id\": 17, \"meta\": {\"tags\": [\"a\", \"b\"], \"ok\": true, \"x\": null}, "
         "\"text\": \"\xe4\xb8\xad\xe6\x96\x87 \\ud83d\\ude00 caf\xc3\xa9 \\\"q\\\" \\\\ \\/\"}",
         "{\"text\":null,\"n\":-0.5}",
         "{\"text\":\"\\u0000\\u001f\\t\\r\\n\",\"a\":[[],{},[{}]]}",
     };
-    static const char alphabet[] = "\"\\{}[]:,.-+eE0123456789 \t\r\nunltrfasx\xc3\xa9\xed\xa0\x80\xff\xf0";
+    static const char alphabet[] =
+        "\"\\{}[]:,.-+eE0123456789 \t\r\nunltrfasx\xc3\xa9\xed\xa0\x80\xff\xf0";
     uint64_t state = 19;
     unsigned answered = 0, total = 0;
     char line[512];
@@ -149,9 +155,7 @@ TEST(json_text_fast_agrees_with_jansson_on_mutated_records)
                     line[at] = b;
                     len++;
                     break;
-                default:
-                    memmove(line + at, line + at + 1, len - at - 1);
-                    len--;
+                default: memmove(line + at, line + at + 1, len - at - 1); len--;
                 }
             }
             answered += (unsigned)agrees(line, len, "text", "mutation");
@@ -171,8 +175,8 @@ typedef struct {
 static int collect(void *context, const char *text, size_t len, uint64_t record)
 {
     collected *c = context;
-    int n = snprintf(c->texts + c->used, sizeof c->texts - c->used, "%llu:%zu:",
-                     (unsigned long long)record, len);
+    int n = snprintf(c->texts + c->used, sizeof c->texts - c->used,
+                     "%llu:%zu:", (unsigned long long)record, len);
     c->used += (size_t)n;
     if (c->used + len < sizeof c->texts) {
         memcpy(c->texts + c->used, text, len);
@@ -195,14 +199,14 @@ static void scan(const char *data, int fast, collected *docs, ordo__counts *coun
     ordo_status status = ordo__scan_records(ORDO_FORMAT_JSONL, data, strlen(data), &spec, &origin,
                                             collect, docs, counts, &err);
     ordo__json_text_fast_enabled = 1;
-    snprintf(error, ERROR_SIZE, "%d %s", (int)status,
-             status == ORDO_OK ? "" : err.message);
+    snprintf(error, ERROR_SIZE, "%d %s", (int)status, status == ORDO_OK ? "" : err.message);
 }
 
 TEST(json_lines_read_the_same_with_and_without_the_fast_path)
 {
     static const char *buffers[] = {
-        "{\"text\":\"one\"}\n\n   \n{\"text\":null}\n{\"text\":\"\"}\n{\"id\":1,\"text\":\"t\\u00e9\"}\n"
+        "{\"text\":\"one\"}\n\n   "
+        "\n{\"text\":null}\n{\"text\":\"\"}\n{\"id\":1,\"text\":\"t\\u00e9\"}\n"
         "{\"text\":\"a\\u0000b\",\"n\":1e3}\n{\"text\":\"last\"}",
         "{\"text\":\"fine\"}\n{\"text\":\"lone \\ud800\"}\n{\"text\":\"never read\"}\n",
         "{\"text\":\"fine\"}\n{\"text\":7}\n",

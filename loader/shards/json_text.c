@@ -42,7 +42,10 @@ static int plain8(const unsigned char *p)
 static size_t utf8_length(const unsigned char *p, const unsigned char *end)
 {
     unsigned char b = p[0];
-    size_t n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    size_t n = b >= 0xC2 && b <= 0xDF   ? 2
+               : b >= 0xE0 && b <= 0xEF ? 3
+               : b >= 0xF0 && b <= 0xF4 ? 4
+                                        : 0;
     if (n == 0 || (size_t)(end - p) < n)
         return 0;
     uint32_t v = b & (0x7F >> n);

@@ -74,7 +74,8 @@ struct ordo__bpe {
     uint64_t mask;
     uint32_t max_length; /* the longest token's bytes */
     uint32_t byte_rank[256];
-    uint32_t *pair_rank; /* 65536: rank of each two-byte string */
+    uint32_t *pair_rank;   /* 65536: rank of each two-byte string */
+    ordo__bpe_pairs pairs; /* token pair to merged token (bpe_pairs.c) */
     pcre2_code *pattern;
     uint64_t cache_owner; /* its number in the per-thread piece caches */
 };
@@ -105,6 +106,35 @@ size_t ordo_tokenizer_encodings(char *buffer, size_t size)
 const ordo__encoding *ordo__bpe_encoding(const ordo__bpe *bpe)
 {
     return bpe->encoding;
+}
+
+/* Ranks the rank file spans; see bpe_merge.h. */
+uint32_t ordo__bpe_count(const ordo__bpe *bpe)
+{
+    return bpe->count;
+}
+
+/* A rank's bytes; see bpe_merge.h. */
+const unsigned char *ordo__bpe_token_bytes(const ordo__bpe *bpe, uint32_t r, size_t *len)
+{
+    *len = bpe->tokens[r].length;
+    return (const unsigned char *)bpe->blob + bpe->tokens[r].offset;
+}
+
+/* The merge table and the short strings' ranks; see bpe_merge.h. */
+const ordo__bpe_pairs *ordo__bpe_pairs_of(const ordo__bpe *bpe)
+{
+    return &bpe->pairs;
+}
+
+const uint32_t *ordo__bpe_byte_ranks(const ordo__bpe *bpe)
+{
+    return bpe->byte_rank;
+}
+
+const uint32_t *ordo__bpe_pair_ranks(const ordo__bpe *bpe)
+{
+    return bpe->pair_rank;
 }
 
 /* The tokenizer's owner number in the piece caches; see bpe_merge.h. */
@@ -182,6 +212,7 @@ void ordo__bpe_free(ordo__bpe *bpe)
     free(bpe->table);
     free(bpe->filter);
     free(bpe->pair_rank);
+    ordo__bpe_pairs_free(&bpe->pairs);
     free(bpe);
 }
 
@@ -339,6 +370,8 @@ ordo_status ordo__bpe_load(const char *path, const ordo__encoding *encoding, ord
     free(data);
     if (status == ORDO_OK)
         status = build_table(bpe, err);
+    if (status == ORDO_OK)
+        status = ordo__bpe_pairs_build(&bpe->pairs, bpe, err);
     if (status == ORDO_OK)
         status = compile_pattern(bpe, err);
     if (status != ORDO_OK) {

@@ -1,35 +1,25 @@
 /* BPE merges: an array scan for short pieces (as tiktoken) and a heap with
  * a linked list for long ones, giving the same tokens. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpe_merge.h"
 
 #define SHORT_PIECE 128
 
-static ordo_status emit(const ordo__bpe *bpe, const unsigned char *piece, const size_t *starts,
-                        size_t parts, ordo__tokens *out, ordo_error *err)
-{
-    for (size_t i = 0; i + 1 < parts; i++) {
-        uint32_t rank = ordo__bpe_rank(bpe, piece + starts[i], starts[i + 1] - starts[i]);
-        ordo_status status = ordo__tokens_push(out, rank, err);
-        if (status != ORDO_OK)
-            return status;
-    }
-    return ORDO_OK;
-}
-
-/* tiktoken's loop: n parts, part i starting at starts[i] (starts[n] is the
- * end); ranks[i] is the rank of parts i and i+1 together. */
+/* tiktoken's loop over token ids: n parts, ids[i] the token of part i;
+ * ranks[i] the token of parts i and i+1 together (ranks are ids). */
 static ordo_status merge_short(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
                                ordo__tokens *out, ordo_error *err)
 {
-    size_t starts[SHORT_PIECE + 1];
-    uint32_t ranks[SHORT_PIECE];
+    const ordo__bpe_pairs *pairs = ordo__bpe_pairs_of(bpe);
+    const uint32_t *byte_rank = ordo__bpe_byte_ranks(bpe), *pair_rank = ordo__bpe_pair_ranks(bpe);
+    uint32_t ids[SHORT_PIECE], ranks[SHORT_PIECE];
     size_t n = len;
-    for (size_t i = 0; i <= len; i++)
-        starts[i] = i;
+    for (size_t i = 0; i < len; i++)
+        ids[i] = byte_rank[piece[i]];
     for (size_t i = 0; i + 1 < n; i++)
-        ranks[i] = ordo__bpe_rank(bpe, piece + i, 2);
+        ranks[i] = pair_rank[piece[i] << 8 | piece[i + 1]];
     while (n > 1) {
         uint32_t best = UINT32_MAX;
         size_t at = 0;
@@ -40,18 +30,23 @@ static ordo_status merge_short(const ordo__bpe *bpe, const unsigned char *piece,
             }
         if (best == UINT32_MAX)
             break;
-        for (size_t i = at + 1; i < n; i++)
-            starts[i] = starts[i + 1];
+        ids[at] = best;
+        for (size_t i = at + 1; i + 1 < n; i++)
+            ids[i] = ids[i + 1];
         for (size_t i = at + 1; i + 2 < n; i++)
             ranks[i] = ranks[i + 1];
         n--;
         if (at + 1 < n)
-            ranks[at] = ordo__bpe_rank(bpe, piece + starts[at], starts[at + 2] - starts[at]);
+            ranks[at] = ordo__bpe_pair(pairs, ids[at], ids[at + 1]);
         if (at > 0)
-            ranks[at - 1] =
-                ordo__bpe_rank(bpe, piece + starts[at - 1], starts[at + 1] - starts[at - 1]);
+            ranks[at - 1] = ordo__bpe_pair(pairs, ids[at - 1], ids[at]);
     }
-    return emit(bpe, piece, starts, n + 1, out, err);
+    ordo_status status = ordo__tokens_reserve(out, n, err);
+    if (status != ORDO_OK)
+        return status;
+    memcpy(out->ids + out->count, ids, n * sizeof *ids);
+    out->count += n;
+    return ORDO_OK;
 }
 
 typedef struct {

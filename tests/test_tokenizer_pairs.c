@@ -72,8 +72,8 @@ static void check_table(const char *name)
                 continue;
             splits++;
             if (ordo__bpe_pair(pairs, a, b) != c) {
-                fprintf(stderr, "    %s: token %u split at %zu: (%u, %u) gives %u\n", name, c, k,
-                        a, b, ordo__bpe_pair(pairs, a, b));
+                fprintf(stderr, "    %s: token %u split at %zu: (%u, %u) gives %u\n", name, c, k, a,
+                        b, ordo__bpe_pair(pairs, a, b));
                 ASSERT(0);
             }
         }
@@ -143,7 +143,7 @@ static void reference_merge(const ordo__bpe *bpe, const unsigned char *p, size_t
 /* A piece: random bytes, or random letters of a few scripts. */
 static size_t random_piece(uint64_t *seed, unsigned char *p, size_t max)
 {
-    static const char *const letters[] = {"a", "e", "t", "n", " ", "é", "ü", "ж", "о", "я",
+    static const char *const letters[] = {"a", "e", "t",  "n",  " ", "é", "ü", "ж", "о",  "я",
                                           "न", "ि", "東", "京", "ا", "ل", "'", "1", "\n", "🙂"};
     size_t target = 1 + next(seed) % max, len = 0;
     int bytes = next(seed) % 4 == 0;

@@ -54,7 +54,10 @@ ordo_status ordo__hf_merges_init(ordo__hf_merges *m, size_t count, uint32_t voca
     size_t words = m->wide ? 2 * m->cap : m->cap;
     m->slots = table_alloc(words * sizeof *m->slots);
     m->ids = table_alloc((count ? count : 1) * sizeof *m->ids);
-    if (!m->slots || !m->ids) {
+    unsigned filter_bits = bits_for(8 * (uint64_t)count + 512);
+    m->filter_shift = 64 - filter_bits;
+    m->filter = calloc(((size_t)1 << filter_bits) / 64, sizeof *m->filter);
+    if (!m->slots || !m->ids || !m->filter) {
         ordo__hf_merges_free(m);
         return ordo__error(err, ORDO_NOMEM, "out of memory for %zu merges", count);
     }
@@ -76,6 +79,8 @@ void ordo__hf_merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint
                                                 : slot[0] >> m->rank_bits;
         if (held != UINT64_MAX && held != key)
             continue;
+        uint64_t bit = (key * 0xC2B2AE3D27D4EB4Full) >> m->filter_shift;
+        m->filter[bit >> 6] |= 1ull << (bit & 63);
         if (m->wide)
             slot[0] = key, slot[1] = rank;
         else
@@ -99,6 +104,6 @@ int ordo__hf_merges_at(const ordo__hf_merges *m, size_t i, uint32_t *left, uint3
 /* Frees the table (a zeroed one is fine). */
 void ordo__hf_merges_free(ordo__hf_merges *m)
 {
-    free(m->slots), free(m->ids);
-    m->slots = NULL, m->ids = NULL;
+    free(m->slots), free(m->ids), free(m->filter);
+    m->slots = NULL, m->ids = NULL, m->filter = NULL;
 }

@@ -44,6 +44,9 @@ void ordo__hf_map_free(ordo__hf_map *m);
  * rank (wide). UINT64_MAX is an empty slot. */
 typedef struct ordo__hf_merges {
     uint64_t *slots;
+    uint64_t *filter; /* a bit per pair hash, 8 bits a merge: most pairs that do not
+                         merge stop here, in cache, not in the table */
+    unsigned filter_shift;
     uint32_t *ids; /* by rank: the merged id */
     size_t cap;    /* slots (any size: a slot is picked by multiply-shift) */
     unsigned id_bits, rank_bits;
@@ -73,6 +76,13 @@ static inline size_t ordo__hf_merge_slot(uint64_t key, size_t cap)
     return (size_t)((((key * 0x9E3779B97F4A7C15ull) >> 32) * (uint64_t)cap) >> 32);
 }
 
+/* Whether the filter lets pair key through (no merge when it does not). */
+static inline int ordo__hf_merge_maybe(const ordo__hf_merges *m, uint64_t key)
+{
+    uint64_t bit = (key * 0xC2B2AE3D27D4EB4Full) >> m->filter_shift;
+    return (int)(m->filter[bit >> 6] >> (bit & 63) & 1);
+}
+
 /* Functions that only prefetch must be inlined where they are called:
  * GCC takes a call of one (no result, no side effect) as dead code. */
 #if defined(__GNUC__)
@@ -87,7 +97,10 @@ ORDO__HF_INLINE void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t 
                                              uint32_t right)
 {
 #if defined(__GNUC__)
-    size_t i = ordo__hf_merge_slot((uint64_t)left << m->id_bits | right, m->cap);
+    uint64_t key = (uint64_t)left << m->id_bits | right;
+    if (!ordo__hf_merge_maybe(m, key))
+        return;
+    size_t i = ordo__hf_merge_slot(key, m->cap);
     const uint64_t *slot = m->slots + (m->wide ? 2 * i : i);
     __builtin_prefetch(slot);
 #else
@@ -99,6 +112,8 @@ ORDO__HF_INLINE void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t 
 static inline uint32_t ordo__hf_merge_rank(const ordo__hf_merges *m, uint32_t left, uint32_t right)
 {
     uint64_t key = (uint64_t)left << m->id_bits | right;
+    if (!ordo__hf_merge_maybe(m, key))
+        return ORDO__HF_NONE;
     size_t i = ordo__hf_merge_slot(key, m->cap);
     if (!m->wide)
         for (;;) { /* an empty slot never matches: the key has at most 63 - rank_bits bits */

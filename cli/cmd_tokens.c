@@ -99,13 +99,21 @@ static char *slurp(FILE *in, size_t *len)
     return data;
 }
 
-static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int count, FILE *out)
+/* Prints a tokenizer's refusal of the text at `where` ("'x.jsonl' line 2"). */
+static int refused(const char *where, const ordo_error *err)
+{
+    fprintf(stderr, "ordo tokens: %s: %s\n", where, err->message);
+    return EXIT_FAILURE_;
+}
+
+static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int count,
+                     const char *where, FILE *out)
 {
     uint32_t *ids = NULL;
     size_t n = 0;
     ordo_error err;
     if (ordo_tokenizer_encode(t, text, len, &ids, &n, &err) != ORDO_OK)
-        return cli_fail("tokens", &err);
+        return refused(where, &err);
     if (count)
         fprintf(out, "%zu", n);
     for (size_t i = 0; !count && i < n; i++)
@@ -115,7 +123,8 @@ static int print_ids(const ordo_tokenizer *t, const char *text, size_t len, int 
     return EXIT_OK;
 }
 
-static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int count)
+static int each_line(const ordo_tokenizer *t, const char *file, const char *data, size_t len,
+                     int count)
 {
     size_t start = 0, line = 0;
     while (start < len) {
@@ -131,7 +140,10 @@ static int each_line(const ordo_tokenizer *t, const char *data, size_t len, int 
             json_decref(doc);
             return EXIT_FAILURE_;
         }
-        int rc = print_ids(t, json_string_value(text), json_string_length(text), count, stdout);
+        char where[1100];
+        snprintf(where, sizeof where, "'%.1000s' line %zu", file, line);
+        int rc =
+            print_ids(t, json_string_value(text), json_string_length(text), count, where, stdout);
         json_decref(doc);
         if (rc != EXIT_OK)
             return rc;
@@ -147,15 +159,16 @@ typedef struct {
     uint64_t documents, tokens;
     ordo_status status;
     ordo_error err;
+    uint64_t record; /* the one refused */
 } shard_reader;
 
 static int shard_doc(void *context, const char *text, size_t len, uint64_t record)
 {
-    (void)record;
     shard_reader *r = context;
     uint32_t *ids = NULL;
     size_t n = 0;
     r->status = ordo_tokenizer_encode(r->t, text, len, &ids, &n, &r->err);
+    r->record = record;
     if (r->status != ORDO_OK)
         return 1;
     r->documents++;
@@ -216,13 +229,16 @@ static int tokens_of_shard(const ordo_tokenizer *t, const char *file, const char
         filter = text;
         filter[len] = 0;
     }
-    shard_reader r = {t, count, 0, 0, ORDO_OK, {0}};
+    shard_reader r = {t, count, 0, 0, ORDO_OK, {0}, 0};
     ordo_read_counts counts;
     ordo_error err;
     ordo_status status = ordo_shard_read(file, field, filter, shard_doc, &r, &counts, &err);
     free(filter);
-    if (status == ORDO_OK && r.status != ORDO_OK)
-        return cli_fail("tokens", &r.err);
+    if (status == ORDO_OK && r.status != ORDO_OK) {
+        char where[1100];
+        snprintf(where, sizeof where, "'%.1000s' record %llu", file, (unsigned long long)r.record);
+        return refused(where, &r.err);
+    }
     if (status != ORDO_OK)
         return cli_fail("tokens", &err);
     return count ? print_counts(&r, &counts, as_json) : EXIT_OK;
@@ -283,9 +299,12 @@ int cmd_tokens(int argc, char **argv)
     if (!data)
         rc = (fprintf(stderr, "ordo tokens: cannot read '%s'\n", file), EXIT_FAILURE_);
     else if (jsonl)
-        rc = each_line(t, data, len, count);
-    else
-        rc = print_ids(t, data, len, count, stdout);
+        rc = each_line(t, file, data, len, count);
+    else {
+        char where[1100];
+        snprintf(where, sizeof where, "'%.1000s'", file);
+        rc = print_ids(t, data, len, count, where, stdout);
+    }
     free(data);
     ordo_tokenizer_close(t);
     return rc;

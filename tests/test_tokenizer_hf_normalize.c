@@ -293,3 +293,58 @@ TEST(hf_normalize_one_normalizer_many_threads)
         free(w[i].joined);
     ordo__hf_normalizer_free(n);
 }
+
+/* Asserts that normalizing `in` fails with a message containing `message`. */
+static void text_refused(const char *json_text, const char *in, size_t len, const char *message)
+{
+    ordo__hf_normalizer *n = compile(json_text);
+    ordo__text out = {0};
+    ordo_error err;
+    ASSERT_STATUS(ordo__hf_normalize(n, in, len, &out, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message, message);
+    free(out.data);
+    ordo__hf_normalizer_free(n);
+}
+
+#define TENFOLD "{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},\"content\":\"aaaaaaaaaa\"}"
+
+/* Nested Replaces that grow a text tenfold each would make terabytes of
+ * five bytes: refused once past 64 times the text and 4096 bytes, naming
+ * the normalizer; a growth real files make (every byte three times) is
+ * not; a pattern PCRE2 gives up on is refused with PCRE2's reason. */
+TEST(hf_normalize_refuses_runaway_growth_and_failing_patterns)
+{
+    char nested[4096] = "{\"type\":\"Sequence\",\"normalizers\":[";
+    for (int i = 0; i < 12; i++)
+        strcat(nested, i ? "," TENFOLD : TENFOLD);
+    strcat(nested, "]}");
+    text_refused(nested, "aaaaa", 5,
+                 "normalizer Replace makes more than 4416 bytes of a 5-byte text (64 times it and "
+                 "4096): refused");
+    /* three levels: 4000 bytes of 4, under the bound (4352): kept */
+    char three[1024] =
+        "{\"type\":\"Sequence\",\"normalizers\":[" TENFOLD "," TENFOLD "," TENFOLD "]}";
+    ordo__hf_normalizer *n = compile(three);
+    ordo__text out = {0};
+    ordo_error err;
+    ASSERT_OK(ordo__hf_normalize(n, "aaaa", 4, &out, &err), &err);
+    ASSERT_EQ_INT(out.len, 4000);
+    ordo__hf_normalizer_free(n);
+    /* a long text of spaces, each made "▁": three times, kept */
+    size_t len = 200000;
+    char *spaces = malloc(len);
+    memset(spaces, ' ', len);
+    n = compile("{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\\u2581\"}");
+    ASSERT_OK(ordo__hf_normalize(n, spaces, len, &out, &err), &err);
+    ASSERT_EQ_INT(out.len, 3 * len);
+    ordo__hf_normalizer_free(n);
+    free(out.data);
+    /* a pattern that backtracks past PCRE2's match limit */
+    memset(spaces, 'a', len);
+    spaces[5000] = 'b';
+    text_refused("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"(a+)+$\"},\"content\":\"x\"}",
+                 spaces, 5001,
+                 "normalizer Replace: its pattern failed matching from byte 0 of the text: match "
+                 "limit exceeded");
+    free(spaces);
+}

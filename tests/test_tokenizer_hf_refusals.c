@@ -113,7 +113,9 @@ TEST(hf_refuses_two_tokens_with_one_id_and_ids_out_of_range)
     refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":-1},\"merges\":[]", NULL, NULL),
             "model.vocab 'b': id -1 is out of range");
     refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1.5},\"merges\":[]", NULL, NULL),
-            "model.vocab 'b': id (not an integer) is out of range");
+            "model.vocab 'b': the id must be an integer, not a number with a fraction or exponent");
+    refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":\"1\"},\"merges\":[]", NULL, NULL),
+            "model.vocab 'b': the id must be an integer, not a string");
     refused(document("\"type\":\"BPE\",\"unk_token\":\"<unk>\"," MODEL_TAIL, NULL, NULL),
             "model.unk_token '<unk>' is not in the vocab");
 }

@@ -26,6 +26,10 @@ void ordo__sha256_with(EVP_MD_CTX *ctx, const void *data, size_t len,
 ordo_status ordo__error(ordo_error *err, ordo_status status, const char *fmt, ...)
     ORDO_PRINTF(3, 4);
 
+/* Puts formatted text before err's message (where the error happened:
+ * "shard 'x.jsonl' record 41: "); keeps its status. NULL err: nothing. */
+void ordo__error_prefix(ordo_error *err, const char *fmt, ...) ORDO_PRINTF(2, 3);
+
 /* Describes an errno value in `buf` (thread-safe, unlike strerror);
  * returns buf. */
 #define ORDO__ERRNO_TEXT_SIZE 128

@@ -50,6 +50,21 @@ ordo_status ordo__error(ordo_error *err, ordo_status status, const char *fmt, ..
     return status;
 }
 
+/* Prefixes err's message; see core.h. */
+void ordo__error_prefix(ordo_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    char was[sizeof err->message];
+    memcpy(was, err->message, sizeof was);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < sizeof err->message)
+        snprintf(err->message + n, sizeof err->message - (size_t)n, "%s", was);
+}
+
 /* Clears `err`. */
 ordo_status ordo__ok(ordo_error *err)
 {

@@ -139,6 +139,17 @@ void ordo__work_release(ordo__work *w)
 
 _Atomic uint64_t ordo__tokenized_tokens;
 
+/* Names the document a tokenizer refused: its shard and record. */
+static void tokenize_failed(const ordo_recipe *r, ordo__work *w, size_t d)
+{
+    const ordo__shard *shard = &r->sources[w->source].shards[w->ref.shard];
+    char *path = ordo__shard_path(r, shard);
+    uint64_t record = shard->chunks[w->ref.chunk].first_record + w->doc_record[d];
+    ordo__error_prefix(&w->err, "shard '%s' record %llu: ", path ? path : "?",
+                       (unsigned long long)record);
+    free(path);
+}
+
 /* Tokenize: every document as [bos] tokens eos (end-of-text). */
 void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
 {
@@ -169,6 +180,8 @@ void ordo__op_tokenize(const ordo_recipe *r, ordo__work *w)
         if (w->status == ORDO_OK)
             w->status = ordo__tokenize_upto(r, w->text + at, w->doc_len[d], stop, &w->tokens,
                                             &complete, &w->err);
+        if (w->status != ORDO_OK)
+            tokenize_failed(r, w, d);
         if (w->status == ORDO_OK && !complete) { /* the limit is reached inside it */
             w->cut = 1;
             w->doc_count = d + 1;

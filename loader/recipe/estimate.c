@@ -10,6 +10,8 @@
 
 typedef struct {
     const ordo_recipe *recipe;
+    const char *path;      /* the shard being read */
+    uint64_t first_record; /* its chunk's first record */
     ordo__tokens tokens;
     uint64_t count;
     ordo_status status;
@@ -18,10 +20,12 @@ typedef struct {
 
 static int count_doc(void *context, const char *text, size_t len, uint64_t record)
 {
-    (void)record;
     count_context *c = context;
     c->tokens.count = 0;
     c->status = ordo__tokenize(c->recipe, text, len, &c->tokens, c->err);
+    if (c->status != ORDO_OK)
+        ordo__error_prefix(c->err, "shard '%s' record %llu: ", c->path,
+                           (unsigned long long)(c->first_record + record));
     c->count += c->tokens.count + ordo__doc_specials(c->recipe); /* + [bos] and eos */
     return c->status != ORDO_OK;
 }
@@ -35,6 +39,8 @@ static ordo_status sample_chunk(const ordo_recipe *r, ordo__source *source, uint
     char *path = ordo__shard_path(r, shard);
     ordo__read_spec spec = {source->text_field, source->filter, 0, 0};
     ordo__counts counts = {0};
+    counter->path = path;
+    counter->first_record = chunk->first_record;
     ordo_status status =
         path ? ordo__chunk_read(path, shard, ref.chunk, &spec, count_doc, counter, &counts, err)
              : ordo__error(err, ORDO_NOMEM, "out of memory");
@@ -62,7 +68,7 @@ ordo_status ordo__estimate_source(const ordo_recipe *r, uint32_t index, ordo_err
     ordo__rng rng;
     ordo__rng_seed(&rng, r->seed, "token-estimate", index, 0);
     ordo__rng_permute(&rng, order, source->chunk_count);
-    count_context counter = {r, {0}, 0, ORDO_OK, err};
+    count_context counter = {r, NULL, 0, {0}, 0, ORDO_OK, err};
     source->sample_records = source->sample_bytes = 0;
     ordo_status status = ORDO_OK;
     for (uint32_t i = 0; status == ORDO_OK && i < source->chunk_count &&

@@ -6,6 +6,21 @@
 
 #include "hf_model.h"
 
+/* What a JSON value is, for messages. */
+static const char *kind_of(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_REAL: return "a number with a fraction or exponent";
+    case JSON_STRING: return "a string";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    case JSON_ARRAY: return "an array";
+    case JSON_OBJECT: return "an object";
+    default: return "an integer";
+    }
+}
+
 /* Reads "vocab"; see hf_model.h. */
 ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char *what,
                                ordo_error *err)
@@ -30,15 +45,16 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
     {
         size_t len = strlen(key);
         json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
-        if (!json_is_integer(value) || id < 0 || (uint64_t)id >= n) {
-            char shown[32];
-            snprintf(shown, sizeof shown, json_is_integer(value) ? "%lld" : "(not an integer)",
-                     (long long)id);
+        if (!json_is_integer(value))
             return ordo__error(err, ORDO_INVALID,
-                               "tokenizer.json '%s': model.vocab '%s': id %s is out of range "
+                               "tokenizer.json '%s': model.vocab '%s': the id must be an integer, "
+                               "not %s",
+                               what, ordo__hf_quote(key, len, q), kind_of(value));
+        if (id < 0 || (uint64_t)id >= n)
+            return ordo__error(err, ORDO_INVALID,
+                               "tokenizer.json '%s': model.vocab '%s': id %lld is out of range "
                                "(the vocab has %zu tokens, so ids are 0..%zu)",
-                               what, ordo__hf_quote(key, len, q), shown, n, n ? n - 1 : 0);
-        }
+                               what, ordo__hf_quote(key, len, q), (long long)id, n, n ? n - 1 : 0);
         if (json_is_integer(value) && b->tokens[id].p) {
             const ordo__hf_str *other = &b->tokens[id];
             return ordo__error(err, ORDO_INVALID,

@@ -8,6 +8,39 @@
 
 #include "hf_normalize.h"
 
+/* Normalizers may lengthen a text (Replace, Prepend, NFKC) but not without
+ * bound: nested Replaces of "a" by "aaaaaaaaaa" would otherwise grow five
+ * bytes to terabytes. No published normalizer comes near 64 times. */
+#define GROWTH 64
+#define GROWTH_SLACK 4096
+
+typedef struct {
+    size_t limit, original; /* most bytes a step may make; the text's own */
+} bound;
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case KIND_NFC: return "NFC";
+    case KIND_NFKC: return "NFKC";
+    case KIND_NFD: return "NFD";
+    case KIND_NFKD: return "NFKD";
+    case KIND_LOWERCASE: return "Lowercase";
+    case KIND_STRIP: return "Strip";
+    case KIND_PREPEND: return "Prepend";
+    case KIND_REPLACE: return "Replace";
+    default: return "Sequence";
+    }
+}
+
+static ordo_status too_long(const ordo__hf_normalizer *n, const bound *b, ordo_error *err)
+{
+    return ordo__error(err, ORDO_INVALID,
+                       "normalizer %s makes more than %zu bytes of a %zu-byte text (%d times it "
+                       "and %d): refused",
+                       kind_name(n->kind), b->limit, b->original, GROWTH, GROWTH_SLACK);
+}
+
 /* Bytes of the character starting at s[i] (1 at the end). */
 static size_t char_length(const unsigned char *s, size_t len, size_t i)
 {
@@ -43,7 +76,7 @@ static int next_regex(const ordo__hf_normalizer *n, pcre2_match_data *md, const 
 {
     int rc = pcre2_match(n->regex, (PCRE2_SPTR)text, len, from, PCRE2_NO_UTF_CHECK, md, NULL);
     if (rc < 0) {
-        *failed = rc != PCRE2_ERROR_NOMATCH;
+        *failed = rc != PCRE2_ERROR_NOMATCH ? rc : 0;
         return 0;
     }
     PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
@@ -53,7 +86,7 @@ static int next_regex(const ordo__hf_normalizer *n, pcre2_match_data *md, const 
 }
 
 static ordo_status replace(const ordo__hf_normalizer *n, const char *text, size_t len,
-                           ordo__text *out, ordo_error *err)
+                           const bound *b, ordo__text *out, ordo_error *err)
 {
     pcre2_match_data *md = NULL;
     if (n->regex && !(md = pcre2_match_data_create_from_pattern(n->regex, NULL)))
@@ -71,12 +104,20 @@ static ordo_status replace(const ordo__hf_normalizer *n, const char *text, size_
         st = ordo__text_append(out, text + copied, start - copied, err);
         if (st == ORDO_OK)
             st = ordo__text_append(out, n->content, n->content_len, err);
+        if (st == ORDO_OK && out->len > b->limit)
+            st = too_long(n, b, err);
         copied = from = last_end = end;
         have_last = 1;
     }
     pcre2_match_data_free(md);
-    if (st == ORDO_OK && failed)
-        st = ordo__error(err, ORDO_INVALID, "Replace: the pattern failed to match (PCRE2 error)");
+    if (st == ORDO_OK && failed) {
+        PCRE2_UCHAR message[256];
+        pcre2_get_error_message(failed, message, sizeof message);
+        st = ordo__error(err, ORDO_INVALID,
+                         "normalizer Replace: its pattern failed matching from byte %zu of the "
+                         "text: %s",
+                         from, (const char *)message);
+    }
     return st == ORDO_OK ? ordo__text_append(out, text + copied, len - copied, err) : st;
 }
 
@@ -119,9 +160,12 @@ static ordo_status strip(const ordo__hf_normalizer *n, const char *text, size_t 
     return ordo__text_append(out, text + left, len - left - right, err);
 }
 
-/* One normalizer (not a Sequence) from text to out (emptied first). */
-static ordo_status apply(const ordo__hf_normalizer *n, const char *text, size_t len,
-                         ordo__text *out, ordo_error *err)
+static ordo_status within(const ordo__hf_normalizer *n, const char *text, size_t len,
+                          const bound *b, ordo__text *out, ordo_error *err);
+
+/* One normalizer from text to out (emptied first). */
+static ordo_status step(const ordo__hf_normalizer *n, const char *text, size_t len, const bound *b,
+                        ordo__text *out, ordo_error *err)
 {
     out->len = 0;
     switch (n->kind) {
@@ -148,31 +192,48 @@ static ordo_status apply(const ordo__hf_normalizer *n, const char *text, size_t 
         return ordo__text_append(out, text, len, err);
     case KIND_REPLACE: {
         ordo_status st = ordo__text_append(out, "", 0, err);
-        return st == ORDO_OK ? replace(n, text, len, out, err) : st;
+        return st == ORDO_OK ? replace(n, text, len, b, out, err) : st;
     }
-    case KIND_SEQUENCE: return ordo__hf_normalize(n, text, len, out, err);
+    case KIND_SEQUENCE: return within(n, text, len, b, out, err);
     }
     return ordo__error(err, ORDO_INVALID, "normalizer: unknown kind");
 }
 
-/* Normalizes text; see hf.h. A Sequence passes the text from member to
- * member through two buffers, the last writing to out. */
-ordo_status ordo__hf_normalize(const ordo__hf_normalizer *n, const char *text, size_t len,
-                               ordo__text *out, ordo_error *err)
+/* step, refusing a result past the bound. */
+static ordo_status apply(const ordo__hf_normalizer *n, const char *text, size_t len, const bound *b,
+                         ordo__text *out, ordo_error *err)
+{
+    ordo_status st = step(n, text, len, b, out, err);
+    return st == ORDO_OK && out->len > b->limit ? too_long(n, b, err) : st;
+}
+
+/* A Sequence passes the text from member to member through two buffers,
+ * the last writing to out. */
+static ordo_status within(const ordo__hf_normalizer *n, const char *text, size_t len,
+                          const bound *b, ordo__text *out, ordo_error *err)
 {
     out->len = 0;
     if (!n || (n->kind == KIND_SEQUENCE && n->members == 0))
         return ordo__text_append(out, text, len, err);
     if (n->kind != KIND_SEQUENCE)
-        return apply(n, text, len, out, err);
+        return apply(n, text, len, b, out, err);
     ordo__text spare = {0};
-    ordo_status st = apply(n->member[0], text, len, out, err);
+    ordo_status st = apply(n->member[0], text, len, b, out, err);
     for (size_t i = 1; st == ORDO_OK && i < n->members; i++) {
         ordo__text input = *out; /* out's buffer becomes the input */
         *out = spare;
-        st = apply(n->member[i], input.data, input.len, out, err);
+        st = apply(n->member[i], input.data, input.len, b, out, err);
         spare = input;
     }
     free(spare.data);
     return st;
+}
+
+/* Normalizes text; see hf.h. */
+ordo_status ordo__hf_normalize(const ordo__hf_normalizer *n, const char *text, size_t len,
+                               ordo__text *out, ordo_error *err)
+{
+    bound b = {len > (SIZE_MAX - GROWTH_SLACK) / GROWTH ? SIZE_MAX : len * GROWTH + GROWTH_SLACK,
+               len};
+    return within(n, text, len, &b, out, err);
 }

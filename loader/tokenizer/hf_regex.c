@@ -395,8 +395,10 @@ ordo_status ordo__hf_regex_spans(const ordo__hf_step *step, const char *s, size_
         if (rc < 0) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(rc, message, sizeof message);
-            status = ordo__error(err, ORDO_INVALID, "split regex failed at byte %zu: %s", at,
-                                 (const char *)message);
+            status = ordo__error(err, ORDO_INVALID,
+                                 "pre_tokenizer regex: its pattern failed matching from byte %zu "
+                                 "of a %zu-byte piece: %s",
+                                 at, n, (const char *)message);
             break;
         }
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(match);

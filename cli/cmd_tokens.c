@@ -239,6 +239,11 @@ static int tokens_of_shard(const ordo_tokenizer *t, const char *file, const char
         snprintf(where, sizeof where, "'%.1000s' record %llu", file, (unsigned long long)r.record);
         return refused(where, &r.err);
     }
+    if (status != ORDO_OK && filter_path && strncmp(err.message, "filter", 6) == 0) {
+        char where[1100]; /* the library names the filter's place, this its file */
+        snprintf(where, sizeof where, "filter file '%.1000s'", filter_path);
+        return refused(where, &err);
+    }
     if (status != ORDO_OK)
         return cli_fail("tokens", &err);
     return count ? print_counts(&r, &counts, as_json) : EXIT_OK;

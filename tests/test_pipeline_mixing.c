@@ -304,6 +304,34 @@ TEST(mixing_refuses_a_source_with_fewer_documents_than_lanes)
     ordo_recipe_free(r);
 }
 
+/* One document is "1 document"; none (every record empty) is told as
+ * such, not "use at most 0 lanes". */
+TEST(mixing_names_a_source_of_one_or_no_documents)
+{
+    data_dir();
+    write_docs("one", 1, 10, 20, 9);
+    const char *empty = "{\"text\": \"\"}\n{\"text\": \"\"}\n";
+    test_write_file(test_path("data/none.jsonl"), empty, strlen(empty));
+    const char *names[] = {"one", "none"};
+    const char *said[] = {"source 'one' has 1 document, fewer than the recipe's 2 lanes",
+                          "source 'none' has no documents (every record is blank, empty or "
+                          "filtered out)"};
+    for (int i = 0; i < 2; i++) {
+        char json[512];
+        snprintf(json, sizeof json,
+                 "{\"seed\": 1, \"seq_len\": 8, \"global_batch\": 2, \"lanes\": 2, \"sources\": "
+                 "[{\"name\": \"%s\", \"paths\": [\"data/%s.jsonl\"], \"weight\": 1}]}",
+                 names[i], names[i]);
+        test_write_file(test_path("recipe.json"), json, strlen(json));
+        ordo_recipe *r = NULL;
+        ordo_error err;
+        ASSERT_OK(ordo_recipe_load(test_path("recipe.json"), &r, &err), &err);
+        ASSERT_STATUS(ordo_recipe_index(r, NULL, NULL, NULL, &err), ORDO_INVALID, &err);
+        ASSERT_CONTAINS(err.message, said[i]);
+        ordo_recipe_free(r);
+    }
+}
+
 /* A resolved recipe of `sources` sources (shards named, never read) with
  * the given global batch and schedule JSON (or weights when NULL). */
 static ordo_recipe *plan_recipe(int sources, int batch, const char *schedule, const double *weights)

@@ -500,6 +500,22 @@ TEST(parquet_columns_codecs_and_encodings_not_read_are_refused_by_name)
     file = hand_file(&h, &size, &footer);
     refused(file, size, "text", "encoding BIT_PACKED of a BYTE_ARRAY column is not read");
     free(file);
+    /* codes no name is known for are named by number */
+    h = plain_hand(body);
+    h.codec = 99;
+    file = hand_file(&h, &size, &footer);
+    refused(file, size, "text", "column 'text' is compressed with unknown (99), which is not read");
+    free(file);
+    h = plain_hand(body);
+    h.encoding = 99;
+    file = hand_file(&h, &size, &footer);
+    refused(file, size, "text", "encoding unknown (99) of a BYTE_ARRAY column is not read");
+    free(file);
+    h = plain_hand(body);
+    h.type = 99;
+    file = hand_file(&h, &size, &footer);
+    refused(file, size, "text", "is unknown (99), not BYTE_ARRAY");
+    free(file);
 }
 
 TEST(parquet_changed_shard_is_a_conflict_at_read)

@@ -129,12 +129,17 @@ ordo_status ordo__recipe_finish_plan(ordo_recipe *r, ordo_error *err)
         for (uint32_t i = 0; i < src->shard_count; i++)
             for (uint32_t c = 0; c < src->shards[i].chunk_count; c++)
                 docs += src->shards[i].chunks[c].records;
+        if (docs == 0)
+            return ordo__error(err, ORDO_INVALID,
+                               "source '%s' has no documents (every record is blank, empty or "
+                               "filtered out): add documents or remove the source",
+                               src->name);
         if (docs < (uint64_t)r->lanes)
             return ordo__error(err, ORDO_INVALID,
-                               "source '%s' has %llu documents, fewer than the recipe's %d "
+                               "source '%s' has %llu document%s, fewer than the recipe's %d "
                                "lanes: every lane reads documents of its own, so use at most "
                                "%llu lanes or add documents",
-                               src->name, (unsigned long long)docs, r->lanes,
+                               src->name, (unsigned long long)docs, docs == 1 ? "" : "s", r->lanes,
                                (unsigned long long)docs);
     }
     return ORDO_OK;

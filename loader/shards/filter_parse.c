@@ -40,6 +40,8 @@ static ordo_status fail(parse_ctx *c, const char *path, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
+    if (!c->source) /* a filter given alone (ordo_shard_read) */
+        return ordo__error(c->err, ORDO_INVALID, "filter%s: %s", path, detail);
     return ordo__error(c->err, ORDO_INVALID, "recipe: sources.%s.filter%s: %s", c->source, path,
                        detail);
 }
@@ -47,7 +49,7 @@ static ordo_status fail(parse_ctx *c, const char *path, const char *fmt, ...)
 static ordo_status no_memory(parse_ctx *c)
 {
     return ordo__error(c->err, ORDO_NOMEM, "out of memory compiling the filter of source '%s'",
-                       c->source);
+                       c->source ? c->source : "(none)");
 }
 
 static int op_of(const char *key)

@@ -1,6 +1,7 @@
 /* Parquet's RLE / bit-packed hybrid (levels, dictionary indices,
  * booleans), UTF-8 checks and the names of the
  * format's numbers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,9 +122,17 @@ int ordo__pq_utf8(const unsigned char *s, size_t len)
     return 1;
 }
 
+/* A name, or for a value no name is known for "unknown (N)" in one of a
+ * few per-thread buffers, so a message may name two. */
 static const char *name_of(const char *const *names, size_t n, int value)
 {
-    return value >= 0 && (size_t)value < n && names[value] ? names[value] : "unknown";
+    if (value >= 0 && (size_t)value < n && names[value])
+        return names[value];
+    static _Thread_local char unknown[4][32];
+    static _Thread_local unsigned next;
+    char *buf = unknown[next++ % 4];
+    snprintf(buf, sizeof unknown[0], "unknown (%d)", value);
+    return buf;
 }
 
 /* A physical type's name ("BYTE_ARRAY"); see parquet.h. */

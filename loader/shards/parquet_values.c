@@ -145,6 +145,9 @@ static ordo_status with_context(ordo_status status, const char *what, const char
         return status;
     char detail[ORDO_ERROR_MESSAGE_SIZE];
     snprintf(detail, sizeof detail, "%s", err->message);
+    size_t named = strlen(encoding); /* the decoder's message may name it already */
+    if (strncmp(detail, encoding, named) == 0 && detail[named] == ':')
+        return ordo__error(err, status, "%s: %s", what, detail);
     return ordo__error(err, status, "%s: %s: %s", what, encoding, detail);
 }
 

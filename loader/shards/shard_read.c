@@ -15,8 +15,7 @@ static int forward_doc(void *context, const char *text, size_t len, uint64_t rec
     return f->fn ? f->fn(f->context, text, len, record) : 0;
 }
 
-static ordo_status compile_filter(const char *path, const char *filter_json, ordo__filter **filter,
-                                  ordo_error *err)
+static ordo_status compile_filter(const char *filter_json, ordo__filter **filter, ordo_error *err)
 {
     *filter = NULL;
     if (!filter_json)
@@ -26,7 +25,7 @@ static ordo_status compile_filter(const char *path, const char *filter_json, ord
     if (!spec)
         return ordo__error(err, ORDO_INVALID, "filter: invalid JSON at line %d, column %d: %s",
                            jerr.line, jerr.column, jerr.text);
-    ordo_status status = ordo__filter_compile(spec, path, filter, err);
+    ordo_status status = ordo__filter_compile(spec, NULL, filter, err);
     json_decref(spec);
     return status;
 }
@@ -49,7 +48,7 @@ ordo_status ordo_shard_read(const char *path, const char *text_field, const char
         return ordo__error(err, ORDO_INVALID,
                            "text field '%s' must be a field name or a dotted path of them", field);
     ordo__filter *filter = NULL;
-    ordo_status status = compile_filter(path, filter_json, &filter, err);
+    ordo_status status = compile_filter(filter_json, &filter, err);
     ordo__read_spec spec = {field, filter, 0, 0};
     forward f = {fn, context};
     ordo__counts got = {0};

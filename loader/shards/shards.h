@@ -54,8 +54,9 @@ typedef struct ordo__field_value {
  * shared by every thread reading the source. */
 typedef struct ordo__filter ordo__filter;
 
-/* Compiles a source's "filter" object; errors name `source` and the
- * filter's JSON path ("filter.all[1].ge"). *out is the caller's, freed
+/* Compiles a source's "filter" object; errors name `source` (NULL: a
+ * filter given alone, named "filter") and the filter's JSON path
+ * ("filter.all[1].ge"). *out is the caller's, freed
  * with ordo__filter_free. */
 ordo_status ordo__filter_compile(const json_t *spec, const char *source, ordo__filter **out,
                                  ordo_error *err);

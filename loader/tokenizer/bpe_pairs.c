@@ -18,32 +18,9 @@ static void insert(ordo__bpe_pairs *pairs, uint32_t a, uint32_t b, uint32_t c)
     pairs->filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
 }
 
-typedef struct {
-    uint32_t a, b, c;
-} triple;
-
-typedef struct {
-    triple *items;
-    size_t count, capacity;
-} triples;
-
-static int add(triples *t, uint32_t a, uint32_t b, uint32_t c)
-{
-    if (t->count == t->capacity) {
-        size_t cap = t->capacity ? t->capacity * 2 : 4096;
-        triple *grown = realloc(t->items, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        t->items = grown;
-        t->capacity = cap;
-    }
-    t->items[t->count++] = (triple){a, b, c};
-    return 0;
-}
-
-/* Every (a, b, c) of the rank file: each split of each token c into two
- * tokens (c the first rank of its bytes). */
-static int collect(const ordo__bpe *bpe, triples *t)
+/* Every (a, b, c) of the rank file, three ids each in *t: each split of
+ * each token c into two tokens (c the first rank of its bytes). */
+static ordo_status collect(const ordo__bpe *bpe, ordo__tokens *t, ordo_error *err)
 {
     uint32_t count = ordo__bpe_count(bpe);
     for (uint32_t c = 0; c < count; c++) {
@@ -56,11 +33,15 @@ static int collect(const ordo__bpe *bpe, triples *t)
             if (a == UINT32_MAX)
                 continue;
             uint32_t b = ordo__bpe_rank(bpe, p + k, len - k);
-            if (b != UINT32_MAX && add(t, a, b, c) != 0)
-                return -1;
+            if (b == UINT32_MAX)
+                continue;
+            ordo_status status = ordo__tokens_reserve(t, 3, err);
+            if (status != ORDO_OK)
+                return status;
+            t->ids[t->count++] = a, t->ids[t->count++] = b, t->ids[t->count++] = c;
         }
     }
-    return 0;
+    return ORDO_OK;
 }
 
 /* Builds the merge table; see bpe_merge.h. */
@@ -70,25 +51,26 @@ ordo_status ordo__bpe_pairs_build(ordo__bpe_pairs *pairs, const ordo__bpe *bpe, 
         return ordo__error(err, ORDO_INVALID,
                            "a rank file of %u ranks is more than the merge table holds",
                            ordo__bpe_count(bpe));
-    triples t = {0};
-    if (collect(bpe, &t) != 0) {
-        free(t.items);
-        return ordo__error(err, ORDO_NOMEM, "out of memory building the merge table");
+    ordo__tokens t = {0};
+    ordo_status status = collect(bpe, &t, err);
+    if (status != ORDO_OK) {
+        free(t.ids);
+        return status;
     }
     unsigned bits = 4;
-    while (((size_t)1 << bits) < t.count * 2) /* at most half full */
+    while (((size_t)1 << bits) < t.count / 3 * 2) /* at most half full */
         bits++;
     pairs->mask = ((uint64_t)1 << bits) - 1;
     pairs->shift = 64 - bits;
     pairs->slots = calloc((size_t)1 << bits, sizeof *pairs->slots);
     pairs->filter = calloc(((size_t)1 << ORDO__BPE_PAIR_FILTER_BITS) / 64, sizeof *pairs->filter);
     if (!pairs->slots || !pairs->filter) {
-        free(t.items);
+        free(t.ids);
         return ordo__error(err, ORDO_NOMEM, "out of memory building the merge table");
     }
-    for (size_t i = 0; i < t.count; i++)
-        insert(pairs, t.items[i].a, t.items[i].b, t.items[i].c);
-    free(t.items);
+    for (size_t i = 0; i + 2 < t.count; i += 3)
+        insert(pairs, t.ids[i], t.ids[i + 1], t.ids[i + 2]);
+    free(t.ids);
     return ORDO_OK;
 }
 

@@ -183,3 +183,29 @@ TEST(bpe_merge_by_ids_is_the_reference_merge)
         ordo__bpe_free(bpe);
     }
 }
+
+/* Pieces at the lengths where the merge changes method (64 and 128
+ * bytes), of letters that merge a lot and of random bytes. */
+TEST(bpe_merge_at_the_method_boundaries_is_the_reference_merge)
+{
+    static const size_t lengths[] = {2, 3, 62, 63, 64, 65, 66, 127, 128, 129, 130};
+    ordo__bpe *bpe = open_encoding("cl100k_base");
+    uint64_t seed = 5;
+    unsigned char piece[130];
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
+        for (int i = 0; i < 300; i++) {
+            size_t len = lengths[k];
+            for (size_t j = 0; j < len; j++)
+                piece[j] = i % 3 == 0 ? (unsigned char)next(&seed)
+                                      : (unsigned char)"etaoin shrdlu"[next(&seed) % 13];
+            ordo__tokens got = {0}, want = {0};
+            ordo_error err;
+            ASSERT_OK(ordo__bpe_merge(bpe, piece, len, &got, &err), &err);
+            reference_merge(bpe, piece, len, &want);
+            ASSERT_EQ_INT(got.count, want.count);
+            ASSERT(memcmp(got.ids, want.ids, got.count * sizeof *got.ids) == 0);
+            free(got.ids);
+            free(want.ids);
+        }
+    ordo__bpe_free(bpe);
+}

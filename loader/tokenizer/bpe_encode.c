@@ -19,7 +19,7 @@ typedef struct {
     size_t stop; /* no piece is taken once out holds this many ids */
 } piece_sink;
 
-/* Merges a piece, through the thread's piece cache when it is short. */
+/* Merges a piece that is no token, through the thread's piece cache. */
 static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
 {
     uint32_t ids[ORDO__CACHE_IDS];
@@ -33,7 +33,7 @@ static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t
         return status;
     }
     size_t before = sink->out->count;
-    ordo_status status = ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
+    ordo_status status = ordo__bpe_merge_parts(sink->bpe, p, n, sink->out, err);
     if (status == ORDO_OK)
         ordo__piece_cache_put(sink->cache, sink->owner, p, n, sink->out->ids + before,
                               sink->out->count - before);

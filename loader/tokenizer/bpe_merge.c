@@ -1,4 +1,5 @@
-/* BPE merges: an array scan for short pieces (as tiktoken) and a heap with
+/* BPE merges: a scan over a bit mask of part starts for pieces of up to 64
+ * bytes, an array scan (as tiktoken) up to 128, and a heap with
  * a linked list for long ones, giving the same tokens. */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,53 @@ static ordo_status merge_short(const ordo__bpe *bpe, const unsigned char *piece,
         return status;
     memcpy(out->ids + out->count, ids, n * sizeof *ids);
     out->count += n;
+    return ORDO_OK;
+}
+
+/* Pieces of at most 64 bytes, the same merges without moving anything:
+ * bit i of `starts` is set while a part begins at byte i; ids[i] is that
+ * part's token and ranks[i] the token of it and the next part together
+ * (UINT32_MAX: none, or no part begins there). The ids are written
+ * straight into out. */
+static ordo_status merge_masked(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                                ordo__tokens *out, ordo_error *err)
+{
+    const ordo__bpe_pairs *pairs = ordo__bpe_pairs_of(bpe);
+    const uint32_t *byte_rank = ordo__bpe_byte_ranks(bpe), *pair_rank = ordo__bpe_pair_ranks(bpe);
+    uint32_t ids[64], ranks[64];
+    for (size_t i = 0; i < len; i++)
+        ids[i] = byte_rank[piece[i]];
+    for (size_t i = 0; i + 1 < len; i++)
+        ranks[i] = pair_rank[piece[i] << 8 | piece[i + 1]];
+    uint64_t starts = len == 64 ? UINT64_MAX : ((uint64_t)1 << len) - 1;
+    for (;;) {
+        uint64_t low = UINT64_MAX; /* rank << 32 | byte: the leftmost lowest */
+        for (size_t i = 0; i + 1 < len; i++) {
+            uint64_t key = (uint64_t)ranks[i] << 32 | i;
+            low = key < low ? key : low;
+        }
+        if (low >> 32 == UINT32_MAX)
+            break;
+        size_t at = (uint32_t)low;
+        ids[at] = (uint32_t)(low >> 32);
+        uint64_t later = starts & ~(((uint64_t)2 << at) - 1); /* at <= 62 */
+        size_t gone = (size_t)__builtin_ctzll(later);
+        starts &= ~((uint64_t)1 << gone);
+        ranks[gone] = UINT32_MAX;
+        later &= later - 1;
+        ranks[at] =
+            later ? ordo__bpe_pair(pairs, ids[at], ids[__builtin_ctzll(later)]) : UINT32_MAX;
+        uint64_t earlier = starts & (((uint64_t)1 << at) - 1);
+        if (earlier) {
+            size_t before = 63 - (size_t)__builtin_clzll(earlier);
+            ranks[before] = ordo__bpe_pair(pairs, ids[before], ids[at]);
+        }
+    }
+    ordo_status status = ordo__tokens_reserve(out, (size_t)__builtin_popcountll(starts), err);
+    if (status != ORDO_OK)
+        return status;
+    for (; starts; starts &= starts - 1)
+        out->ids[out->count++] = ids[__builtin_ctzll(starts)];
     return ORDO_OK;
 }
 
@@ -161,6 +209,16 @@ static ordo_status merge_long(const ordo__bpe *bpe, const unsigned char *piece, 
     return status;
 }
 
+/* Merges a piece that is no token itself; see bpe_merge.h. */
+ordo_status ordo__bpe_merge_parts(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                                  ordo__tokens *out, ordo_error *err)
+{
+    if (len <= 64)
+        return merge_masked(bpe, piece, len, out, err);
+    return len <= SHORT_PIECE ? merge_short(bpe, piece, len, out, err)
+                              : merge_long(bpe, piece, len, out, err);
+}
+
 /* Merges one piece; see bpe_merge.h. */
 ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
                             ordo__tokens *out, ordo_error *err)
@@ -168,6 +226,5 @@ ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, si
     uint32_t whole = ordo__bpe_rank(bpe, piece, len);
     if (whole != UINT32_MAX)
         return ordo__tokens_push(out, whole, err);
-    return len <= SHORT_PIECE ? merge_short(bpe, piece, len, out, err)
-                              : merge_long(bpe, piece, len, out, err);
+    return ordo__bpe_merge_parts(bpe, piece, len, out, err);
 }

@@ -78,6 +78,10 @@ static inline uint32_t ordo__bpe_pair(const ordo__bpe_pairs *pairs, uint32_t a, 
 ordo_status ordo__bpe_merge(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
                             ordo__tokens *out, ordo_error *err);
 
+/* ordo__bpe_merge of a piece known not to be a token itself (len >= 2). */
+ordo_status ordo__bpe_merge_parts(const ordo__bpe *bpe, const unsigned char *piece, size_t len,
+                                  ordo__tokens *out, ordo_error *err);
+
 /* The tokenizer's owner number in the per-thread piece caches
  * (piece_cache.h). */
 uint64_t ordo__bpe_cache_owner(const ordo__bpe *bpe);

@@ -180,14 +180,18 @@ static uint64_t hash_bytes(uint64_t head, const unsigned char *p, size_t n)
     return h;
 }
 
-/* The rank of a byte string, or UINT32_MAX. */
-uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
+/* The table hash of a string of 3 or more bytes. */
+static uint64_t piece_hash(const unsigned char *p, size_t n)
 {
-    if (n <= 2)
-        return n == 1 ? bpe->byte_rank[p[0]] : bpe->pair_rank[p[0] << 8 | p[1]];
+    return hash_bytes(head_of(p, n), p, n);
+}
+
+/* The rank of a string of 3 or more bytes whose hash is h. */
+static uint32_t rank_hashed(const ordo__bpe *bpe, const unsigned char *p, size_t n, uint64_t h)
+{
     if (n > bpe->max_length)
         return UINT32_MAX;
-    uint64_t head = head_of(p, n), h = hash_bytes(head, p, n), bit = h >> 43;
+    uint64_t head = head_of(p, n), bit = h >> 43;
     if (!(bpe->filter[bit >> 6] >> (bit & 63) & 1))
         return UINT32_MAX;
     for (uint64_t i = h & bpe->mask;; i = (i + 1) & bpe->mask) {
@@ -200,6 +204,25 @@ uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
         if (n <= 8 || memcmp(bpe->blob + bpe->tokens[rank].offset + 8, p + 8, n - 8) == 0)
             return rank;
     }
+}
+
+/* The rank of a piece of 3 or more bytes and its hash; see bpe_merge.h. */
+uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                  const ordo__piece_cache *cache, uint64_t *hash)
+{
+    *hash = piece_hash(p, n);
+    ordo__piece_cache_prefetch_hashed(cache, bpe->cache_owner, *hash);
+    return rank_hashed(bpe, p, n, *hash);
+}
+
+/* The rank of a byte string, or UINT32_MAX. */
+uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
+{
+    if (n <= 2)
+        return n == 1 ? bpe->byte_rank[p[0]] : bpe->pair_rank[p[0] << 8 | p[1]];
+    if (n > bpe->max_length)
+        return UINT32_MAX;
+    return rank_hashed(bpe, p, n, piece_hash(p, n));
 }
 
 void ordo__bpe_free(ordo__bpe *bpe)

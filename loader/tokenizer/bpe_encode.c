@@ -19,11 +19,13 @@ typedef struct {
     size_t stop; /* no piece is taken once out holds this many ids */
 } piece_sink;
 
-/* Merges a piece that is no token, through the thread's piece cache. */
-static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
+/* Merges a piece that is no token (its table hash h), through the
+ * thread's piece cache. */
+static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t n, uint64_t h,
+                                ordo_error *err)
 {
     uint32_t ids[ORDO__CACHE_IDS];
-    size_t count = ordo__piece_cache_find(sink->cache, sink->owner, p, n, ids);
+    size_t count = ordo__piece_cache_find_hashed(sink->cache, sink->owner, h, p, n, ids);
     if (count) {
         ordo_status status = ordo__tokens_reserve(sink->out, count, err);
         if (status == ORDO_OK) {
@@ -35,8 +37,8 @@ static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t
     size_t before = sink->out->count;
     ordo_status status = ordo__bpe_merge_parts(sink->bpe, p, n, sink->out, err);
     if (status == ORDO_OK)
-        ordo__piece_cache_put(sink->cache, sink->owner, p, n, sink->out->ids + before,
-                              sink->out->count - before);
+        ordo__piece_cache_put_hashed(sink->cache, sink->owner, h, p, n, sink->out->ids + before,
+                                     sink->out->count - before);
     return status;
 }
 
@@ -45,10 +47,11 @@ static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n
     if (sink->ends_only)
         return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
     if (sink->cache && n >= 3 && n <= ORDO__CACHE_BYTES) { /* shorter: two table reads */
-        uint32_t whole = ordo__bpe_rank(sink->bpe, p, n);
+        uint64_t h;
+        uint32_t whole = ordo__bpe_rank_for_cache(sink->bpe, p, n, sink->cache, &h);
         if (whole != UINT32_MAX)
             return ordo__tokens_push(sink->out, whole, err);
-        return merge_cached(sink, p, n, err);
+        return merge_cached(sink, p, n, h, err);
     }
     return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
 }

@@ -7,6 +7,13 @@
 /* The rank of a byte string, or UINT32_MAX when it is not a token. */
 uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n);
 
+/* ordo__bpe_rank of a piece of 3 or more bytes, with the piece's hash in
+ * *hash (the key of its piece cache entry: ordo__piece_cache_*_hashed)
+ * and that entry of `cache` starting to load meanwhile. */
+typedef struct ordo__piece_cache ordo__piece_cache;
+uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                  const ordo__piece_cache *cache, uint64_t *hash);
+
 /* How many ranks the rank file spans (holes included). */
 uint32_t ordo__bpe_count(const ordo__bpe *bpe);
 

@@ -72,17 +72,68 @@ static size_t slot_of(uint64_t owner, const unsigned char *p, size_t n)
     return (size_t)(h & (ENTRIES - 1));
 }
 
-/* Looks a piece up; see piece_cache.h. */
-size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
-                              size_t n, uint32_t *ids)
+static size_t find_at(const ordo__piece_cache *cache, size_t slot, uint64_t owner,
+                      const unsigned char *p, size_t n, uint32_t *ids)
 {
     if (n > ORDO__CACHE_BYTES)
         return 0;
-    const entry *e = &cache->entries[slot_of(owner, p, n)];
+    const entry *e = &cache->entries[slot];
     if (e->owner != owner || e->length != n || memcmp(e->bytes, p, n) != 0)
         return 0;
     memcpy(ids, e->ids, e->count * sizeof *ids);
     return e->count;
+}
+
+static void put_at(ordo__piece_cache *cache, size_t slot, uint64_t owner, const unsigned char *p,
+                   size_t n, const uint32_t *ids, size_t count)
+{
+    if (n > ORDO__CACHE_BYTES || count == 0 || count > ORDO__CACHE_IDS)
+        return;
+    entry *e = &cache->entries[slot];
+    e->owner = owner;
+    e->length = (uint8_t)n;
+    e->count = (uint8_t)count;
+    memcpy(e->bytes, p, n);
+    memcpy(e->ids, ids, count * sizeof *ids);
+}
+
+/* The slot of a piece whose hash the caller has. */
+static size_t slot_of_hash(uint64_t owner, uint64_t hash)
+{
+    return (size_t)(((hash ^ owner) * 0x9e3779b97f4a7c15ull) >> 50) & (ENTRIES - 1);
+}
+
+/* Looks a piece up; see piece_cache.h. */
+size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
+                              size_t n, uint32_t *ids)
+{
+    return n > ORDO__CACHE_BYTES ? 0 : find_at(cache, slot_of(owner, p, n), owner, p, n, ids);
+}
+
+/* Looks a piece up by its hash; see piece_cache.h. */
+size_t ordo__piece_cache_find_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
+                                     const unsigned char *p, size_t n, uint32_t *ids)
+{
+    return find_at(cache, slot_of_hash(owner, hash), owner, p, n, ids);
+}
+
+/* Stores a piece by its hash; see piece_cache.h. */
+void ordo__piece_cache_put_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
+                                  const unsigned char *p, size_t n, const uint32_t *ids,
+                                  size_t count)
+{
+    put_at(cache, slot_of_hash(owner, hash), owner, p, n, ids, count);
+}
+
+/* Starts loading the entry of a hash; see piece_cache.h. */
+void ordo__piece_cache_prefetch_hashed(const ordo__piece_cache *cache, uint64_t owner,
+                                       uint64_t hash)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(&cache->entries[slot_of_hash(owner, hash)]);
+#else
+    (void)cache, (void)owner, (void)hash;
+#endif
 }
 
 /* Starts loading a piece's entry; see piece_cache.h. */
@@ -101,12 +152,6 @@ void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
 void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
                            size_t n, const uint32_t *ids, size_t count)
 {
-    if (n > ORDO__CACHE_BYTES || count == 0 || count > ORDO__CACHE_IDS)
-        return;
-    entry *e = &cache->entries[slot_of(owner, p, n)];
-    e->owner = owner;
-    e->length = (uint8_t)n;
-    e->count = (uint8_t)count;
-    memcpy(e->bytes, p, n);
-    memcpy(e->ids, ids, count * sizeof *ids);
+    if (n <= ORDO__CACHE_BYTES)
+        put_at(cache, slot_of(owner, p, n), owner, p, n, ids, count);
 }

@@ -26,6 +26,16 @@ ordo__piece_cache *ordo__piece_cache_get(void);
 size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
                               size_t n, uint32_t *ids);
 
+/* The same keyed by a hash of the piece the caller has already (any
+ * good 64-bit hash of its bytes; the same hash for find and put). */
+size_t ordo__piece_cache_find_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
+                                     const unsigned char *p, size_t n, uint32_t *ids);
+void ordo__piece_cache_put_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
+                                  const unsigned char *p, size_t n, const uint32_t *ids,
+                                  size_t count);
+void ordo__piece_cache_prefetch_hashed(const ordo__piece_cache *cache, uint64_t owner,
+                                       uint64_t hash);
+
 /* Starts loading the entry of piece p[0..n), to be looked up soon. */
 void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
                                 const unsigned char *p, size_t n);

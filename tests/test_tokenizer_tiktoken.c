@@ -97,6 +97,31 @@ TEST(tokenizer_invalid_utf8_becomes_replacement_characters)
     ordo_tokenizer_close(t);
 }
 
+/* A bad byte at each place in a run of ASCII (which is checked eight
+ * bytes at a time), and a sequence cut short at the very end. */
+TEST(tokenizer_invalid_utf8_inside_ascii_runs)
+{
+    ordo_tokenizer *t = open_cl100k();
+    for (size_t at = 0; at <= 24; at++) {
+        char bad[32], good[40];
+        memset(bad, 'x', 25);
+        memcpy(good, bad, at);
+        bad[at] = at == 24 ? '\xe2' : '\xff';
+        memcpy(good + at, "\xef\xbf\xbd", 3);
+        memset(good + at + 3, 'x', 24 - at);
+        uint32_t *x = NULL, *y = NULL;
+        size_t nx = 0, ny = 0;
+        ordo_error err;
+        ASSERT_OK(ordo_tokenizer_encode(t, bad, 25, &x, &nx, &err), &err);
+        ASSERT_OK(ordo_tokenizer_encode(t, good, 27, &y, &ny, &err), &err);
+        ASSERT_EQ_INT(nx, ny);
+        ASSERT(memcmp(x, y, nx * sizeof *x) == 0);
+        ordo_free(x);
+        ordo_free(y);
+    }
+    ordo_tokenizer_close(t);
+}
+
 TEST(tokenizer_bad_rank_files)
 {
     ordo_tokenizer *t = NULL;

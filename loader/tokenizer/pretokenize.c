@@ -43,9 +43,15 @@ static size_t run_of(const ordo__unicode_table *u, const unsigned char *s, size_
                      unsigned bits)
 {
     while (i < n) {
+        if (s[i] < 0x80) { /* ASCII: no decoding */
+            if (!(ordo__unicode_class(u, s[i]) & bits))
+                break;
+            i++;
+            continue;
+        }
         size_t len;
-        uint32_t cp;
-        if (!(class_at(u, s, n, i, &cp, &len) & bits))
+        uint32_t cp = decode(s, i, &len);
+        if (!(ordo__unicode_class(u, cp) & bits))
             break;
         i += len;
     }

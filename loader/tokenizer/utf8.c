@@ -48,6 +48,11 @@ ordo_status ordo__utf8_repair(const char *text, size_t len, char **copy, size_t 
     const unsigned char *p = (const unsigned char *)text;
     size_t i = 0, bad = 0;
     while (i < len) {
+        uint64_t word;
+        if (i + 8 <= len && (memcpy(&word, p + i, 8), !(word & 0x8080808080808080ull))) {
+            i += 8; /* eight ASCII bytes */
+            continue;
+        }
         size_t n = utf8_sequence(p + i, len - i, &bad);
         if (!n)
             break;

@@ -81,13 +81,15 @@ static ordo_status merge_masked(const ordo__bpe *bpe, const unsigned char *piece
         starts &= ~((uint64_t)1 << gone);
         ranks[gone] = UINT32_MAX;
         later &= later - 1;
-        ranks[at] =
-            later ? ordo__bpe_pair(pairs, ids[at], ids[__builtin_ctzll(later)]) : UINT32_MAX;
         uint64_t earlier = starts & (((uint64_t)1 << at) - 1);
-        if (earlier) {
-            size_t before = 63 - (size_t)__builtin_clzll(earlier);
+        size_t after = later ? (size_t)__builtin_ctzll(later) : at;
+        size_t before = earlier ? 63 - (size_t)__builtin_clzll(earlier) : at;
+        /* both lookups' table slots load together; the filter is near */
+        ordo__bpe_pair_prefetch(pairs, ids[at], ids[after]);
+        ordo__bpe_pair_prefetch(pairs, ids[before], ids[at]);
+        ranks[at] = later ? ordo__bpe_pair(pairs, ids[at], ids[after]) : UINT32_MAX;
+        if (earlier)
             ranks[before] = ordo__bpe_pair(pairs, ids[before], ids[at]);
-        }
     }
     ordo_status status = ordo__tokens_reserve(out, (size_t)__builtin_popcountll(starts), err);
     if (status != ORDO_OK)

@@ -732,3 +732,24 @@ TEST(parquet_filter_columns_not_read_are_refused_by_name)
         ASSERT_OK(ordo__pq_usable("f.parquet", &leaf, 0, &err), &err);
     }
 }
+
+TEST(parquet_delta_byte_array_page_error_names_its_encoding_once)
+{
+    /* one value with a prefix of 1 byte and no value before it */
+    static const unsigned char bad[] = {0x80, 0x01, 0x04, 0x01, 0x02, 0x80,
+                                        0x01, 0x04, 0x01, 0x02, 'a',  'b'};
+    unsigned char body[64];
+    hand h = plain_hand(body);
+    memcpy(body, bad, sizeof bad);
+    h.body_len = sizeof bad;
+    h.encoding = 7; /* DELTA_BYTE_ARRAY */
+    h.rows = 1;
+    size_t size = 0, footer = 0;
+    unsigned char *file = hand_file(&h, &size, &footer);
+    ordo_error err;
+    ASSERT_STATUS(index_bytes(file, size, "text", NULL, &err), ORDO_INVALID, &err);
+    ASSERT_CONTAINS(err.message,
+                    "DELTA_BYTE_ARRAY: value 0 has a prefix of 1 bytes, the value before it 0");
+    ASSERT(strstr(err.message, "DELTA_BYTE_ARRAY: DELTA_BYTE_ARRAY") == NULL);
+    free(file);
+}

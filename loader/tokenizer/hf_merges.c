@@ -79,7 +79,7 @@ void ordo__hf_merges_put(ordo__hf_merges *m, uint32_t left, uint32_t right, uint
                                                 : slot[0] >> m->rank_bits;
         if (held != UINT64_MAX && held != key)
             continue;
-        uint64_t bit = (key * 0xC2B2AE3D27D4EB4Full) >> m->filter_shift;
+        uint64_t bit = ordo__hf_merge_bit(m, key);
         m->filter[bit >> 6] |= 1ull << (bit & 63);
         if (m->wide)
             slot[0] = key, slot[1] = rank;

@@ -76,10 +76,16 @@ static inline size_t ordo__hf_merge_slot(uint64_t key, size_t cap)
     return (size_t)((((key * 0x9E3779B97F4A7C15ull) >> 32) * (uint64_t)cap) >> 32);
 }
 
+/* The filter bit of pair key (set for every listed merge). */
+static inline uint64_t ordo__hf_merge_bit(const ordo__hf_merges *m, uint64_t key)
+{
+    return (key * 0xC2B2AE3D27D4EB4Full) >> m->filter_shift;
+}
+
 /* Whether the filter lets pair key through (no merge when it does not). */
 static inline int ordo__hf_merge_maybe(const ordo__hf_merges *m, uint64_t key)
 {
-    uint64_t bit = (key * 0xC2B2AE3D27D4EB4Full) >> m->filter_shift;
+    uint64_t bit = ordo__hf_merge_bit(m, key);
     return (int)(m->filter[bit >> 6] >> (bit & 63) & 1);
 }
 

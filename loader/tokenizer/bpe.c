@@ -215,6 +215,27 @@ uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, 
     return rank_hashed(bpe, p, n, *hash);
 }
 
+/* Starts loading what looking up a piece of 3 or more bytes will read;
+ * see bpe_merge.h. */
+uint64_t ordo__bpe_rank_prefetch(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                 const ordo__piece_cache *cache)
+{
+    uint64_t h = piece_hash(p, n), bit = h >> 43;
+    __builtin_prefetch(&bpe->filter[bit >> 6]);
+    if (n <= bpe->max_length)
+        __builtin_prefetch(&bpe->table[h & bpe->mask]);
+    if (cache && n <= ORDO__CACHE_BYTES)
+        ordo__piece_cache_prefetch_hashed(cache, bpe->cache_owner, h);
+    return h;
+}
+
+/* The rank of a piece of 3 or more bytes by its hash; see bpe_merge.h. */
+uint32_t ordo__bpe_rank_of_hash(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                uint64_t hash)
+{
+    return rank_hashed(bpe, p, n, hash);
+}
+
 /* The rank of a byte string, or UINT32_MAX. */
 uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n)
 {

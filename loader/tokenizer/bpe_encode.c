@@ -56,6 +56,18 @@ static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n
     return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
 }
 
+/* A piece of 3 or more bytes whose hash came from ordo__bpe_rank_prefetch. */
+static ordo_status take_hashed(piece_sink *sink, const unsigned char *p, size_t n, uint64_t h,
+                               ordo_error *err)
+{
+    uint32_t whole = ordo__bpe_rank_of_hash(sink->bpe, p, n, h);
+    if (whole != UINT32_MAX)
+        return ordo__tokens_push(sink->out, whole, err);
+    if (sink->cache && n <= ORDO__CACHE_BYTES)
+        return merge_cached(sink, p, n, h, err);
+    return ordo__bpe_merge_parts(sink->bpe, p, n, sink->out, err);
+}
+
 static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, size_t len,
                                    piece_sink *sink, int *done, ordo_error *err)
 {
@@ -96,21 +108,55 @@ static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, 
     return status;
 }
 
+typedef size_t (*scan_fn)(const ordo__unicode_table *, const unsigned char *, size_t, size_t);
+
+/* A piece scanned ahead of its turn: where it is and its hash (pieces of
+ * 3 or more bytes; their lookups' memory starts loading when scanned). */
+#define AHEAD 4
+typedef struct {
+    size_t at, end;
+    uint64_t hash;
+} upcoming;
+
+static size_t look_ahead(const piece_sink *sink, const ordo__unicode_table *u, scan_fn scan,
+                         const unsigned char *s, size_t len, size_t at, upcoming *next)
+{
+    next->at = at;
+    next->end = scan(u, s, len, at);
+    size_t n = next->end - at;
+    next->hash =
+        n >= 3 && !sink->ends_only ? ordo__bpe_rank_prefetch(sink->bpe, s + at, n, sink->cache) : 0;
+    return next->end;
+}
+
+/* Encodes with the encoding's scanner, which runs AHEAD pieces ahead of
+ * the merges so each piece's lookups have started loading by its turn;
+ * the pieces are still taken one by one in order, and none once out holds
+ * sink->stop ids. */
 static ordo_status scan_and_merge(const ordo__bpe *bpe, const char *text, size_t len,
                                   piece_sink *sink, int *done, ordo_error *err)
 {
     const ordo__unicode_table *u = ordo__unicode();
     if (!u)
         return ordo__error(err, ORDO_NOMEM, "out of memory building the Unicode table");
-    size_t (*scan)(const ordo__unicode_table *, const unsigned char *, size_t, size_t) =
-        ordo__bpe_encoding(bpe)->scan;
+    scan_fn scan = ordo__bpe_encoding(bpe)->scan;
     const unsigned char *s = (const unsigned char *)text;
     ordo_status status = ORDO_OK;
     size_t at = 0;
-    while (status == ORDO_OK && at < len && sink->out->count < sink->stop) {
-        size_t end = scan(u, s, len, at);
-        status = take_piece(sink, s + at, end - at, err);
-        at = end;
+    upcoming ring[AHEAD];
+    size_t head = 0, queued = 0, scanned = 0;
+    for (; queued < AHEAD && scanned < len; queued++)
+        scanned = look_ahead(sink, u, scan, s, len, scanned, &ring[queued]);
+    while (status == ORDO_OK && queued && sink->out->count < sink->stop) {
+        const upcoming *next = &ring[head];
+        size_t n = next->end - next->at;
+        status = n >= 3 && !sink->ends_only ? take_hashed(sink, s + next->at, n, next->hash, err)
+                                            : take_piece(sink, s + next->at, n, err);
+        at = next->end;
+        head = (head + 1) % AHEAD;
+        queued--;
+        if (scanned < len)
+            scanned = look_ahead(sink, u, scan, s, len, scanned, &ring[(head + queued++) % AHEAD]);
     }
     *done = at >= len;
     return status;

@@ -14,6 +14,15 @@ typedef struct ordo__piece_cache ordo__piece_cache;
 uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, size_t n,
                                   const ordo__piece_cache *cache, uint64_t *hash);
 
+/* For a piece of 3 or more bytes met ahead of its turn: its hash (as
+ * ordo__bpe_rank_for_cache gives it), with its filter word, its first
+ * rank table slot and its piece cache entry starting to load. The rank
+ * itself, later, from ordo__bpe_rank_of_hash. */
+uint64_t ordo__bpe_rank_prefetch(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                 const ordo__piece_cache *cache);
+uint32_t ordo__bpe_rank_of_hash(const ordo__bpe *bpe, const unsigned char *p, size_t n,
+                                uint64_t hash);
+
 /* How many ranks the rank file spans (holes included). */
 uint32_t ordo__bpe_count(const ordo__bpe *bpe);
 

@@ -97,15 +97,16 @@ static inline int ordo__hf_merge_maybe(const ordo__hf_merges *m, uint64_t key)
 #define ORDO__HF_INLINE static inline
 #endif
 
-/* Starts loading a pair's first slot, so that the misses of a word's
- * pairs overlap instead of following one another. */
+/* Starts loading a pair's filter word and first slot, so that the misses
+ * of a word's pairs overlap instead of following one another. The slot
+ * is loaded whatever the filter says: waiting here for the filter word
+ * to decide stalled the merge (Gemma 3 +7.5% without). */
 ORDO__HF_INLINE void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t left,
                                              uint32_t right)
 {
 #if defined(__GNUC__)
-    uint64_t key = (uint64_t)left << m->id_bits | right;
-    if (!ordo__hf_merge_maybe(m, key))
-        return;
+    uint64_t key = (uint64_t)left << m->id_bits | right, bit = ordo__hf_merge_bit(m, key);
+    __builtin_prefetch(&m->filter[bit >> 6]);
     size_t i = ordo__hf_merge_slot(key, m->cap);
     const uint64_t *slot = m->slots + (m->wide ? 2 * i : i);
     __builtin_prefetch(slot);

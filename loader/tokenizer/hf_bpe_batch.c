@@ -14,6 +14,7 @@
 
 typedef struct word {
     const char *piece;
+    uint64_t hash; /* the piece's, for the cache */
     uint32_t len, n;
     int done;
     uint32_t stale[2]; /* pair positions to look up at the next turn */
@@ -122,8 +123,8 @@ ordo_status ordo__hf_batch_flush(const ordo__hf_bpe *b, ordo__hf_scratch *s, ord
         memcpy(out->ids + out->count, w->ids, w->n * sizeof *w->ids);
         out->count += w->n;
         if (s->cache && w->piece)
-            ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)w->piece, w->len,
-                                  w->ids, w->n);
+            ordo__piece_cache_put_hashed(s->cache, b->owner, w->hash,
+                                         (const unsigned char *)w->piece, w->len, w->ids, w->n);
     }
     q->count = 0;
     return status;
@@ -131,7 +132,7 @@ ordo_status ordo__hf_batch_flush(const ordo__hf_bpe *b, ordo__hf_scratch *s, ord
 
 /* Queues a word; see hf_model.h. */
 ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const char *piece,
-                               size_t len, const uint32_t *ids, size_t n, int done,
+                               size_t len, uint64_t hash, const uint32_t *ids, size_t n, int done,
                                ordo__tokens *out, ordo_error *err)
 {
     if (!s->batch) {
@@ -142,6 +143,7 @@ ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const
     struct ordo__hf_batch *q = s->batch;
     word *w = &q->words[q->count++];
     w->piece = done ? NULL : piece;
+    w->hash = hash;
     w->len = (uint32_t)len;
     w->n = (uint32_t)n;
     w->done = done || n < 2;

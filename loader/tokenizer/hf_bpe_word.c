@@ -159,8 +159,9 @@ static ordo_status cached(const ordo__hf_bpe *b, const char *piece, size_t len, 
     if (!s->cache || len > ORDO__CACHE_BYTES)
         return uncached(b, piece, len, s, out, err);
     uint32_t ids[ORDO__CACHE_IDS];
-    size_t count =
-        ordo__piece_cache_find(s->cache, b->owner, (const unsigned char *)piece, len, ids);
+    const unsigned char *bytes = (const unsigned char *)piece;
+    uint64_t h = ordo__piece_cache_hash(bytes, len);
+    size_t count = ordo__piece_cache_find_hashed(s->cache, b->owner, h, bytes, len, ids);
     ordo_status status;
     if (count) {
         if ((status = ordo__tokens_reserve(out, count, err)) == ORDO_OK) {
@@ -172,8 +173,8 @@ static ordo_status cached(const ordo__hf_bpe *b, const char *piece, size_t len, 
     size_t before = out->count;
     status = uncached(b, piece, len, s, out, err);
     if (status == ORDO_OK && out->count > before)
-        ordo__piece_cache_put(s->cache, b->owner, (const unsigned char *)piece, len,
-                              out->ids + before, out->count - before);
+        ordo__piece_cache_put_hashed(s->cache, b->owner, h, bytes, len, out->ids + before,
+                                     out->count - before);
     return status;
 }
 
@@ -199,13 +200,14 @@ static int cut_before(const ordo__hf_bpe *b, const char *w, size_t at)
  * for the queue are merged at once, after what is queued. The parts of a
  * cut word never begin with a prefix or end with a suffix (split_words
  * has none), so their symbols are those of uncached(). */
-static ordo_status part(const ordo__hf_bpe *b, const char *piece, size_t len, ordo__hf_scratch *s,
-                        ordo__tokens *out, ordo_error *err)
+static ordo_status part(const ordo__hf_bpe *b, const char *piece, size_t len, uint64_t hash,
+                        ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
 {
     uint32_t ids[ORDO__CACHE_IDS];
     size_t count = 0;
     if (s->cache && len <= ORDO__CACHE_BYTES)
-        count = ordo__piece_cache_find(s->cache, b->owner, (const unsigned char *)piece, len, ids);
+        count = ordo__piece_cache_find_hashed(s->cache, b->owner, hash,
+                                              (const unsigned char *)piece, len, ids);
     ordo_status status;
     if (count && ordo__hf_batch_empty(s)) {
         if ((status = ordo__tokens_reserve(out, count, err)) == ORDO_OK) {
@@ -215,12 +217,12 @@ static ordo_status part(const ordo__hf_bpe *b, const char *piece, size_t len, or
         return status;
     }
     if (count)
-        return ordo__hf_batch_add(b, s, piece, len, ids, count, 1, out, err);
+        return ordo__hf_batch_add(b, s, piece, len, hash, ids, count, 1, out, err);
     size_t n = 0;
     if ((status = symbols(b, piece, len, s, &n, err)) != ORDO_OK)
         return status;
     if (n <= ORDO__HF_SHORT_WORD)
-        return ordo__hf_batch_add(b, s, piece, len, s->ids, n, 0, out, err);
+        return ordo__hf_batch_add(b, s, piece, len, hash, s->ids, n, 0, out, err);
     if ((status = ordo__hf_batch_flush(b, s, out, err)) != ORDO_OK)
         return status;
     return ordo__hf_bpe_merge_emit(b, s, n, out, err);
@@ -251,14 +253,20 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
     if (!b->split_words || len <= ORDO__CACHE_BYTES)
         return cached(b, piece, len, s, out, err);
     ordo_status status = ORDO_OK;
-    for (size_t from = 0, at = next_cut(b, piece, len, 0); status == ORDO_OK && from < len;) {
+    const unsigned char *bytes = (const unsigned char *)piece;
+    size_t at = next_cut(b, piece, len, 0);
+    uint64_t hash = at <= ORDO__CACHE_BYTES ? ordo__piece_cache_hash(bytes, at) : 0;
+    for (size_t from = 0; status == ORDO_OK && from < len;) {
         size_t after = at < len ? next_cut(b, piece, len, at) : len;
-        if (s->cache && at < len)
-            ordo__piece_cache_prefetch(s->cache, b->owner, (const unsigned char *)piece + at,
-                                       after - at);
-        status = part(b, piece + from, at - from, s, out, err);
+        uint64_t next = 0; /* the next part's hash, when it can be cached */
+        if (s->cache && at < len && after - at <= ORDO__CACHE_BYTES) {
+            next = ordo__piece_cache_hash(bytes + at, after - at);
+            ordo__piece_cache_prefetch_hashed(s->cache, b->owner, next);
+        }
+        status = part(b, piece + from, at - from, hash, s, out, err);
         from = at;
         at = after;
+        hash = next;
     }
     if (status == ORDO_OK)
         status = ordo__hf_batch_flush(b, s, out, err);

@@ -280,11 +280,12 @@ ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, 
  * misses of different words overlap. Results come out in queue order. */
 
 /* Queues the symbols ids[0..n) (n <= ORDO__HF_SHORT_WORD) of piece[0..len)
- * (kept for the piece cache; the caller keeps it alive until the flush),
- * or, ids already known (done), count ids to append as they are. Flushes
- * when the queue is full. */
+ * (kept for the piece cache under `hash`, ordo__piece_cache_hash of it
+ * when it is short enough to cache; the caller keeps it alive until the
+ * flush), or, ids already known (done), count ids to append as they are.
+ * Flushes when the queue is full. */
 ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const char *piece,
-                               size_t len, const uint32_t *ids, size_t n, int done,
+                               size_t len, uint64_t hash, const uint32_t *ids, size_t n, int done,
                                ordo__tokens *out, ordo_error *err);
 
 /* Merges what is queued and appends every queued word's ids in order. */

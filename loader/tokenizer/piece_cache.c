@@ -54,10 +54,11 @@ ordo__piece_cache *ordo__piece_cache_get(void)
     return cache;
 }
 
-/* Hashes the piece 8 bytes at a time (the last word holds the tail). */
-static size_t slot_of(uint64_t owner, const unsigned char *p, size_t n)
+/* A hash of a piece, 8 bytes at a time (the last word holds the tail);
+ * see piece_cache.h. */
+uint64_t ordo__piece_cache_hash(const unsigned char *p, size_t n)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull * (owner + n);
+    uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
@@ -69,7 +70,7 @@ static size_t slot_of(uint64_t owner, const unsigned char *p, size_t n)
     memcpy(&tail, p + i, n - i);
     h = (h ^ tail) * 0x94d049bb133111ebull;
     h ^= h >> 29;
-    return (size_t)(h & (ENTRIES - 1));
+    return h;
 }
 
 static size_t find_at(const ordo__piece_cache *cache, size_t slot, uint64_t owner,
@@ -103,13 +104,6 @@ static size_t slot_of_hash(uint64_t owner, uint64_t hash)
     return (size_t)(((hash ^ owner) * 0x9e3779b97f4a7c15ull) >> 50) & (ENTRIES - 1);
 }
 
-/* Looks a piece up; see piece_cache.h. */
-size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
-                              size_t n, uint32_t *ids)
-{
-    return n > ORDO__CACHE_BYTES ? 0 : find_at(cache, slot_of(owner, p, n), owner, p, n, ids);
-}
-
 /* Looks a piece up by its hash; see piece_cache.h. */
 size_t ordo__piece_cache_find_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
                                      const unsigned char *p, size_t n, uint32_t *ids)
@@ -134,24 +128,4 @@ void ordo__piece_cache_prefetch_hashed(const ordo__piece_cache *cache, uint64_t 
 #else
     (void)cache, (void)owner, (void)hash;
 #endif
-}
-
-/* Starts loading a piece's entry; see piece_cache.h. */
-void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
-                                const unsigned char *p, size_t n)
-{
-#if defined(__GNUC__)
-    if (n <= ORDO__CACHE_BYTES)
-        __builtin_prefetch(&cache->entries[slot_of(owner, p, n)]);
-#else
-    (void)cache, (void)owner, (void)p, (void)n;
-#endif
-}
-
-/* Stores a piece; see piece_cache.h. */
-void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
-                           size_t n, const uint32_t *ids, size_t count)
-{
-    if (n <= ORDO__CACHE_BYTES)
-        put_at(cache, slot_of(owner, p, n), owner, p, n, ids, count);
 }

@@ -21,13 +21,15 @@ uint64_t ordo__piece_cache_owner(void);
  * ends; NULL when memory runs out (callers then merge as usual). */
 ordo__piece_cache *ordo__piece_cache_get(void);
 
-/* The ids cached for piece p[0..n) of `owner`, copied to ids (room for
- * ORDO__CACHE_IDS): their count, or 0 when not cached. */
-size_t ordo__piece_cache_find(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
-                              size_t n, uint32_t *ids);
+/* A good 64-bit hash of piece p[0..n), for the calls below when the
+ * caller has none of its own. */
+uint64_t ordo__piece_cache_hash(const unsigned char *p, size_t n);
 
-/* The same keyed by a hash of the piece the caller has already (any
- * good 64-bit hash of its bytes; the same hash for find and put). */
+/* The ids cached for piece p[0..n) of `owner`, copied to ids (room for
+ * ORDO__CACHE_IDS): their count, or 0 when not cached. Keyed by a hash
+ * of the piece (any good 64-bit hash of its bytes, the same one for
+ * find, put and prefetch; the bytes are compared, so a collision is only
+ * a miss). put ignores a piece or ids too long for an entry. */
 size_t ordo__piece_cache_find_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
                                      const unsigned char *p, size_t n, uint32_t *ids);
 void ordo__piece_cache_put_hashed(ordo__piece_cache *cache, uint64_t owner, uint64_t hash,
@@ -35,14 +37,5 @@ void ordo__piece_cache_put_hashed(ordo__piece_cache *cache, uint64_t owner, uint
                                   size_t count);
 void ordo__piece_cache_prefetch_hashed(const ordo__piece_cache *cache, uint64_t owner,
                                        uint64_t hash);
-
-/* Starts loading the entry of piece p[0..n), to be looked up soon. */
-void ordo__piece_cache_prefetch(const ordo__piece_cache *cache, uint64_t owner,
-                                const unsigned char *p, size_t n);
-
-/* Remembers the ids of a piece (ignored when the piece or its ids are too
- * long for an entry). */
-void ordo__piece_cache_put(ordo__piece_cache *cache, uint64_t owner, const unsigned char *p,
-                           size_t n, const uint32_t *ids, size_t count);
 
 #endif

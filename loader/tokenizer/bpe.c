@@ -206,15 +206,6 @@ static uint32_t rank_hashed(const ordo__bpe *bpe, const unsigned char *p, size_t
     }
 }
 
-/* The rank of a piece of 3 or more bytes and its hash; see bpe_merge.h. */
-uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, size_t n,
-                                  const ordo__piece_cache *cache, uint64_t *hash)
-{
-    *hash = piece_hash(p, n);
-    ordo__piece_cache_prefetch_hashed(cache, bpe->cache_owner, *hash);
-    return rank_hashed(bpe, p, n, *hash);
-}
-
 /* Starts loading what looking up a piece of 3 or more bytes will read;
  * see bpe_merge.h. */
 uint64_t ordo__bpe_rank_prefetch(const ordo__bpe *bpe, const unsigned char *p, size_t n,

@@ -42,21 +42,8 @@ static ordo_status merge_cached(piece_sink *sink, const unsigned char *p, size_t
     return status;
 }
 
-static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
-{
-    if (sink->ends_only)
-        return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
-    if (sink->cache && n >= 3 && n <= ORDO__CACHE_BYTES) { /* shorter: two table reads */
-        uint64_t h;
-        uint32_t whole = ordo__bpe_rank_for_cache(sink->bpe, p, n, sink->cache, &h);
-        if (whole != UINT32_MAX)
-            return ordo__tokens_push(sink->out, whole, err);
-        return merge_cached(sink, p, n, h, err);
-    }
-    return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
-}
-
-/* A piece of 3 or more bytes whose hash came from ordo__bpe_rank_prefetch. */
+/* A piece of 3 or more bytes whose hash came from ordo__bpe_rank_prefetch:
+ * one token, or merged through the thread's piece cache when short. */
 static ordo_status take_hashed(piece_sink *sink, const unsigned char *p, size_t n, uint64_t h,
                                ordo_error *err)
 {
@@ -66,6 +53,15 @@ static ordo_status take_hashed(piece_sink *sink, const unsigned char *p, size_t 
     if (sink->cache && n <= ORDO__CACHE_BYTES)
         return merge_cached(sink, p, n, h, err);
     return ordo__bpe_merge_parts(sink->bpe, p, n, sink->out, err);
+}
+
+static ordo_status take_piece(piece_sink *sink, const unsigned char *p, size_t n, ordo_error *err)
+{
+    if (sink->ends_only)
+        return ordo__tokens_push(sink->out, (uint32_t)((const char *)p + n - sink->text), err);
+    if (n >= 3) /* shorter: two table reads */
+        return take_hashed(sink, p, n, ordo__bpe_rank_prefetch(sink->bpe, p, n, sink->cache), err);
+    return ordo__bpe_merge(sink->bpe, p, n, sink->out, err);
 }
 
 static ordo_status split_and_merge(const pcre2_code *pattern, const char *text, size_t len,

@@ -7,17 +7,12 @@
 /* The rank of a byte string, or UINT32_MAX when it is not a token. */
 uint32_t ordo__bpe_rank(const ordo__bpe *bpe, const unsigned char *p, size_t n);
 
-/* ordo__bpe_rank of a piece of 3 or more bytes, with the piece's hash in
- * *hash (the key of its piece cache entry: ordo__piece_cache_*_hashed)
- * and that entry of `cache` starting to load meanwhile. */
 typedef struct ordo__piece_cache ordo__piece_cache;
-uint32_t ordo__bpe_rank_for_cache(const ordo__bpe *bpe, const unsigned char *p, size_t n,
-                                  const ordo__piece_cache *cache, uint64_t *hash);
 
-/* For a piece of 3 or more bytes met ahead of its turn: its hash (as
- * ordo__bpe_rank_for_cache gives it), with its filter word, its first
- * rank table slot and its piece cache entry starting to load. The rank
- * itself, later, from ordo__bpe_rank_of_hash. */
+/* For a piece of 3 or more bytes: its hash (also the key of its piece
+ * cache entry: ordo__piece_cache_*_hashed), with its filter word, its
+ * first rank table slot and its piece cache entry (cache may be NULL)
+ * starting to load. Its rank, then, from ordo__bpe_rank_of_hash. */
 uint64_t ordo__bpe_rank_prefetch(const ordo__bpe *bpe, const unsigned char *p, size_t n,
                                  const ordo__piece_cache *cache);
 uint32_t ordo__bpe_rank_of_hash(const ordo__bpe *bpe, const unsigned char *p, size_t n,

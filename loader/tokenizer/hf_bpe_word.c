@@ -255,7 +255,7 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
     ordo_status status = ORDO_OK;
     const unsigned char *bytes = (const unsigned char *)piece;
     size_t at = next_cut(b, piece, len, 0);
-    uint64_t hash = at <= ORDO__CACHE_BYTES ? ordo__piece_cache_hash(bytes, at) : 0;
+    uint64_t hash = s->cache && at <= ORDO__CACHE_BYTES ? ordo__piece_cache_hash(bytes, at) : 0;
     for (size_t from = 0; status == ORDO_OK && from < len;) {
         size_t after = at < len ? next_cut(b, piece, len, at) : len;
         uint64_t next = 0; /* the next part's hash, when it can be cached */

@@ -18,7 +18,7 @@ typedef struct word {
     uint32_t len, n;
     int done;
     uint32_t stale[2]; /* pair positions to look up at the next turn */
-    uint32_t ids[ORDO__HF_SHORT_WORD], ranks[ORDO__HF_SHORT_WORD];
+    uint32_t ids[ORDO__HF_SHORT_WORD + ORDO__HF_SLACK], ranks[ORDO__HF_SHORT_WORD + ORDO__HF_SLACK];
 } word;
 
 struct ordo__hf_batch {
@@ -71,10 +71,7 @@ static void turn(const ordo__hf_bpe *b, word *w)
         return;
     }
     w->ids[at] = b->merges.ids[best];
-    size_t tail = n - at - 2;
-    memmove(w->ids + at + 1, w->ids + at + 2, tail * sizeof *w->ids);
-    if (tail)
-        memmove(w->ranks + at + 1, w->ranks + at + 2, (tail - 1) * sizeof *w->ranks);
+    ordo__hf_close_gap(w->ids, w->ranks, at, n);
     w->n = (uint32_t)--n;
     if (at + 1 < n) {
         w->stale[0] = (uint32_t)at;
@@ -156,4 +153,11 @@ ordo_status ordo__hf_batch_add(const ordo__hf_bpe *b, ordo__hf_scratch *s, const
 int ordo__hf_batch_empty(const ordo__hf_scratch *s)
 {
     return !s->batch || s->batch->count == 0;
+}
+
+/* Drops what is queued; see hf_model.h. */
+void ordo__hf_batch_clear(ordo__hf_scratch *s)
+{
+    if (s->batch)
+        s->batch->count = 0;
 }

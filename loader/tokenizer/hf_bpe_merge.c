@@ -16,36 +16,6 @@ typedef struct ordo__hf_heap_entry {
     uint32_t rank, pos, id;
 } heap_entry;
 
-/* Frees working memory; see hf_model.h. */
-void ordo__hf_scratch_free(ordo__hf_scratch *s)
-{
-    free(s->ids), free(s->prev), free(s->next), free(s->ranks), free(s->heap);
-    free(s->chars.data), free(s->symbol.data), free(s->batch);
-    memset(s, 0, sizeof *s);
-}
-
-/* Room for n symbols; see hf_model.h. */
-ordo_status ordo__hf_scratch_reserve(ordo__hf_scratch *s, size_t n, ordo_error *err)
-{
-    if (n <= s->cap)
-        return ORDO_OK;
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < n)
-        cap *= 2;
-    uint32_t *arrays[4] = {s->ids, s->prev, s->next, s->ranks};
-    for (int k = 0; k < 4; k++) {
-        uint32_t *grown = realloc(arrays[k], cap * sizeof *grown);
-        if (!grown) {
-            s->ids = arrays[0], s->prev = arrays[1], s->next = arrays[2], s->ranks = arrays[3];
-            return ordo__error(err, ORDO_NOMEM, "out of memory merging a %zu-symbol word", n);
-        }
-        arrays[k] = grown;
-    }
-    s->ids = arrays[0], s->prev = arrays[1], s->next = arrays[2], s->ranks = arrays[3];
-    s->cap = cap;
-    return ORDO_OK;
-}
-
 /* ---- merging ids[0..n) in place; returns the new count ---------------- */
 
 static uint32_t find(const ordo__hf_bpe *b, uint32_t left, uint32_t right)
@@ -85,10 +55,7 @@ static size_t merge_short(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n)
         if (best == ORDO__HF_NONE)
             break;
         ids[at] = b->merges.ids[best];
-        size_t tail = n - at - 2;
-        memmove(ids + at + 1, ids + at + 2, tail * sizeof *ids);
-        if (tail)
-            memmove(ranks + at + 1, ranks + at + 2, (tail - 1) * sizeof *ranks);
+        ordo__hf_close_gap(ids, ranks, at, n);
         n--;
         if (at + 1 < n)
             ranks[at] = find_ahead(b, ids[at], ids[at + 1]);
@@ -198,9 +165,10 @@ ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, 
     if (n >= ORDO__HF_NONE - 1) /* symbol positions are 32-bit */
         return ordo__error(err, ORDO_INVALID, "a word of %zu symbols is too long to merge", n);
     ordo_status status = ORDO_OK;
-    if (n <= SHORT_WORD)
-        n = merge_short(b, s, n);
-    else
+    if (n <= SHORT_WORD) {
+        if ((status = ordo__hf_scratch_reserve(s, n + ORDO__HF_SLACK, err)) == ORDO_OK)
+            n = merge_short(b, s, n);
+    } else
         status = merge_long(b, s, n, &n, err);
     if (status == ORDO_OK)
         status = ordo__tokens_reserve(out, n, err);

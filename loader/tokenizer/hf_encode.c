@@ -6,13 +6,11 @@
 #include <string.h>
 
 #include "hf_model.h"
-#include "piece_cache.h"
 
 typedef struct encoding {
     const ordo__hf *hf;
     ordo__tokens *out;
-    ordo__text normal;
-    ordo__hf_scratch scratch;
+    ordo__hf_scratch *scratch;
     const char *text;    /* the whole (repaired) text */
     const char *stretch; /* where the current stretch's normalized text begins */
     int first;           /* the current raw stretch begins the text */
@@ -35,7 +33,7 @@ static ordo_status piece(void *context, const char *text, size_t len, ordo_error
     encoding *e = context;
     if (stopped(e))
         return ORDO_OK;
-    return ordo__hf_bpe_piece(e->hf->bpe, text, len, &e->scratch, e->out, err);
+    return ordo__hf_bpe_piece(e->hf->bpe, text, len, e->scratch, e->out, err);
 }
 
 static ordo_status normalized_stretch(void *context, const char *text, size_t len, uint32_t id,
@@ -65,12 +63,13 @@ static ordo_status raw_stretch(void *context, const char *text, size_t len, uint
     if (!hf->normalizer)
         return ordo__hf_added_split(&hf->added, hf->added.normalized, text, len, normalized_stretch,
                                     e, err);
-    ordo_status s = ordo__hf_normalize(hf->normalizer, text, len, &e->normal, err);
-    if (s != ORDO_OK || e->normal.len == 0)
+    ordo__text *normal = &e->scratch->normal;
+    ordo_status s = ordo__hf_normalize(hf->normalizer, text, len, normal, err);
+    if (s != ORDO_OK || normal->len == 0)
         return s;
-    /* nothing below normalizes again, so e->normal stays as it is */
-    e->stretch = e->normal.data;
-    return ordo__hf_added_split(&hf->added, hf->added.normalized, e->normal.data, e->normal.len,
+    /* nothing below normalizes again, so the text stays as it is */
+    e->stretch = normal->data;
+    return ordo__hf_added_split(&hf->added, hf->added.normalized, normal->data, normal->len,
                                 normalized_stretch, e, err);
 }
 
@@ -94,11 +93,10 @@ ordo_status ordo__hf_encode_upto(const ordo__hf *hf, const char *text, size_t le
         text = repaired;
         len = repaired_len;
     }
-    encoding e = {hf, out, {0}, {0}, text, text, 1, stop, 0};
-    e.scratch.cache = ordo__piece_cache_get();
+    ordo__hf_scratch spare;
+    encoding e = {hf, out, ordo__hf_scratch_take(&spare), text, text, 1, stop, 0};
     s = ordo__hf_added_split(&hf->added, hf->added.raw, text, len, raw_stretch, &e, err);
-    free(e.normal.data);
-    ordo__hf_scratch_free(&e.scratch);
+    ordo__hf_scratch_return(e.scratch, &spare);
     free(repaired);
     if (complete)
         *complete = !e.skipped;

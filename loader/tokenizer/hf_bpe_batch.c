@@ -58,13 +58,8 @@ static void turn(const ordo__hf_bpe *b, word *w)
     for (int k = 0; k < 2; k++)
         if (w->stale[k] != ORDO__HF_NONE)
             rank_pair(b, w, w->stale[k]);
-    uint32_t best = ORDO__HF_NONE;
-    size_t at = 0, n = w->n;
-    for (size_t i = 0; i + 1 < n; i++)
-        if (w->ranks[i] < best) {
-            best = w->ranks[i];
-            at = i;
-        }
+    size_t at, n = w->n;
+    uint32_t best = ordo__hf_lowest(w->ranks, n - 1, &at);
     w->stale[0] = w->stale[1] = ORDO__HF_NONE;
     if (best == ORDO__HF_NONE) {
         w->done = 1;

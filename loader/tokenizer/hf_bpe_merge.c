@@ -45,13 +45,8 @@ static size_t merge_short(const ordo__hf_bpe *b, ordo__hf_scratch *s, size_t n)
     for (size_t i = 0; i + 1 < n; i++)
         ranks[i] = find_ahead(b, ids[i], ids[i + 1]);
     while (n > 1) {
-        uint32_t best = ORDO__HF_NONE;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; i++)
-            if (ranks[i] < best) {
-                best = ranks[i];
-                at = i;
-            }
+        size_t at;
+        uint32_t best = ordo__hf_lowest(ranks, n - 1, &at);
         if (best == ORDO__HF_NONE)
             break;
         ids[at] = b->merges.ids[best];

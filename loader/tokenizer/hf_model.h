@@ -287,6 +287,20 @@ ordo_status ordo__hf_bpe_merge_emit(const ordo__hf_bpe *b, ordo__hf_scratch *s, 
  * (longer ones by a heap). */
 #define ORDO__HF_SHORT_WORD 48
 
+/* The lowest of ranks[0..pairs) (ORDO__HF_NONE when none or all are) and
+ * in *at its leftmost position; without branches (the comparisons of a
+ * scan by branches mispredict: 4.7% of Gemma 3's time). */
+static inline uint32_t ordo__hf_lowest(const uint32_t *ranks, size_t pairs, size_t *at)
+{
+    uint64_t lowest = UINT64_MAX;
+    for (size_t i = 0; i < pairs; i++) {
+        uint64_t key = (uint64_t)ranks[i] << 32 | i;
+        lowest = key < lowest ? key : lowest;
+    }
+    *at = (uint32_t)lowest;
+    return (uint32_t)(lowest >> 32);
+}
+
 /* Room an array of a short word needs past its symbols for
  * ordo__hf_close_gap's moves of four. */
 #define ORDO__HF_SLACK 4

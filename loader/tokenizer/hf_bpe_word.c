@@ -243,10 +243,21 @@ static size_t next_cut(const ordo__hf_bpe *b, const char *piece, size_t len, siz
     return len;
 }
 
+/* Parts cut ahead of the one being merged: their cache entries are
+ * loaded meanwhile (one part ahead left most lookups of a cached part
+ * waiting on memory). */
+#define AHEAD 4
+
+typedef struct cut {
+    size_t end;
+    uint64_t hash; /* the part's, when it can be cached */
+} cut;
+
 /* One piece through the model; see hf_model.h. A long word of a
  * SentencePiece-style vocab is merged in parts cut before U+2581 where
- * no merge can cross, which gives the ids of merging it whole. Each
- * part's cache entry is prefetched while the part before it is merged. */
+ * no merge can cross, which gives the ids of merging it whole. The
+ * cache entries of the next AHEAD parts are prefetched while a part is
+ * merged. */
 ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t len,
                                ordo__hf_scratch *s, ordo__tokens *out, ordo_error *err)
 {
@@ -254,19 +265,24 @@ ordo_status ordo__hf_bpe_piece(const ordo__hf_bpe *b, const char *piece, size_t 
         return cached(b, piece, len, s, out, err);
     ordo_status status = ORDO_OK;
     const unsigned char *bytes = (const unsigned char *)piece;
-    size_t at = next_cut(b, piece, len, 0);
-    uint64_t hash = s->cache && at <= ORDO__CACHE_BYTES ? ordo__piece_cache_hash(bytes, at) : 0;
+    cut ahead[AHEAD];
+    size_t first = 0, queued = 0, scanned = 0; /* ahead[first..] hold parts up to scanned */
     for (size_t from = 0; status == ORDO_OK && from < len;) {
-        size_t after = at < len ? next_cut(b, piece, len, at) : len;
-        uint64_t next = 0; /* the next part's hash, when it can be cached */
-        if (s->cache && at < len && after - at <= ORDO__CACHE_BYTES) {
-            next = ordo__piece_cache_hash(bytes + at, after - at);
-            ordo__piece_cache_prefetch_hashed(s->cache, b->owner, next);
+        for (; queued < AHEAD && scanned < len; queued++) {
+            cut *c = &ahead[(first + queued) % AHEAD];
+            c->end = next_cut(b, piece, len, scanned);
+            c->hash = 0;
+            if (s->cache && c->end - scanned <= ORDO__CACHE_BYTES) {
+                c->hash = ordo__piece_cache_hash(bytes + scanned, c->end - scanned);
+                ordo__piece_cache_prefetch_hashed(s->cache, b->owner, c->hash);
+            }
+            scanned = c->end;
         }
-        status = part(b, piece + from, at - from, hash, s, out, err);
-        from = at;
-        at = after;
-        hash = next;
+        cut next = ahead[first];
+        first = (first + 1) % AHEAD;
+        queued--;
+        status = part(b, piece + from, next.end - from, next.hash, s, out, err);
+        from = next.end;
     }
     if (status == ORDO_OK)
         status = ordo__hf_batch_flush(b, s, out, err);

@@ -47,10 +47,20 @@ ordo_status ordo__utf8_repair(const char *text, size_t len, char **copy, size_t 
 {
     const unsigned char *p = (const unsigned char *)text;
     size_t i = 0, bad = 0;
-    while (i < len) {
+    while (i < len) { /* the common sequences checked here, the rest by utf8_sequence */
         uint64_t word;
         if (i + 8 <= len && (memcpy(&word, p + i, 8), !(word & 0x8080808080808080ull))) {
             i += 8; /* eight ASCII bytes */
+            continue;
+        }
+        unsigned char c = p[i];
+        if (c >= 0xC2 && c <= 0xDF && i + 1 < len && (p[i + 1] & 0xC0) == 0x80) {
+            i += 2; /* two bytes: any continuation byte will do */
+            continue;
+        }
+        if (c >= 0xE1 && c <= 0xEF && c != 0xED && i + 2 < len && (p[i + 1] & 0xC0) == 0x80 &&
+            (p[i + 2] & 0xC0) == 0x80) {
+            i += 3; /* three bytes of a lead without a narrower second byte */
             continue;
         }
         size_t n = utf8_sequence(p + i, len - i, &bad);

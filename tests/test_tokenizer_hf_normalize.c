@@ -156,6 +156,15 @@ TEST(hf_normalize_strip_prepend_replace_as_the_library)
     check("{\"type\":\"Replace\",\"pattern\":{\"String\":\"aa\"},\"content\":\"x\"}", "aaaaa",
           "xxa");
     check("{\"type\":\"Replace\",\"pattern\":{\"String\":\".\"},\"content\":\"_\"}", "a.b", "a_b");
+    /* one-byte strings: at both ends, side by side, replaced by nothing or longer */
+    check("{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\"}", "  a b ", "ab");
+    check("{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"\u2581\"}", " a  b ",
+          "\xe2\x96\x81"
+          "a"
+          "\xe2\x96\x81\xe2\x96\x81"
+          "b"
+          "\xe2\x96\x81");
+    check("{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},\"content\":\"bc\"}", "xyz", "xyz");
     check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"a*\"},\"content\":\"x\"}", "baab",
           "xbxbx");
     check("{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"a*?\"},\"content\":\"x\"}", "baab",

@@ -30,6 +30,9 @@ typedef struct ordo__text {
 /* Appends n bytes (data stays NUL-terminated). */
 ordo_status ordo__text_append(ordo__text *t, const void *p, size_t n, ordo_error *err);
 
+/* Makes room for n more bytes and the NUL after them. */
+ordo_status ordo__text_reserve(ordo__text *t, size_t n, ordo_error *err);
+
 /* ---- the whole tokenizer (hf_load.c, hf_encode.c) ---------------------- */
 
 typedef struct ordo__hf ordo__hf;

@@ -85,9 +85,43 @@ static int next_regex(const ordo__hf_normalizer *n, pcre2_match_data *md, const 
     return 1;
 }
 
+/* Replace of a one-byte string (Gemma's and Llama 2's space): every
+ * occurrence is a match, none empty, so the runs between them are copied
+ * into room made once for the longest the text can become. 0 when that
+ * room would not fit in a size_t (then replace() does it). */
+static int replace_byte(const ordo__hf_normalizer *n, const char *text, size_t len, const bound *b,
+                        ordo__text *out, ordo_error *err, ordo_status *st)
+{
+    size_t grow = n->content_len > 1 ? n->content_len : 1;
+    if (len > (SIZE_MAX - out->len - 2) / grow)
+        return 0;
+    if ((*st = ordo__text_reserve(out, len * grow, err)) != ORDO_OK)
+        return 1;
+    const char *p = text, *end = text + len;
+    char *o = out->data + out->len;
+    while (p < end) {
+        const char *hit = memchr(p, n->literal[0], (size_t)(end - p));
+        size_t run = (size_t)((hit ? hit : end) - p);
+        memcpy(o, p, run);
+        o += run;
+        if (!hit)
+            break;
+        memcpy(o, n->content, n->content_len);
+        o += n->content_len;
+        p = hit + 1;
+    }
+    out->len = (size_t)(o - out->data);
+    out->data[out->len] = '\0';
+    *st = out->len > b->limit ? too_long(n, b, err) : ORDO_OK;
+    return 1;
+}
+
 static ordo_status replace(const ordo__hf_normalizer *n, const char *text, size_t len,
                            const bound *b, ordo__text *out, ordo_error *err)
 {
+    ordo_status fast;
+    if (!n->regex && n->literal_len == 1 && replace_byte(n, text, len, b, out, err, &fast))
+        return fast;
     pcre2_match_data *md = NULL;
     if (n->regex && !(md = pcre2_match_data_create_from_pattern(n->regex, NULL)))
         return ordo__error(err, ORDO_NOMEM, "out of memory");

@@ -5,8 +5,8 @@
 
 #include "hf_model.h"
 
-/* Appends bytes; see hf.h. */
-ordo_status ordo__text_append(ordo__text *t, const void *p, size_t n, ordo_error *err)
+/* Makes room; see hf.h. */
+ordo_status ordo__text_reserve(ordo__text *t, size_t n, ordo_error *err)
 {
     if (t->len + n + 1 > t->cap) {
         size_t cap = t->cap ? t->cap : 256;
@@ -18,6 +18,15 @@ ordo_status ordo__text_append(ordo__text *t, const void *p, size_t n, ordo_error
         t->data = grown;
         t->cap = cap;
     }
+    return ORDO_OK;
+}
+
+/* Appends bytes; see hf.h. */
+ordo_status ordo__text_append(ordo__text *t, const void *p, size_t n, ordo_error *err)
+{
+    ordo_status status = ordo__text_reserve(t, n, err);
+    if (status != ORDO_OK)
+        return status;
     if (n)
         memcpy(t->data + t->len, p, n);
     t->len += n;

@@ -58,10 +58,15 @@ ordo_status ordo__utf8_repair(const char *text, size_t len, char **copy, size_t 
             i += 2; /* two bytes: any continuation byte will do */
             continue;
         }
-        if (c >= 0xE1 && c <= 0xEF && c != 0xED && i + 2 < len && (p[i + 1] & 0xC0) == 0x80 &&
-            (p[i + 2] & 0xC0) == 0x80) {
-            i += 3; /* three bytes of a lead without a narrower second byte */
-            continue;
+        if ((c & 0xF0) == 0xE0 && i + 2 < len && (p[i + 2] & 0xC0) == 0x80) {
+            unsigned char second = p[i + 1]; /* E0: A0-BF, ED: 80-9F, others 80-BF */
+            int fits = c == 0xE0   ? (second & 0xE0) == 0xA0
+                       : c == 0xED ? (second & 0xE0) == 0x80
+                                   : (second & 0xC0) == 0x80;
+            if (fits) {
+                i += 3;
+                continue;
+            }
         }
         size_t n = utf8_sequence(p + i, len - i, &bad);
         if (!n)

@@ -17,7 +17,8 @@ typedef struct word {
     uint64_t hash; /* the piece's, for the cache */
     uint32_t len, n;
     int done;
-    uint32_t stale[2]; /* pair positions to look up at the next turn */
+    uint32_t stale[2];       /* pair positions to look up at the next turn */
+    ordo__hf_probe probe[2]; /* their lookups, started */
     uint32_t ids[ORDO__HF_SHORT_WORD + ORDO__HF_SLACK], ranks[ORDO__HF_SHORT_WORD + ORDO__HF_SLACK];
 } word;
 
@@ -51,13 +52,29 @@ static void rank_pair(const ordo__hf_bpe *b, word *w, size_t i)
         prefetch(&b->merges.ids[rank]);
 }
 
-/* One turn: the pairs left stale by the last merge are looked up, then
- * the merge of lowest rank (leftmost) is applied, or the word is done. */
+/* Pair (i, i + 1) becomes stale[k], its lookup started; or, when its
+ * bits rule a merge out, its rank is NONE at once. */
+ORDO__HF_INLINE void start_pair(const ordo__hf_bpe *b, word *w, int k, size_t i)
+{
+    uint32_t left = w->ids[i], right = w->ids[i + 1];
+    if ((b->left[left >> 6] >> (left & 63) & 1) && (b->right[right >> 6] >> (right & 63) & 1)) {
+        w->stale[k] = (uint32_t)i;
+        w->probe[k] = ordo__hf_merge_start(&b->merges, left, right);
+    } else
+        w->ranks[i] = ORDO__HF_NONE;
+}
+
+/* One turn: the lookups the last merge started are finished, then the
+ * merge of lowest rank (leftmost) is applied, or the word is done. */
 static void turn(const ordo__hf_bpe *b, word *w)
 {
     for (int k = 0; k < 2; k++)
-        if (w->stale[k] != ORDO__HF_NONE)
-            rank_pair(b, w, w->stale[k]);
+        if (w->stale[k] != ORDO__HF_NONE) {
+            uint32_t rank = ordo__hf_merge_finish(&b->merges, &w->probe[k]);
+            w->ranks[w->stale[k]] = rank;
+            if (rank != ORDO__HF_NONE)
+                prefetch(&b->merges.ids[rank]);
+        }
     size_t at, n = w->n;
     uint32_t best = ordo__hf_lowest(w->ranks, n - 1, &at);
     w->stale[0] = w->stale[1] = ORDO__HF_NONE;
@@ -68,14 +85,10 @@ static void turn(const ordo__hf_bpe *b, word *w)
     w->ids[at] = b->merges.ids[best];
     ordo__hf_close_gap(w->ids, w->ranks, at, n);
     w->n = (uint32_t)--n;
-    if (at + 1 < n) {
-        w->stale[0] = (uint32_t)at;
-        prefetch_pair(b, w, at);
-    }
-    if (at > 0) {
-        w->stale[1] = (uint32_t)at - 1;
-        prefetch_pair(b, w, at - 1);
-    }
+    if (at + 1 < n)
+        start_pair(b, w, 0, at);
+    if (at > 0)
+        start_pair(b, w, 1, at - 1);
     if (n == 1)
         w->done = 1;
 }

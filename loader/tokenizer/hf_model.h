@@ -117,13 +117,10 @@ ORDO__HF_INLINE void ordo__hf_merge_prefetch(const ordo__hf_merges *m, uint32_t 
 #endif
 }
 
-/* The rank of the merge of (left, right), or ORDO__HF_NONE. */
-static inline uint32_t ordo__hf_merge_rank(const ordo__hf_merges *m, uint32_t left, uint32_t right)
+/* The rank of pair key from its first slot i on, or ORDO__HF_NONE (the
+ * filter has let it through). */
+static inline uint32_t ordo__hf_merge_probe(const ordo__hf_merges *m, uint64_t key, size_t i)
 {
-    uint64_t key = (uint64_t)left << m->id_bits | right;
-    if (!ordo__hf_merge_maybe(m, key))
-        return ORDO__HF_NONE;
-    size_t i = ordo__hf_merge_slot(key, m->cap);
     if (!m->wide)
         for (;;) { /* an empty slot never matches: the key has at most 63 - rank_bits bits */
             uint64_t slot = m->slots[i];
@@ -143,6 +140,45 @@ static inline uint32_t ordo__hf_merge_rank(const ordo__hf_merges *m, uint32_t le
         if (++i == m->cap)
             i = 0;
     }
+}
+
+/* The rank of the merge of (left, right), or ORDO__HF_NONE. */
+static inline uint32_t ordo__hf_merge_rank(const ordo__hf_merges *m, uint32_t left, uint32_t right)
+{
+    uint64_t key = (uint64_t)left << m->id_bits | right;
+    if (!ordo__hf_merge_maybe(m, key))
+        return ORDO__HF_NONE;
+    return ordo__hf_merge_probe(m, key, ordo__hf_merge_slot(key, m->cap));
+}
+
+/* A lookup in two halves, for callers with other work to do while its
+ * memory loads: ordo__hf_merge_start computes where the pair's filter
+ * bit and first slot are and starts loading both, ordo__hf_merge_finish
+ * reads them (the rank, or ORDO__HF_NONE). */
+typedef struct ordo__hf_probe {
+    uint64_t key, bit;
+    size_t slot;
+} ordo__hf_probe;
+
+ORDO__HF_INLINE ordo__hf_probe ordo__hf_merge_start(const ordo__hf_merges *m, uint32_t left,
+                                                    uint32_t right)
+{
+    ordo__hf_probe p;
+    p.key = (uint64_t)left << m->id_bits | right;
+    p.bit = ordo__hf_merge_bit(m, p.key);
+    p.slot = ordo__hf_merge_slot(p.key, m->cap);
+#if defined(__GNUC__)
+    __builtin_prefetch(&m->filter[p.bit >> 6]);
+    __builtin_prefetch(m->slots + (m->wide ? 2 * p.slot : p.slot));
+#endif
+    return p;
+}
+
+static inline uint32_t ordo__hf_merge_finish(const ordo__hf_merges *m, const ordo__hf_probe *p)
+{
+    if (!(m->filter[p->bit >> 6] >> (p->bit & 63) & 1))
+        return ORDO__HF_NONE;
+    return ordo__hf_merge_probe(m, p->key, p->slot);
 }
 
 /* Length of the UTF-8 character at s[0] (the text is valid UTF-8);

@@ -85,8 +85,8 @@ TEST(utf8_repair_matches_table_3_7_for_every_short_string)
             continue; /* ASCII and continuation bytes never lead: a sample is enough */
         for (size_t len = 1; len <= 3; len++) {
             if (len < 3 && (v & ((1u << (8 * (3 - len))) - 1)) != 0)
-                continue; /* each shorter string once */
-            size_t before = v % 11;   /* ASCII before it: any offset in a word of eight */
+                continue;           /* each shorter string once */
+            size_t before = v % 11; /* ASCII before it: any offset in a word of eight */
             memset(text, 'a', before);
             memcpy(text + before, b, len);
             memcpy(text + before + len, "zzzzzzzzz", 9);

@@ -65,10 +65,16 @@ static ordo_status merge_masked(const ordo__bpe *bpe, const unsigned char *piece
         ids[i] = byte_rank[piece[i]];
     for (size_t i = 0; i + 1 < len; i++)
         ranks[i] = pair_rank[piece[i] << 8 | piece[i + 1]];
+    if (len)
+        ranks[len - 1] = UINT32_MAX; /* the last part has no next */
     uint64_t starts = len == 64 ? UINT64_MAX : ((uint64_t)1 << len) - 1;
     for (;;) {
-        uint64_t low = UINT64_MAX; /* rank << 32 | byte: the leftmost lowest */
-        for (size_t i = 0; i + 1 < len; i++) {
+        /* rank << 32 | byte: the leftmost lowest, over the parts alone (a
+         * piece of three-byte characters soon has a third as many parts
+         * as bytes: UDHR +8%) */
+        uint64_t low = UINT64_MAX;
+        for (uint64_t left = starts; left; left &= left - 1) {
+            size_t i = (size_t)__builtin_ctzll(left);
             uint64_t key = (uint64_t)ranks[i] << 32 | i;
             low = key < low ? key : low;
         }

@@ -3,12 +3,13 @@
  * (npm tokenizers 0.23.2, the Rust core): the same JSON given to
  * Tokenizer.fromString, encode(text, null, {addSpecialTokens: false}),
  * with the special added tokens removed from added_tokens (as
- * /work/hf/encode.mjs does it); no normalizer or pre-tokenizer, so each
+ * tests/peers/hf_oracle.mjs does it); no normalizer or pre-tokenizer, so each
  * text is one piece. */
 #include <pthread.h>
 
 #include "harness.h"
 #include "testing.h"
+#include "tokenizer/hf_model.h"
 
 /* A whole tokenizer.json around a model's vocab and merges. */
 static const char *document(const char *vocab, const char *merges, const char *options,
@@ -368,6 +369,37 @@ TEST(hf_encode_from_two_threads_gives_the_ids_of_one)
     }
     for (size_t i = 0; i < n; i++)
         free(expected[i]);
+    ordo__hf_free(hf);
+}
+
+/* Each thread keeps its encoding scratch from call to call: a word of
+ * 100,000 symbols grows it past what is kept, so that call frees it, and
+ * a short text gets the same ids before and after. */
+TEST(hf_encode_scratch_kept_between_calls_and_trimmed_after_a_huge_word)
+{
+    ordo__hf *hf = load(document(fallback_vocab(), "\"a b\"",
+                                 "\"unk_token\":\"<unk>\",\"fuse_unk\":true,\"byte_fallback\":true",
+                                 NULL, NULL));
+    const char *text = "ab ab a\xc3\xa9 abab zz";
+    char *before = strdup(ids_of(hf, text));
+    char *huge = repeat('a', 100000, "b");
+    ordo__tokens tokens = {0};
+    ordo_error err;
+    ASSERT_OK(ordo__hf_encode(hf, huge, strlen(huge), &tokens, &err), &err);
+    ASSERT_EQ_INT(tokens.count, 100000); /* 99,999 times a, then ab */
+    ASSERT_EQ_INT(tokens.ids[0], 257);
+    ASSERT_EQ_INT(tokens.ids[99998], 257);
+    ASSERT_EQ_INT(tokens.ids[99999], 259);
+    ordo__hf_scratch spare;
+    ordo__hf_scratch *s = ordo__hf_scratch_take(&spare);
+    ASSERT(s != &spare);
+    ASSERT(s->cap <= 4096);
+    ordo__hf_scratch_return(s, &spare);
+    ASSERT_EQ_STR(ids_of(hf, text), before);
+    ASSERT_EQ_STR(ids_of(hf, text), before);
+    free(tokens.ids);
+    free(huge);
+    free(before);
     ordo__hf_free(hf);
 }
 

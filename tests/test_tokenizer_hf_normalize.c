@@ -317,6 +317,35 @@ static void text_refused(const char *json_text, const char *in, size_t len, cons
 
 #define TENFOLD "{\"type\":\"Replace\",\"pattern\":{\"String\":\"a\"},\"content\":\"aaaaaaaaaa\"}"
 
+/* A one-byte Replace whose content is long only costs room for the
+ * matches there are: 200,000 bytes of content on 10 MB without the byte
+ * leave the text as it is (room for every byte's worth would be 2 TB),
+ * and with three matches the text grows by exactly three contents. */
+TEST(hf_normalize_one_byte_replace_makes_room_for_its_matches_only)
+{
+    size_t content_len = 200000, len = 10000000;
+    char *json = malloc(content_len + 128);
+    int head = sprintf(json, "{\"type\":\"Replace\",\"pattern\":{\"String\":\" \"},\"content\":\"");
+    memset(json + head, 'x', content_len);
+    strcpy(json + head + content_len, "\"}");
+    ordo__hf_normalizer *n = compile(json);
+    char *text = malloc(len);
+    memset(text, 'a', len);
+    ordo__text out = {0};
+    ordo_error err;
+    ASSERT_OK(ordo__hf_normalize(n, text, len, &out, &err), &err);
+    ASSERT_EQ_INT(out.len, len);
+    ASSERT(memcmp(out.data, text, len) == 0);
+    text[0] = text[len / 2] = text[len - 1] = ' ';
+    ASSERT_OK(ordo__hf_normalize(n, text, len, &out, &err), &err);
+    ASSERT_EQ_INT(out.len, len - 3 + 3 * content_len);
+    ASSERT(out.data[0] == 'x' && out.data[content_len] == 'a' && out.data[out.len - 1] == 'x');
+    free(out.data);
+    free(text);
+    free(json);
+    ordo__hf_normalizer_free(n);
+}
+
 /* Nested Replaces that grow a text tenfold each would make terabytes of
  * five bytes: refused once past 64 times the text and 4096 bytes, naming
  * the normalizer; a growth real files make (every byte three times) is

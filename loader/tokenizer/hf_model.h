@@ -307,8 +307,8 @@ void ordo__hf_scratch_free(ordo__hf_scratch *s);
  * before the next take on this thread. */
 ordo__hf_scratch *ordo__hf_scratch_take(ordo__hf_scratch *spare);
 
-/* Ends a use of s: frees spare's memory, or what grew large in the
- * thread's (kept for the next call otherwise). */
+/* Ends a use of s: frees spare's memory, or all of the thread's when
+ * any of it grew large (kept for the next call otherwise). */
 void ordo__hf_scratch_return(ordo__hf_scratch *s, ordo__hf_scratch *spare);
 
 /* Room for n symbols in ids/prev/next/ranks. */

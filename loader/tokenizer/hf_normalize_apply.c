@@ -87,16 +87,26 @@ static int next_regex(const ordo__hf_normalizer *n, pcre2_match_data *md, const 
 
 /* Replace of a one-byte string (Gemma's and Llama 2's space): every
  * occurrence is a match, none empty, so the runs between them are copied
- * into room made once for the longest the text can become. 0 when that
- * room would not fit in a size_t (then replace() does it). */
-static int replace_byte(const ordo__hf_normalizer *n, const char *text, size_t len, const bound *b,
-                        ordo__text *out, ordo_error *err, ordo_status *st)
+ * into room made once: for content of up to four bytes room for four
+ * times the text (every byte a match), for longer content
+ * room for the matches counted first (refused as too long, as replace()
+ * refuses it, before any is made). */
+static ordo_status replace_byte(const ordo__hf_normalizer *n, const char *text, size_t len,
+                                const bound *b, ordo__text *out, ordo_error *err)
 {
-    size_t grow = n->content_len > 1 ? n->content_len : 1;
-    if (len > (SIZE_MAX - out->len - 2) / grow)
-        return 0;
-    if ((*st = ordo__text_reserve(out, len * grow, err)) != ORDO_OK)
-        return 1;
+    size_t total = len * 4; /* a text in memory is far below SIZE_MAX / 4 */
+    if (n->content_len > 4) {
+        size_t count = 0;
+        for (size_t i = 0; i < len; i++)
+            count += text[i] == n->literal[0];
+        size_t kept = len - count;
+        if (kept > b->limit || (count && n->content_len > (b->limit - kept) / count))
+            return too_long(n, b, err);
+        total = kept + count * n->content_len;
+    }
+    ordo_status st = ordo__text_reserve(out, total, err);
+    if (st != ORDO_OK)
+        return st;
     const char *p = text, *end = text + len;
     char *o = out->data + out->len;
     while (p < end) {
@@ -112,16 +122,14 @@ static int replace_byte(const ordo__hf_normalizer *n, const char *text, size_t l
     }
     out->len = (size_t)(o - out->data);
     out->data[out->len] = '\0';
-    *st = out->len > b->limit ? too_long(n, b, err) : ORDO_OK;
-    return 1;
+    return out->len > b->limit ? too_long(n, b, err) : ORDO_OK;
 }
 
 static ordo_status replace(const ordo__hf_normalizer *n, const char *text, size_t len,
                            const bound *b, ordo__text *out, ordo_error *err)
 {
-    ordo_status fast;
-    if (!n->regex && n->literal_len == 1 && replace_byte(n, text, len, b, out, err, &fast))
-        return fast;
+    if (!n->regex && n->literal_len == 1)
+        return replace_byte(n, text, len, b, out, err);
     pcre2_match_data *md = NULL;
     if (n->regex && !(md = pcre2_match_data_create_from_pattern(n->regex, NULL)))
         return ordo__error(err, ORDO_NOMEM, "out of memory");

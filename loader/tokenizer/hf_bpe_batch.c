@@ -40,7 +40,7 @@ ORDO__HF_INLINE void prefetch(const void *p)
 ORDO__HF_INLINE void prefetch_pair(const ordo__hf_bpe *b, const word *w, size_t i)
 {
     uint32_t left = w->ids[i], right = w->ids[i + 1];
-    if ((b->left[left >> 6] >> (left & 63) & 1) && (b->right[right >> 6] >> (right & 63) & 1))
+    if (ordo__hf_pair_may_merge(b, left, right))
         ordo__hf_merge_prefetch(&b->merges, left, right);
 }
 
@@ -57,7 +57,7 @@ static void rank_pair(const ordo__hf_bpe *b, word *w, size_t i)
 ORDO__HF_INLINE void start_pair(const ordo__hf_bpe *b, word *w, int k, size_t i)
 {
     uint32_t left = w->ids[i], right = w->ids[i + 1];
-    if ((b->left[left >> 6] >> (left & 63) & 1) && (b->right[right >> 6] >> (right & 63) & 1)) {
+    if (ordo__hf_pair_may_merge(b, left, right)) {
         w->stale[k] = (uint32_t)i;
         w->probe[k] = ordo__hf_merge_start(&b->merges, left, right);
     } else

@@ -145,7 +145,7 @@ TEST_BINS := all $(BUILD)/test_ordo $(BUILD)/parquet_dump $(BUILD)/hf_normalize 
 test:
 	@$(MAKE) --no-print-directory -j2 $(TEST_BINS)
 	@BUILD=$(BUILD) SANITIZED="$(SANITIZE)" tests/run.sh
-check: $(BUILD)/ordo $(BUILD)/test_ordo
+check: $(BUILD)/ordo $(BUILD)/test_ordo $(BUILD)/libordo.so
 	@BUILD=$(BUILD) scripts/peers.sh
 	ORDO_BIN=$(BUILD)/ordo ORDO_VOCAB=$(BUILD)/vocab $(BUILD)/test_ordo $(TEST)
 	BUILD=$(BUILD) tests/cli/run.sh $(TEST)

@@ -2,46 +2,25 @@
  * kept across calls (allocating and freeing it for each text of a UDHR
  * paragraph's size cost Gemma 3 about 4% of its time there), trimmed
  * when a call grew it past what ordinary text needs. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hf_model.h"
 #include "piece_cache.h"
+#include "thread_state.h"
 
 /* Symbols, or bytes of text, kept between calls; more is freed. */
 #define KEPT_SYMBOLS 4096
 #define KEPT_BYTES 65536
 
-static pthread_key_t key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static int key_made;
-
-static void destroy(void *p)
-{
-    ordo__hf_scratch_free(p);
-    free(p);
-}
-
-static void make_key(void)
-{
-    key_made = pthread_key_create(&key, destroy) == 0;
-}
-
 static ordo__hf_scratch *thread_scratch(void)
 {
-    pthread_once(&key_once, make_key);
-    if (!key_made)
+    ordo__thread_state *state = ordo__thread_state_get();
+    if (!state)
         return NULL;
-    ordo__hf_scratch *s = pthread_getspecific(key);
-    if (!s) {
-        s = calloc(1, sizeof *s);
-        if (s && pthread_setspecific(key, s) != 0) {
-            free(s);
-            s = NULL;
-        }
-    }
-    return s;
+    if (!state->scratch)
+        state->scratch = calloc(1, sizeof *state->scratch);
+    return state->scratch;
 }
 
 /* Frees working memory; see hf_model.h. */

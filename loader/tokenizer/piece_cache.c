@@ -1,12 +1,12 @@
 /* The per-thread piece cache: direct-mapped, 16,384 entries (1.5 MB), keyed by the
  * owner and the piece's bytes (compared whole, so a hash collision is a
  * miss, never a wrong answer). */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "piece_cache.h"
+#include "thread_state.h"
 
 #define ENTRIES 16384
 
@@ -22,14 +22,6 @@ struct ordo__piece_cache {
 };
 
 static atomic_uint_fast64_t next_owner = 1;
-static pthread_key_t key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static int key_made;
-
-static void make_key(void)
-{
-    key_made = pthread_key_create(&key, free) == 0;
-}
 
 /* A new owner number; see piece_cache.h. */
 uint64_t ordo__piece_cache_owner(void)
@@ -40,18 +32,12 @@ uint64_t ordo__piece_cache_owner(void)
 /* The thread's cache; see piece_cache.h. */
 ordo__piece_cache *ordo__piece_cache_get(void)
 {
-    pthread_once(&key_once, make_key);
-    if (!key_made)
+    ordo__thread_state *state = ordo__thread_state_get();
+    if (!state)
         return NULL;
-    ordo__piece_cache *cache = pthread_getspecific(key);
-    if (!cache) {
-        cache = calloc(1, sizeof *cache);
-        if (cache && pthread_setspecific(key, cache) != 0) {
-            free(cache);
-            cache = NULL;
-        }
-    }
-    return cache;
+    if (!state->cache)
+        state->cache = calloc(1, sizeof *state->cache);
+    return state->cache;
 }
 
 /* A hash of a piece, 8 bytes at a time (the last word holds the tail);

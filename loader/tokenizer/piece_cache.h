@@ -17,8 +17,9 @@ typedef struct ordo__piece_cache ordo__piece_cache;
  * reused in this process), so a cache never serves another tokenizer. */
 uint64_t ordo__piece_cache_owner(void);
 
-/* The calling thread's cache, made on first use and freed when the thread
- * ends; NULL when memory runs out (callers then merge as usual). */
+/* The calling thread's cache (thread_state.h), made on first use and
+ * freed when the thread ends; NULL when memory runs out (callers then
+ * merge as usual). */
 ordo__piece_cache *ordo__piece_cache_get(void);
 
 /* A good 64-bit hash of piece p[0..n), for the calls below when the

@@ -152,6 +152,21 @@ def loader_reads_two_batches():
 
 
 @check
+def tokenizer_encodes_from_the_package():
+    """ordo.Tokenizer opens a tokenizer.json and encodes with the package's library"""
+    import ordo
+    os.makedirs("tokenizer", exist_ok=True)
+    path = os.path.join("tokenizer", "tokenizer.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2},
+                             "merges": ["a b"]}}, f)
+    with ordo.Tokenizer.from_file(path) as tok:
+        ids = tok.encode("abab a")
+    assert ids == [2, 2, 0], f"ids {ids}"
+    return f"ids {ids}"
+
+
+@check
 def torch_dataloader_reads_two_batches():
     """ordo.torch.DataLoader reads 2 batches of a small recipe"""
     import torch

@@ -8,6 +8,9 @@ optional for the loader).
 - ``Loader``: libordo's elastically deterministic loader through ctypes,
   with ``state_dict`` / ``load_state_dict`` as PyTorch trainers expect; its
   index is cached in a given ledger or next to the recipe.
+- ``Tokenizer``: the library's tokenizers (a Hugging Face tokenizer.json or
+  a tiktoken encoding): the ids the loader packs, for checking them against
+  another implementation.
 - ``lane_digests`` / ``batch_digest``: the digests of docs/recipe.md
   ("How a lane's data is decided") computed from
   a token batch, for jobs whose loader is not ordo.
@@ -15,11 +18,15 @@ optional for the loader).
 from .client import Client, ClientError, verify_manifest
 from .digests import batch_digest, lane_digests
 
-__all__ = ["Client", "ClientError", "verify_manifest", "batch_digest", "lane_digests", "Loader"]
+__all__ = ["Client", "ClientError", "verify_manifest", "batch_digest", "lane_digests", "Loader",
+           "Tokenizer"]
 
 
 def __getattr__(name):  # the loader needs libordo.so: load it on first use
     if name == "Loader":
         from .loader import Loader
         return Loader
+    if name == "Tokenizer":
+        from .tokenizer import Tokenizer
+        return Tokenizer
     raise AttributeError(name)

@@ -1,0 +1,127 @@
+"""ordo.Tokenizer: the library's ids from Python, held to the `ordo tokens`
+command on the same texts and to ids Hugging Face's library gives the
+tiny file; its bad inputs."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import unittest
+
+import common  # first: it puts the package on the path
+from ordo import Tokenizer
+from ordo.loader import OrdoError
+from test_tokenizers import TINY
+
+TEXTS = ["Hello world", "", " leading  spaces\tand\nlines\n", "é步骤 ünïcödé 😀 Ǆ",
+         "<|endoftext|> is ordinary text here", "x" * 5000, "0.7/0.3 and 0.6/0.3/0.1"]
+
+
+class TokenizerApi(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="ordo py tokenizer ")  # a name with spaces
+        self.ranks = os.path.join(self.dir, "cl100k base.tiktoken")
+        shutil.copy(os.path.join(common.BUILD, "vocab", "cl100k_base.tiktoken"), self.ranks)
+        self.json = os.path.join(self.dir, "tiny tokenizer.json")
+        with open(self.json, "w") as f:
+            json.dump(TINY, f)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def cli_ids(self, args, texts):
+        """`ordo tokens ... --jsonl` over texts: one list of ids per text."""
+        corpus = os.path.join(self.dir, "texts.jsonl")
+        with open(corpus, "w") as f:
+            for t in texts:
+                f.write(json.dumps({"text": t}) + "\n")
+        out = subprocess.run([common.ORDO, "tokens", *args, "--jsonl", corpus], check=True,
+                             capture_output=True, text=True).stdout
+        return [[int(x) for x in line.split()] for line in out.split("\n")[:len(texts)]]
+
+    def test_tiktoken_ids_are_the_commands(self):
+        with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:
+            self.assertEqual(tok.encode("hello world"), [15339, 1917])
+            got = [tok.encode(t) for t in TEXTS]
+            self.assertEqual(got, self.cli_ids(["--encoding", "cl100k_base", "--path",
+                                                self.ranks], TEXTS))
+            # special tokens are never produced from text
+            self.assertNotIn(tok.eot, tok.encode("a <|endoftext|> b"))
+            self.assertEqual(tok.eot, 100257)
+            self.assertEqual(tok.token_to_id("<|endoftext|>"), 100257)
+            self.assertEqual(tok.vocab_size, 100277)
+            for t in TEXTS:
+                self.assertEqual(tok.decode(tok.encode(t)), t)
+
+    def test_tokenizer_json_ids_are_the_libraries(self):
+        # "abcab" is abc ab, as Hugging Face's library gives it (tests/test_tokenizers.py)
+        with Tokenizer.from_file(self.json) as tok:
+            self.assertEqual(tok.encode("abcab"), [4, 2])
+            self.assertEqual(tok.encode("<s>abc</s>"), [4])  # specials never produced
+            self.assertEqual(tok.token_to_id("<s>"), 5)
+            self.assertIsNone(tok.token_to_id("nope"))
+            self.assertIsNone(tok.eot)
+            self.assertEqual(tok.vocab_size, 7)
+            # no decoder in the file: its tokens joined by spaces, as the library does
+            self.assertEqual(tok.decode([4, 2]), "abc ab")
+            texts = ["abcab", "ab c", "cab"]
+            self.assertEqual([tok.encode(t) for t in texts],
+                             self.cli_ids(["--tokenizer", self.json], texts))
+
+    def test_invalid_utf8_reads_as_replacement_characters(self):
+        with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:
+            self.assertEqual(tok.encode(b"a\xff\xfeb"), tok.encode("a\ufffd\ufffdb"))
+            self.assertEqual(tok.encode(b"\xe6\xad"), tok.encode("\ufffd"))  # truncated
+            self.assertEqual(tok.encode("\ud800x"), tok.encode("\ufffd\ufffd\ufffdx"))
+
+    def test_threads_get_the_ids_one_thread_gets(self):
+        with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:
+            want = [tok.encode(t) for t in TEXTS]
+            results, errors = {}, []
+
+            def work(k):
+                try:
+                    results[k] = [[tok.encode(t) for t in TEXTS] for _ in range(20)]
+                except Exception as e:  # reported below
+                    errors.append(e)
+            threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(errors, [])
+            for k in range(4):
+                self.assertEqual(results[k], [want] * 20)
+
+    def test_bad_inputs_are_named(self):
+        missing = os.path.join(self.dir, "no such.json")
+        with self.assertRaises(OrdoError) as caught:
+            Tokenizer.from_file(missing)
+        self.assertIn("no such.json", str(caught.exception))
+        broken = os.path.join(self.dir, "broken.json")
+        with open(broken, "w") as f:
+            f.write('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [')
+        with self.assertRaises(OrdoError) as caught:
+            Tokenizer.from_file(broken)
+        self.assertIn("broken.json", str(caught.exception))
+        with self.assertRaises(OrdoError) as caught:
+            Tokenizer.from_tiktoken("cl99k", self.ranks)
+        self.assertIn("cl99k", str(caught.exception))
+        with Tokenizer.from_file(self.json) as tok:
+            with self.assertRaises(TypeError):
+                tok.encode(12)
+            with self.assertRaises(OrdoError) as caught:
+                tok.decode([5])  # a special id
+            self.assertIn("5", str(caught.exception))
+            with self.assertRaises(OrdoError):
+                tok.decode([-1])
+            with self.assertRaises(OrdoError):
+                tok.decode([70000000000])
+        tok.close()
+        with self.assertRaises(OrdoError):
+            tok.encode("abc")
+
+
+if __name__ == "__main__":
+    unittest.main()

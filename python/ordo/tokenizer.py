@@ -16,6 +16,7 @@ as such bytes. A tokenizer is read-only once open: several threads may
 encode with one (the library runs without the GIL). Errors are OrdoError,
 naming the file or the token."""
 import ctypes
+import os
 
 from .loader import OrdoError, _Error, _check, lib
 
@@ -51,12 +52,16 @@ def _lib():
     return library
 
 
-def _path(path):
-    if isinstance(path, bytes):
-        return path
-    if not isinstance(path, str):
-        path = str(path)  # os.PathLike
-    return path.encode("utf-8", "surrogateescape")
+def _c_string(value, what):
+    """value as the C string the library reads (str, bytes or os.PathLike);
+    ValueError for one holding NUL, which C would read only up to there
+    (as Python's own file calls refuse it)."""
+    if not isinstance(value, bytes):
+        value = os.fsencode(value) if isinstance(value, os.PathLike) else \
+            str(value).encode("utf-8", "surrogateescape")
+    if b"\0" in value:
+        raise ValueError(f"{what} holds a NUL byte: {value!r}")
+    return value
 
 
 class Tokenizer:
@@ -72,7 +77,7 @@ class Tokenizer:
         lists what of the format is read; anything else is refused, naming
         the component)."""
         handle, err = _P(), _Error()
-        _check(_lib().ordo_tokenizer_open_json(_path(path), ctypes.byref(handle),
+        _check(_lib().ordo_tokenizer_open_json(_c_string(path, "path"), ctypes.byref(handle),
                                                ctypes.byref(err)), err)
         return cls(handle)
 
@@ -81,7 +86,8 @@ class Tokenizer:
         """A tiktoken-compatible encoding (gpt2, r50k_base, p50k_base,
         cl100k_base, o200k_base, llama3) with its .tiktoken rank file."""
         handle, err = _P(), _Error()
-        _check(_lib().ordo_tokenizer_open(str(encoding).encode(), _path(ranks_path),
+        _check(_lib().ordo_tokenizer_open(_c_string(encoding, "encoding"),
+                                          _c_string(ranks_path, "path"),
                                           ctypes.byref(handle), ctypes.byref(err)), err)
         return cls(handle)
 
@@ -129,9 +135,10 @@ class Tokenizer:
         return self.decode_bytes(ids).decode("utf-8", "replace")
 
     def token_to_id(self, content):
-        """The id of a token's text (special tokens included), or None."""
+        """The id of a token's text (special tokens included), or None;
+        ValueError for text holding NUL (the library looks up C strings)."""
         token, err = ctypes.c_uint32(), _Error()
-        status = _lib().ordo_tokenizer_token_id(self._open(), str(content).encode("utf-8"),
+        status = _lib().ordo_tokenizer_token_id(self._open(), _c_string(content, "token"),
                                                 ctypes.byref(token), ctypes.byref(err))
         return token.value if status == 0 else None
 

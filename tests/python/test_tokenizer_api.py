@@ -3,6 +3,7 @@ command on the same texts and to ids Hugging Face's library gives the
 tiny file; its bad inputs."""
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import tempfile
@@ -65,6 +66,10 @@ class TokenizerApi(unittest.TestCase):
             self.assertEqual(tok.vocab_size, 7)
             # no decoder in the file: its tokens joined by spaces, as the library does
             self.assertEqual(tok.decode([4, 2]), "abc ab")
+            for variant in (pathlib.Path(self.json), os.path.relpath(self.json),
+                            os.fsencode(self.json), self.dir + "//./tiny tokenizer.json"):
+                with Tokenizer.from_file(variant) as again:
+                    self.assertEqual(again.encode("abcab"), [4, 2])
             texts = ["abcab", "ab c", "cab"]
             self.assertEqual([tok.encode(t) for t in texts],
                              self.cli_ids(["--tokenizer", self.json], texts))
@@ -108,7 +113,14 @@ class TokenizerApi(unittest.TestCase):
         with self.assertRaises(OrdoError) as caught:
             Tokenizer.from_tiktoken("cl99k", self.ranks)
         self.assertIn("cl99k", str(caught.exception))
+        # C would read these only up to the NUL: a different file or token
+        with self.assertRaises(ValueError):
+            Tokenizer.from_file(self.json + "\0.ignored")
+        with self.assertRaises(ValueError):
+            Tokenizer.from_tiktoken("cl100k_base\0x", self.ranks)
         with Tokenizer.from_file(self.json) as tok:
+            with self.assertRaises(ValueError):
+                tok.token_to_id("<s>\0")
             with self.assertRaises(TypeError):
                 tok.encode(12)
             with self.assertRaises(OrdoError) as caught:

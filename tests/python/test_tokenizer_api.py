@@ -4,6 +4,7 @@ tiny file; its bad inputs."""
 import json
 import os
 import pathlib
+import random
 import shutil
 import subprocess
 import tempfile
@@ -79,6 +80,26 @@ class TokenizerApi(unittest.TestCase):
             self.assertEqual(tok.encode(b"a\xff\xfeb"), tok.encode("a\ufffd\ufffdb"))
             self.assertEqual(tok.encode(b"\xe6\xad"), tok.encode("\ufffd"))  # truncated
             self.assertEqual(tok.encode("\ud800x"), tok.encode("\ufffd\ufffd\ufffdx"))
+
+    def test_random_bytes_get_the_commands_ids(self):
+        """Random bytes (invalid UTF-8 among them), each through Python and
+        through `ordo tokens FILE`, under both kinds."""
+        rng = random.Random(16)
+        pieces = [b"\xff", b"\xe6\xad", b"\xed\xa0\x80", b"\xf0\x9f\x98", b" ", b"  ", b"\n",
+                  "é".encode(), "步骤".encode(), b"abc", b"<s>", b"<|endoftext|>", b"0.7", b"'s"]
+        texts = [b"".join(rng.choice(pieces) if rng.random() < 0.7 else bytes([rng.randrange(256)])
+                          for _ in range(rng.randrange(1, 40))) for _ in range(12)]
+        path = os.path.join(self.dir, "random text")
+        for args, tok in ((["--encoding", "cl100k_base", "--path", self.ranks],
+                           Tokenizer.from_tiktoken("cl100k_base", self.ranks)),
+                          (["--tokenizer", self.json], Tokenizer.from_file(self.json))):
+            with tok:
+                for text in texts:
+                    with open(path, "wb") as f:
+                        f.write(text)
+                    out = subprocess.run([common.ORDO, "tokens", *args, path], check=True,
+                                         capture_output=True, text=True).stdout
+                    self.assertEqual(tok.encode(text), [int(x) for x in out.split()], text)
 
     def test_threads_get_the_ids_one_thread_gets(self):
         with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,8 +91,11 @@ static size_t load_encode_unload(const char *so, const char *json)
 
 TEST(a_thread_outliving_a_dlclose_of_the_library_ends_cleanly)
 {
+    const char *ordo = getenv("ORDO_BIN");
+    if (!ordo)
+        test_fail(__FILE__, __LINE__, "ORDO_BIN is not set (run through make)");
     char bin[4096];
-    snprintf(bin, sizeof bin, "%s", getenv("ORDO_BIN"));
+    snprintf(bin, sizeof bin, "%s", ordo);
     char so[4200];
     snprintf(so, sizeof so, "%s/libordo.so", dirname(bin));
     static const char json[] =
@@ -108,6 +113,58 @@ TEST(a_thread_outliving_a_dlclose_of_the_library_ends_cleanly)
         /* "abcab" is abc ab, "abc" is abc: three ids, on each load */
         size_t first = load_encode_unload(so, path), second = load_encode_unload(so, path);
         _exit(first == 3 && second == 3 ? 0 : 1);
+    }
+    int status;
+    ASSERT(waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status))
+        test_fail(__FILE__, __LINE__, "the child was killed by signal %d", WTERMSIG(status));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
+static ordo_tokenizer *busy_tokenizer; /* reachable to the end (the child never closes it) */
+static atomic_int busy_encoded;
+
+/* Encodes until the process ends, checking every result. */
+static void *encode_forever(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        uint32_t *ids = NULL;
+        size_t count = 0;
+        ordo_error err;
+        if (ordo_tokenizer_encode(busy_tokenizer, "abcab abc", 9, &ids, &count, &err) != ORDO_OK ||
+            count != 3 || ids[0] != 4 || ids[1] != 3 || ids[2] != 4)
+            _exit(3);
+        ordo_free(ids);
+        atomic_store(&busy_encoded, 1);
+    }
+    return NULL;
+}
+
+/* The library's end-of-process work (it deletes the thread-state key)
+ * runs while another thread is still encoding, as a Python daemon thread
+ * may be: no crash, no wrong ids, and under TSan no race. */
+TEST(exit_while_a_thread_encodes_is_clean)
+{
+    const char *path = test_path("tokenizer.json");
+    static const char json[] =
+        "{\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},\"model\":{\"type\":\"BPE\","
+        "\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,\"abc\":4},\"merges\":[\"a b\",\"ab c\"]}}";
+    test_write_file(path, json, sizeof json - 1);
+    fflush(NULL);
+    pid_t child = fork();
+    ASSERT(child >= 0);
+    if (child == 0) {
+        ordo_error err;
+        if (ordo_tokenizer_open_json(path, &busy_tokenizer, &err) != ORDO_OK)
+            _exit(2);
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, encode_forever, NULL) != 0)
+            _exit(2);
+        while (!atomic_load(&busy_encoded))
+            sched_yield();
+        exit(0); /* the worker is still encoding */
     }
     int status;
     ASSERT(waitpid(child, &status, 0) == child);

@@ -1,6 +1,7 @@
 /* The tokenizer's per-thread state (thread_state.h) behind one pthread
  * key. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "hf_model.h"
@@ -8,7 +9,7 @@
 
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static int key_made;
+static atomic_int key_made; /* unload() may clear it while threads read it */
 
 /* A thread ends: what it kept is freed. */
 static void destroy(void *p)

@@ -12,6 +12,7 @@ import threading
 import unittest
 
 import common  # first: it puts the package on the path
+import ordo.loader
 from ordo import Tokenizer
 from ordo.loader import OrdoError
 from test_tokenizers import TINY
@@ -79,7 +80,11 @@ class TokenizerApi(unittest.TestCase):
         with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:
             self.assertEqual(tok.encode(b"a\xff\xfeb"), tok.encode("a\ufffd\ufffdb"))
             self.assertEqual(tok.encode(b"\xe6\xad"), tok.encode("\ufffd"))  # truncated
-            self.assertEqual(tok.encode("\ud800x"), tok.encode("\ufffd\ufffd\ufffdx"))
+            # a str's surrogates as tiktoken reads them: a pair is its
+            # character, a lone one U+FFFD
+            self.assertEqual(tok.encode("\ud800x"), tok.encode("\ufffdx"))
+            self.assertEqual(tok.encode("a\ud83d\ude00b"), tok.encode("a\U0001F600b"))
+            self.assertEqual(tok.encode("\ude00\ud83d"), tok.encode("\ufffd\ufffd"))
 
     def test_random_bytes_get_the_commands_ids(self):
         """Random bytes (invalid UTF-8 among them), each through Python and
@@ -120,6 +125,84 @@ class TokenizerApi(unittest.TestCase):
             for k in range(4):
                 self.assertEqual(results[k], [want] * 20)
 
+    def test_close_leaves_a_call_in_progress_its_tokenizer(self):
+        """close() while another thread is inside a call: that call still
+        gets its ids (the last call frees the tokenizer), later ones are
+        refused. Made deterministic by holding the call at its start."""
+        from ordo.tokenizer import _lib
+        import ctypes
+        tok = Tokenizer.from_tiktoken("cl100k_base", self.ranks)
+        want = tok.encode("hello world " * 1000)
+        inside, release, got = threading.Event(), threading.Event(), []
+
+        def held(handle):
+            inside.set()
+            release.wait()
+            ids, count, err = ctypes.POINTER(ctypes.c_uint32)(), ctypes.c_size_t(), \
+                ordo.loader._Error()
+            data = ("hello world " * 1000).encode()
+            status = _lib().ordo_tokenizer_encode(handle, data, len(data), ctypes.byref(ids),
+                                                  ctypes.byref(count), ctypes.byref(err))
+            got.append((status, ids[:count.value]))
+            _lib().ordo_free(ids)
+        worker = threading.Thread(target=tok._call, args=(held,))
+        worker.start()
+        inside.wait()
+        tok.close()  # the call in progress keeps it
+        with self.assertRaises(OrdoError):
+            tok.encode("refused: closed")
+        release.set()
+        worker.join()
+        self.assertEqual(got, [(0, want)])
+        tok.close()  # closing again does nothing
+
+    def test_threads_closing_and_encoding_at_once_never_crash(self):
+        for _ in range(5):
+            tok = Tokenizer.from_tiktoken("cl100k_base", self.ranks)
+            want = tok.encode(TEXTS[3] * 200)
+            barrier, outcomes = threading.Barrier(6), []
+
+            def encode():
+                barrier.wait()
+                for _ in range(20):
+                    try:
+                        outcomes.append(tok.encode(TEXTS[3] * 200) == want)
+                    except OrdoError as e:
+                        outcomes.append("closed" in str(e))
+
+            def close():
+                barrier.wait()
+                tok.close()
+            threads = [threading.Thread(target=encode) for _ in range(3)] + \
+                [threading.Thread(target=close) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.assertEqual(outcomes, [True] * 60)
+
+    def test_copies_pickles_and_handles_are_refused(self):
+        import copy
+        import pickle
+        with Tokenizer.from_file(self.json) as tok:
+            for attempt in (lambda: copy.copy(tok), lambda: copy.deepcopy(tok),
+                            lambda: pickle.dumps(tok)):
+                with self.assertRaises(TypeError):
+                    attempt()
+            self.assertEqual(tok.encode("abcab"), [4, 2])
+        with self.assertRaises(TypeError):
+            Tokenizer(12345)
+
+    def test_decode_takes_numpy_and_torch_integers(self):
+        import numpy
+        with Tokenizer.from_tiktoken("cl100k_base", self.ranks) as tok:
+            self.assertEqual(tok.decode(numpy.array([15339, 1917], dtype=numpy.int64)),
+                             "hello world")
+            self.assertEqual(tok.decode([numpy.uint32(15339)]), "hello")
+            for wrong in (b"abc", "abc", bytearray(b"ab"), [True], [1.0]):
+                with self.assertRaises(TypeError):
+                    tok.decode(wrong)
+
     def test_bad_inputs_are_named(self):
         missing = os.path.join(self.dir, "no such.json")
         with self.assertRaises(OrdoError) as caught:
@@ -142,6 +225,12 @@ class TokenizerApi(unittest.TestCase):
         with Tokenizer.from_file(self.json) as tok:
             with self.assertRaises(ValueError):
                 tok.token_to_id("<s>\0")
+            for wrong in (None, 5, True):
+                with self.assertRaises(TypeError):
+                    tok.token_to_id(wrong)
+        with self.assertRaises(TypeError):
+            Tokenizer.from_file(None)
+        with Tokenizer.from_file(self.json) as tok:
             with self.assertRaises(TypeError):
                 tok.encode(12)
             with self.assertRaises(OrdoError) as caught:

@@ -14,6 +14,29 @@
 #include "harness.h"
 #include "ordo.h"
 
+/* A tokenizer.json where "abcab" is abc ab and "abc" is abc (ids 4 3 4),
+ * written to the test's folder as `name`; its path. */
+static const char *tiny_file(const char *name)
+{
+    static const char json[] =
+        "{\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},\"model\":{\"type\":\"BPE\","
+        "\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,\"abc\":4},\"merges\":[\"a b\",\"ab c\"]}}";
+    const char *path = test_path(name);
+    test_write_file(path, json, sizeof json - 1);
+    return path;
+}
+
+/* The forked child ended by exiting 0 (a signal is named). */
+static void assert_child_succeeded(pid_t child)
+{
+    int status;
+    ASSERT(waitpid(child, &status, 0) == child);
+    if (WIFSIGNALED(status))
+        test_fail(__FILE__, __LINE__, "the child was killed by signal %d", WTERMSIG(status));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 typedef struct {
     void *lib;
     const char *json;
@@ -98,13 +121,7 @@ TEST(a_thread_outliving_a_dlclose_of_the_library_ends_cleanly)
     snprintf(bin, sizeof bin, "%s", ordo);
     char so[4200];
     snprintf(so, sizeof so, "%s/libordo.so", dirname(bin));
-    static const char json[] =
-        "{\"version\":\"1.0\",\"added_tokens\":[],\"normalizer\":null,"
-        "\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},\"post_processor\":null,"
-        "\"decoder\":null,\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,"
-        "\"ab\":3,\"abc\":4},\"merges\":[\"a b\",\"ab c\"]}}";
-    const char *path = test_path("tokenizer name with spaces.json");
-    test_write_file(path, json, sizeof json - 1);
+    const char *path = tiny_file("tokenizer name with spaces.json");
     /* In a child that ends with _exit: what the threads kept is left
      * behind by design, which a leak checker at exit would report. */
     pid_t child = fork();
@@ -114,12 +131,7 @@ TEST(a_thread_outliving_a_dlclose_of_the_library_ends_cleanly)
         size_t first = load_encode_unload(so, path), second = load_encode_unload(so, path);
         _exit(first == 3 && second == 3 ? 0 : 1);
     }
-    int status;
-    ASSERT(waitpid(child, &status, 0) == child);
-    if (WIFSIGNALED(status))
-        test_fail(__FILE__, __LINE__, "the child was killed by signal %d", WTERMSIG(status));
-    ASSERT(WIFEXITED(status));
-    ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+    assert_child_succeeded(child);
 }
 
 static ordo_tokenizer *busy_tokenizer; /* reachable to the end (the child never closes it) */
@@ -147,11 +159,7 @@ static void *encode_forever(void *arg)
  * may be: no crash, no wrong ids, and under TSan no race. */
 TEST(exit_while_a_thread_encodes_is_clean)
 {
-    const char *path = test_path("tokenizer.json");
-    static const char json[] =
-        "{\"pre_tokenizer\":{\"type\":\"WhitespaceSplit\"},\"model\":{\"type\":\"BPE\","
-        "\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,\"abc\":4},\"merges\":[\"a b\",\"ab c\"]}}";
-    test_write_file(path, json, sizeof json - 1);
+    const char *path = tiny_file("tokenizer.json");
     fflush(NULL);
     pid_t child = fork();
     ASSERT(child >= 0);
@@ -166,10 +174,5 @@ TEST(exit_while_a_thread_encodes_is_clean)
             sched_yield();
         exit(0); /* the worker is still encoding */
     }
-    int status;
-    ASSERT(waitpid(child, &status, 0) == child);
-    if (WIFSIGNALED(status))
-        test_fail(__FILE__, __LINE__, "the child was killed by signal %d", WTERMSIG(status));
-    ASSERT(WIFEXITED(status));
-    ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+    assert_child_succeeded(child);
 }

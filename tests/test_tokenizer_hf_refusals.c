@@ -107,9 +107,16 @@ TEST(hf_refuses_two_tokens_with_one_id_and_ids_out_of_range)
     refused(
         document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":0,\"ab\":2},\"merges\":[]", NULL, NULL),
         "model.vocab: 'a' and 'b' both have id 0");
-    refused(
-        document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":7},\"merges\":[]", NULL, NULL),
-        "model.vocab 'ab': id 7 is out of range (the vocab has 3 tokens, so ids are 0..2)");
+    /* a vocab may skip ids, up to 1,048,576 of them */
+    refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":1048579},"
+                     "\"merges\":[]",
+                     NULL, NULL),
+            "model.vocab 'ab': id 1048579 is out of range (the vocab has 3 tokens, so ids are "
+            "0..1048578, skipping at most 1048576)");
+    refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":4294967296},"
+                     "\"merges\":[]",
+                     NULL, NULL),
+            "model.vocab 'ab': id 4294967296 is out of range");
     refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":-1},\"merges\":[]", NULL, NULL),
             "model.vocab 'b': id -1 is out of range");
     refused(document("\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1.5},\"merges\":[]", NULL, NULL),

@@ -99,7 +99,8 @@ static ordo_status assign_id(const ordo__hf_added *a, const ordo__hf_bpe *bpe, c
                                "tokenizer.json '%s': added_tokens[%zu] '%s' is listed twice", what,
                                i, ordo__hf_quote(token->content, token->len, q));
     token->id = ordo__hf_map_get(&bpe->vocab, token->content, token->len);
-    if (token->id == ORDO__HF_NONE)
+    int in_vocab = token->id != ORDO__HF_NONE;
+    if (!in_vocab)
         token->id = (*next)++;
     json_int_t file_id = json_integer_value(json_object_get(t, "id"));
     if ((json_int_t)token->id != file_id)
@@ -108,8 +109,7 @@ static ordo_status assign_id(const ordo__hf_added *a, const ordo__hf_bpe *bpe, c
                            "library gives it id %u (%s)",
                            what, i, ordo__hf_quote(token->content, token->len, q),
                            (long long)file_id, (unsigned)token->id,
-                           token->id < bpe->count ? "its id in the vocab"
-                                                  : "the next id after the vocab");
+                           in_vocab ? "its id in the vocab" : "the next id after the vocab");
     return ORDO_OK;
 }
 
@@ -159,7 +159,7 @@ ordo_status ordo__hf_added_parse(const json_t *json, const ordo__hf_bpe *bpe,
     out->tokens = calloc(n ? n : 1, sizeof *out->tokens);
     if (!out->tokens)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
-    uint32_t next = bpe->count;
+    uint32_t next = bpe->entries; /* the library's vocab size: its count of tokens */
     ordo_status s = ORDO_OK;
     for (size_t i = 0; s == ORDO_OK && i < n; i++) {
         const json_t *t = json_array_get(json, i);

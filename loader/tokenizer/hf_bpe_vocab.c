@@ -1,5 +1,6 @@
 /* The vocab and merges of a tokenizer.json BPE model, checked as the
- * library checks them (and a little more: ids must be 0..n-1, each once). */
+ * library checks them (and a little more: each id once, and not far past
+ * the vocab's size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,40 @@ static const char *kind_of(const json_t *v)
     }
 }
 
+/* How many ids a vocab may skip (Xenova's gpt-4o file skips the 18
+ * between its tokens and <|endofprompt|>): room is made for every id, so
+ * a file naming an id far past its size is refused, not allocated for. */
+#define SKIPPED_IDS_MAX 1048576
+
+/* Every id an integer of the id space, one more than the largest in *size. */
+static ordo_status check_ids(const json_t *vocab, const char *what, size_t n, uint32_t *size,
+                             ordo_error *err)
+{
+    const char *key;
+    json_t *value;
+    char q[200];
+    json_int_t largest = -1;
+    json_object_foreach((json_t *)vocab, key, value)
+    {
+        if (!json_is_integer(value))
+            return ordo__error(err, ORDO_INVALID,
+                               "tokenizer.json '%s': model.vocab '%s': the id must be an integer, "
+                               "not %s",
+                               what, ordo__hf_quote(key, strlen(key), q), kind_of(value));
+        json_int_t id = json_integer_value(value);
+        if (id < 0 || (uint64_t)id >= n + SKIPPED_IDS_MAX)
+            return ordo__error(err, ORDO_INVALID,
+                               "tokenizer.json '%s': model.vocab '%s': id %lld is out of range "
+                               "(the vocab has %zu tokens, so ids are 0..%zu, skipping at most "
+                               "%d)",
+                               what, ordo__hf_quote(key, strlen(key), q), (long long)id, n,
+                               n + SKIPPED_IDS_MAX - 1, SKIPPED_IDS_MAX);
+        largest = id > largest ? id : largest;
+    }
+    *size = (uint32_t)(largest + 1);
+    return ORDO_OK;
+}
+
 /* Reads "vocab"; see hf_model.h. */
 ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char *what,
                                ordo_error *err)
@@ -29,33 +64,28 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
         return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.vocab must be an object",
                            what);
     size_t n = json_object_size(vocab), total = 0;
-    if (n >= ORDO__HF_NONE / 2)
+    if (n >= ORDO__HF_NONE / 4)
         return ordo__error(err, ORDO_INVALID, "tokenizer.json '%s': model.vocab is too large",
                            what);
+    uint32_t size = 0;
+    ordo_status s = check_ids(vocab, what, n, &size, err);
+    if (s != ORDO_OK)
+        return s;
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)vocab, key, value) total += strlen(key);
-    b->count = (uint32_t)n;
+    b->count = size;
+    b->entries = (uint32_t)n;
     b->blob = malloc(total + 1);
-    b->tokens = calloc(n ? n : 1, sizeof *b->tokens);
+    b->tokens = calloc(size ? size : 1, sizeof *b->tokens);
     if (!b->blob || !b->tokens)
-        return ordo__error(err, ORDO_NOMEM, "out of memory for %zu tokens", n);
+        return ordo__error(err, ORDO_NOMEM, "out of memory for %u token ids", size);
     char *o = b->blob, q[200], q2[200];
     json_object_foreach((json_t *)vocab, key, value)
     {
         size_t len = strlen(key);
-        json_int_t id = json_is_integer(value) ? json_integer_value(value) : -1;
-        if (!json_is_integer(value))
-            return ordo__error(err, ORDO_INVALID,
-                               "tokenizer.json '%s': model.vocab '%s': the id must be an integer, "
-                               "not %s",
-                               what, ordo__hf_quote(key, len, q), kind_of(value));
-        if (id < 0 || (uint64_t)id >= n)
-            return ordo__error(err, ORDO_INVALID,
-                               "tokenizer.json '%s': model.vocab '%s': id %lld is out of range "
-                               "(the vocab has %zu tokens, so ids are 0..%zu)",
-                               what, ordo__hf_quote(key, len, q), (long long)id, n, n ? n - 1 : 0);
-        if (json_is_integer(value) && b->tokens[id].p) {
+        json_int_t id = json_integer_value(value);
+        if (b->tokens[id].p) {
             const ordo__hf_str *other = &b->tokens[id];
             return ordo__error(err, ORDO_INVALID,
                                "tokenizer.json '%s': model.vocab: '%s' and '%s' both have id %lld",
@@ -66,9 +96,10 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
         b->tokens[id] = (ordo__hf_str){o, (uint32_t)len};
         o += len;
     }
-    ordo_status s = ordo__hf_map_init(&b->vocab, b->tokens, n, err);
-    for (uint32_t id = 0; s == ORDO_OK && id < n; id++)
-        ordo__hf_map_put(&b->vocab, id);
+    s = ordo__hf_map_init(&b->vocab, b->tokens, n, err);
+    for (uint32_t id = 0; s == ORDO_OK && id < size; id++)
+        if (b->tokens[id].p)
+            ordo__hf_map_put(&b->vocab, id);
     return s;
 }
 

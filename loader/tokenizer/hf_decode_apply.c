@@ -156,7 +156,7 @@ ordo_status ordo__hf_decode(const ordo__hf *hf, uint32_t id, char **buffer, size
                                ordo__hf_quote(token->content, token->len, q));
         text = token->pattern;
         n = token->pattern_len;
-    } else if (id < hf->bpe->count) {
+    } else if (id < hf->bpe->count && hf->bpe->tokens[id].p) { /* not an id the vocab skips */
         text = hf->bpe->tokens[id].p;
         n = hf->bpe->tokens[id].n;
     } else

@@ -197,9 +197,10 @@ static inline size_t ordo__hf_utf8(const unsigned char *s, uint32_t *cp)
 
 /* The BPE model (hf_bpe.c builds it, hf_bpe_merge.c runs it). */
 typedef struct ordo__hf_bpe {
-    uint32_t count;       /* vocab entries: ids 0..count-1 */
+    uint32_t count;       /* ids 0..count-1: one more than the vocab's largest */
+    uint32_t entries;     /* the vocab's tokens (fewer when it skips ids) */
     char *blob;           /* the vocab's strings */
-    ordo__hf_str *tokens; /* by id */
+    ordo__hf_str *tokens; /* by id; p NULL for an id the vocab skips */
     ordo__hf_map vocab;   /* string -> id */
     ordo__hf_merges merges;
     /* Bit id of left: the id is the left token of some merge; of right:

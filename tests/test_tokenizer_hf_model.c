@@ -276,6 +276,42 @@ TEST(hf_vocab_skipping_ids_numbers_as_the_library_does)
     ordo__hf_free(hf);
 }
 
+/* Vocab keys holding U+0000 (InternLM2's vocab has "\u0000"), which the
+ * JSON reader cannot keep in a key: read as the file has them. A key
+ * that is a backslash and "u0000" (six characters) stays as it is. The
+ * ids are the library's (npm tokenizers 0.23.2) for the same file. */
+TEST(hf_vocab_keys_holding_nul_are_read_as_the_file_has_them)
+{
+    static const char json[] =
+        "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\\u0000\": 0, \"a\": 1, \"\\u0000a\": 2, "
+        "\"\\\\u0000\": 3, \"\\\\\": 4, \"u\": 5, \"0\": 6, \"\\\\u\": 7, \"b\\u0000c\": 8, "
+        "\"b\": 9, \"c\": 10, \"b\\u0000\": 11}, \"merges\": [\"\\u0000 a\", \"\\\\ u\", "
+        "\"b \\u0000\", \"b\\u0000 c\"]}}";
+    ordo__hf *hf = load(json);
+    ordo__tokens tokens = {0};
+    ordo_error err;
+    ASSERT_OK(ordo__hf_encode(hf, "a\0a\0", 4, &tokens, &err), &err);
+    ASSERT_EQ_INT(tokens.count, 3);
+    ASSERT(tokens.ids[0] == 1 && tokens.ids[1] == 2 && tokens.ids[2] == 0);
+    free(tokens.ids);
+    tokens = (ordo__tokens){0};
+    ASSERT_OK(ordo__hf_encode(hf, "\\u0000 b\0c\0", 11, &tokens, &err), &err);
+    static const uint32_t want[] = {7, 6, 6, 6, 6, 8, 0};
+    ASSERT_EQ_INT(tokens.count, 7);
+    ASSERT(memcmp(tokens.ids, want, sizeof want) == 0);
+    free(tokens.ids);
+    uint32_t id = 0;
+    ASSERT(ordo__hf_token_id(hf, "\\u0000", &id));
+    ASSERT_EQ_INT(id, 3);
+    ordo__hf_free(hf);
+    /* without a NUL key, U+FDD0 is itself */
+    hf = load("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\\uFDD0\": 0, \"x\": 1}, "
+              "\"merges\": []}}");
+    ASSERT(ordo__hf_token_id(hf, "\xef\xb7\x90", &id));
+    ASSERT_EQ_INT(id, 0);
+    ordo__hf_free(hf);
+}
+
 TEST(hf_added_tokens_lstrip_and_rstrip_take_the_spaces_around)
 {
     char list[512];

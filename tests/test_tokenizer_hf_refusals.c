@@ -127,6 +127,19 @@ TEST(hf_refuses_two_tokens_with_one_id_and_ids_out_of_range)
             "model.unk_token '<unk>' is not in the vocab");
 }
 
+/* Keys holding U+0000 are read through U+FDD0 (hf_json_keys.c), so a
+ * file with both cannot be told apart and is refused, naming the lines. */
+TEST(hf_refuses_keys_holding_both_nul_and_fdd0)
+{
+    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\\u0000\": 0,\n"
+            "\"\xef\xb7\x90\": 1}, \"merges\": []}}",
+            "keys hold both U+0000 (line 1) and U+FDD0 (line 2), which ordo's JSON reader "
+            "cannot tell apart: not supported");
+    refused("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\\ufdd0x\": 0, \"\\u0000\": 1}, "
+            "\"merges\": []}}",
+            "keys hold both U+0000 (line 1) and U+FDD0 (line 1)");
+}
+
 #define TOKEN(id, content, flags)                                                                  \
     "{\"id\":" #id ",\"content\":\"" content "\",\"single_word\":false,\"lstrip\":false,"          \
     "\"rstrip\":false,\"normalized\":false,\"special\":false" flags "}"

@@ -248,7 +248,7 @@ static ordo_status word_boundaries(ordo__hf_bpe *b, ordo_error *err)
 }
 
 /* Builds the model; see hf_model.h. */
-ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *what,
+ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, int nul_keys, const char *what,
                                ordo__hf_bpe **out, ordo_error *err)
 {
     *out = NULL;
@@ -261,6 +261,7 @@ ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *
     if (!b)
         return ordo__error(err, ORDO_NOMEM, "out of memory");
     b->byte_level = byte_level;
+    b->nul_keys = nul_keys;
     b->owner = ordo__piece_cache_owner();
     const json_t *vocab = json_object_get(model, "vocab"),
                  *merges = json_object_get(model, "merges");

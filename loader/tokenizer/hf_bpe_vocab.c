@@ -93,6 +93,8 @@ ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char 
                                ordo__hf_quote(key, len, q), (long long)id);
         }
         memcpy(o, key, len);
+        if (b->nul_keys)
+            len = ordo__hf_json_key_restore(o, len);
         b->tokens[id] = (ordo__hf_str){o, (uint32_t)len};
         o += len;
     }

@@ -63,7 +63,8 @@ static ordo_status index_ids(ordo__hf *hf, ordo_error *err)
     return ORDO_OK;
 }
 
-static ordo_status build(ordo__hf *hf, const json_t *root, const char *what, ordo_error *err)
+static ordo_status build(ordo__hf *hf, const json_t *root, int nul_keys, const char *what,
+                         ordo_error *err)
 {
     ordo_status s = check_top(root, what, err);
     if (s != ORDO_OK)
@@ -77,7 +78,8 @@ static ordo_status build(ordo__hf *hf, const json_t *root, const char *what, ord
     if (s != ORDO_OK)
         return ordo__error(err, s, "tokenizer.json '%s': %s", what, inner.message);
     int byte_level = ordo__hf_pretokenizer_byte_level(hf->pretokenizer);
-    s = ordo__hf_bpe_parse(json_object_get(root, "model"), byte_level, what, &hf->bpe, err);
+    s = ordo__hf_bpe_parse(json_object_get(root, "model"), byte_level, nul_keys, what, &hf->bpe,
+                           err);
     if (s == ORDO_OK)
         s = ordo__hf_added_parse(json_object_get(root, "added_tokens"), hf->bpe, hf->normalizer,
                                  what, &hf->added, err);
@@ -93,14 +95,21 @@ ordo_status ordo__hf_parse(const char *json, size_t len, const char *what, ordo_
                            ordo_error *err)
 {
     *out = NULL;
+    char *rewritten = NULL;
+    ordo_status s = ordo__hf_json_nul_keys(json, len, what, &rewritten, err);
+    if (s != ORDO_OK)
+        return s;
     json_error_t jerr;
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    int nul_keys = rewritten != NULL;
+    json_t *root = json_loadb(rewritten ? rewritten : json, len,
+                              JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+    free(rewritten);
     if (!root)
         return ordo__error(err, ORDO_INVALID,
                            "tokenizer.json '%s': malformed JSON at line %d, column %d: %s", what,
                            jerr.line, jerr.column, jerr.text);
     ordo__hf *hf = calloc(1, sizeof *hf);
-    ordo_status s = hf ? build(hf, root, what, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
+    s = hf ? build(hf, root, nul_keys, what, err) : ordo__error(err, ORDO_NOMEM, "out of memory");
     json_decref(root);
     if (s != ORDO_OK) {
         ordo__hf_free(hf);

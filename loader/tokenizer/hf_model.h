@@ -199,6 +199,7 @@ static inline size_t ordo__hf_utf8(const unsigned char *s, uint32_t *cp)
 typedef struct ordo__hf_bpe {
     uint32_t count;       /* ids 0..count-1: one more than the vocab's largest */
     uint32_t entries;     /* the vocab's tokens (fewer when it skips ids) */
+    int nul_keys;         /* vocab keys hold U+FDD0 for U+0000 (hf_json_keys.c) */
     char *blob;           /* the vocab's strings */
     ordo__hf_str *tokens; /* by id; p NULL for an id the vocab skips */
     ordo__hf_map vocab;   /* string -> id */
@@ -270,10 +271,22 @@ static inline uint32_t ordo__hf_pair_rank(const ordo__hf_bpe *b, uint32_t left, 
 }
 
 /* Builds the model from the "model" object; `what` names the file.
- * byte_level: the pre-tokenizer hands raw bytes. *out is the caller's
- * (ordo__hf_bpe_free). */
-ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, const char *what,
+ * byte_level: the pre-tokenizer hands raw bytes; nul_keys: the text was
+ * rewritten by ordo__hf_json_nul_keys, so vocab keys hold U+FDD0 for
+ * U+0000. *out is the caller's (ordo__hf_bpe_free). */
+ordo_status ordo__hf_bpe_parse(const json_t *model, int byte_level, int nul_keys, const char *what,
                                ordo__hf_bpe **out, ordo_error *err);
+
+/* The JSON text of `what` to give Jansson (hf_json_keys.c): when object
+ * keys hold the escape \u0000, which Jansson cannot hold in a key, *copy
+ * (the caller's, free) is the text with each such escape made \uFDD0;
+ * else NULL. A file whose keys also hold U+FDD0 is refused. */
+ordo_status ordo__hf_json_nul_keys(const char *json, size_t len, const char *what, char **copy,
+                                   ordo_error *err);
+
+/* A key of the rewritten text made the file's again in place (U+FDD0 to
+ * U+0000); its new length. */
+size_t ordo__hf_json_key_restore(char *key, size_t len);
 
 /* Reads "vocab" (hf_bpe_vocab.c): ids 0..count-1, each once. */
 ordo_status ordo__hf_bpe_vocab(ordo__hf_bpe *b, const json_t *vocab, const char *what,

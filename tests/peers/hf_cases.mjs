@@ -4,7 +4,7 @@
 // ordinary text — alone, before, after and between words, next to
 // itself and to the next token, with spaces and newlines around, cut to
 // prefixes, with one character changed, in upper case — runs of the
-// whitespace and "▁" tokens, and normalization cases (combining marks in
+// whitespace and "▁" tokens, U+0000 in text, and normalization cases (combining marks in
 // and out of canonical order, compositions, Hangul, marks whose class
 // changed between Unicode versions, those of
 // tests/peers/normalization_cases.json if present). Deterministic.
@@ -63,6 +63,10 @@ for (let n = 1; n <= 40; n++) {
 }
 emit('\n \n\t\n\u2581\n\u2581\u2581 \u2581\u2581\u2581\t\t \t\n\n\n ');
 emit('\u2581hello\u2581\u2581world \u2581 \u2581\u2581');
+// U+0000 in text (InternLM2's vocab has it as a token; a JSON key with it
+// is read through hf_json_keys.c), and U+FDD0 beside it.
+for (const s of ['\u0000', 'a\u0000b', ' \u0000\u0000 ', 'x\u0000\n\u0000y', '\uFDD0\u0000\uFDD0'])
+  emit(s);
 
 // Normalization: NFC composes, reorders marks by combining class, leaves
 // singletons and exclusions decomposed; Hangul syllables compose.

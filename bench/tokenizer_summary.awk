@@ -9,8 +9,8 @@
 # each peer run, the median of the rounds of the ordo runs just before and
 # after it over that peer run's median, so each ratio compares runs made
 # under the same load; the figure is the median of the A ratios, and every
-# one is listed. Other peers (first peer run only) against the main peer's
-# median of that run.
+# one is listed (so it is not ordo's column over the peer's). Other peers
+# (first peer run only) against the main peer's median of that run.
 function median(v, k,    i, j, t) {
     for (i = 2; i <= k; i++) {
         t = v[i]
@@ -47,6 +47,11 @@ END {
         printf "%s: %d ordo rounds and %d of %d %s runs found\n", n, all, peers, A, main > "/dev/stderr"
         exit 1
     }
+    for (i = 0; i <= A; i++)
+        if (!rounds[i]) {
+            printf "%s: no ordo rounds in ordo-%d.txt\n", n, i > "/dev/stderr"
+            exit 1
+        }
     each = ""
     for (i = 1; i <= A; i++) {
         k = 0

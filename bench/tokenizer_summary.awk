@@ -36,11 +36,19 @@ kind == "ordo" && $1 == "median" && $2 == n { ordo_tokens = $5 }
 kind == "peers" && $1 == "median" && $3 == n {
     if ($2 == main) {
         peer_mb[run] = $4
-        peer_mbs[++peers] = $4
-        peer_tps[peers] = $5
-        peer_line[run] = $0
+        peer_tp[run] = $5
+        peers++
+        if (run == 1)
+            split($0, first)
     } else if (run == 1)
         other[++others] = $0
+}
+# One row: the tokenizer.json table has a tokens column, the other does not.
+function row(name, tok, mbs, tps, ratio, tokens, agree, each) {
+    if (hf)
+        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s%s\n", name, tok, mbs, tps, ratio, tokens, agree, each
+    else
+        printf "%-12s %-11s %9.2f %13.0f %9.2fx %8s%s\n", name, tok, mbs, tps, ratio, agree, each
 }
 END {
     if (all == 0 || peers != A) {
@@ -60,25 +68,14 @@ END {
         for (c = 1; c <= rounds[i]; c++) v[++k] = mb[i, c]
         ratio[i] = median(v, k) / peer_mb[i]
         each = each sprintf("%s%.2f", i > 1 ? " " : "", ratio[i])
+        pmbs[i] = peer_mb[i]
+        ptps[i] = peer_tp[i]
     }
-    r = median(ratio, A)
-    omb = median(all_mb, all)
-    otp = median(all_tp, all)
-    pmb = median(peer_mbs, peers)
-    ptp = median(peer_tps, peers)
-    split(peer_line[1], first)
-    if (hf) {
-        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s  (each run: %s)\n", n, "ordo", omb, otp, r, ordo_tokens, "-", each
-        printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %8s\n", n, main, pmb, ptp, 1, first[6], "-"
-    } else {
-        printf "%-12s %-11s %9.2f %13.0f %9.2fx %8s  (each run: %s)\n", n, "ordo", omb, otp, r, "-", each
-        printf "%-12s %-11s %9.2f %13.0f %9.2fx %7s%%\n", n, main, pmb, ptp, 1, first[7]
-    }
+    row(n, "ordo", median(all_mb, all), median(all_tp, all), median(ratio, A), ordo_tokens, "-",
+        "  (each run: " each ")")
+    row(n, main, median(pmbs, A), median(ptps, A), 1, first[6], hf ? "-" : first[7] "%", "")
     for (o = 1; o <= others; o++) {
         split(other[o], x)
-        if (hf)
-            printf "%-14s %-15s %9.2f %13.0f %12.2fx %10s %7s%%\n", n, x[2], x[4], x[5], x[4] / first[4], x[6], x[7]
-        else
-            printf "%-12s %-11s %9.2f %13.0f %9.2fx %7s%%\n", n, x[2], x[4], x[5], x[4] / first[4], x[7]
+        row(n, x[2], x[4], x[5], x[4] / first[4], x[6], x[7] "%", "")
     }
 }
